@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the extension and lays out a local extension repository:
+#   build/release/schema_sanitizer.duckdb_extension
+#   build/repository/v<DUCKDB_VERSION>/<platform>/schema_sanitizer.duckdb_extension
+# so that `SET custom_extension_repository = '<abs>/build/repository'; INSTALL schema_sanitizer;` works.
+set -euo pipefail
+source "$(dirname "$0")/config.sh"
+cd "$ROOT"
+cargo build --release --features extension
+case "$(uname -s)" in Darwin) LIB=target/release/lib${EXTENSION_NAME}.dylib ;; *) LIB=target/release/lib${EXTENSION_NAME}.so ;; esac
+mkdir -p build/release "build/repository/v${DUCKDB_VERSION}/${PLATFORM}"
+OUT="build/release/${EXTENSION_NAME}.duckdb_extension"
+python3 scripts/append_metadata.py --library "$LIB" --out "$OUT" --platform "$PLATFORM" \
+  --duckdb-version "$C_API_VERSION" --extension-version "v${EXTENSION_VERSION}" --abi-type "$ABI_TYPE"
+cp "$OUT" "build/repository/v${DUCKDB_VERSION}/${PLATFORM}/${EXTENSION_NAME}.duckdb_extension"
+echo "built $OUT and the repository build/repository (v${DUCKDB_VERSION}/${PLATFORM})"

@@ -1,0 +1,69 @@
+//! The only code that touches DuckDB. Every callback runs inside
+//! [`guard::contain`], so neither a Rust panic nor an error crosses the C
+//! boundary: both become DuckDB errors.
+
+mod guard;
+mod params;
+mod scalar;
+mod table;
+mod types;
+mod vectors;
+
+use std::ffi::CString;
+
+use duckdb::ffi;
+
+use crate::functions::TABLE_FUNCTIONS;
+
+const C_API_VERSION: &str = env!("SCHEMA_SANITIZER_C_API_VERSION");
+
+/// The entry point DuckDB looks up by the file name: `<name>_init_c_api`.
+///
+/// # Safety
+/// Called by DuckDB with valid `info` and `access` pointers.
+#[no_mangle]
+pub unsafe extern "C" fn schema_sanitizer_init_c_api(info: ffi::duckdb_extension_info, access: *const ffi::duckdb_extension_access) -> bool {
+    let result = guard::catch(|| unsafe { init(info, access) });
+    match result {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            if let Some(set_error) = unsafe { (*access).set_error } {
+                let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+                unsafe { set_error(info, text.as_ptr()) };
+            }
+            false
+        }
+    }
+}
+
+unsafe fn init(info: ffi::duckdb_extension_info, access: *const ffi::duckdb_extension_access) -> Result<bool, String> {
+    let have_api = unsafe { ffi::duckdb_rs_extension_api_init(info, access, C_API_VERSION) }.map_err(|e| e.to_string())?;
+    if !have_api {
+        // DuckDB has already recorded why (an older C API than we need).
+        return Ok(false);
+    }
+    let get_database = unsafe { (*access).get_database }.ok_or("DuckDB gave no get_database function")?;
+    let db = unsafe { get_database(info) };
+    if db.is_null() {
+        return Err("DuckDB gave no database to register the functions in".into());
+    }
+    let mut con: ffi::duckdb_connection = std::ptr::null_mut();
+    if unsafe { ffi::duckdb_connect(*db, &mut con) } != ffi::DuckDBSuccess {
+        return Err("could not open a connection to register the functions".into());
+    }
+    let registered = register_all(con);
+    unsafe { ffi::duckdb_disconnect(&mut con) };
+    registered.map(|_| true)
+}
+
+fn register_all(con: ffi::duckdb_connection) -> Result<(), String> {
+    for def in TABLE_FUNCTIONS {
+        table::register(con, def)?;
+    }
+    scalar::register_sanitize_registry(con)?;
+    if std::env::var_os("SCHEMA_SANITIZER_PANIC_PROBE").is_some() {
+        // Test-only: proves that a panic inside a callback becomes an error.
+        table::register_panic_probe(con)?;
+    }
+    Ok(())
+}

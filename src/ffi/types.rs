@@ -1,0 +1,58 @@
+//! Engine types to DuckDB logical types (docs/types.md has the table).
+
+use std::ffi::CString;
+
+use duckdb::ffi;
+
+use crate::infer::{ScalarKind, StructNode, TypeNode};
+
+/// An owned logical type, destroyed on drop.
+pub struct LogicalType(pub ffi::duckdb_logical_type);
+
+impl Drop for LogicalType {
+    fn drop(&mut self) {
+        unsafe { ffi::duckdb_destroy_logical_type(&mut self.0) };
+    }
+}
+
+impl LogicalType {
+    pub fn of(id: ffi::DUCKDB_TYPE) -> Self {
+        LogicalType(unsafe { ffi::duckdb_create_logical_type(id) })
+    }
+
+    pub fn varchar() -> Self {
+        Self::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR)
+    }
+
+    pub fn list_of(child: &LogicalType) -> Self {
+        LogicalType(unsafe { ffi::duckdb_create_list_type(child.0) })
+    }
+
+    pub fn for_node(t: &TypeNode) -> Self {
+        match t {
+            TypeNode::Scalar(k) => Self::of(match k {
+                ScalarKind::Bool => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN,
+                ScalarKind::Int => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT,
+                ScalarKind::Float => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE,
+                ScalarKind::Str | ScalarKind::Json => ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
+                ScalarKind::Timestamp => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ,
+                ScalarKind::Date => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DATE,
+                ScalarKind::Time => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIME,
+            }),
+            TypeNode::List(e) => Self::list_of(&Self::for_node(e)),
+            TypeNode::Struct(s) => Self::for_struct(s),
+        }
+    }
+
+    fn for_struct(s: &StructNode) -> Self {
+        let children: Vec<LogicalType> = s.outputs.iter().map(|&(fi, vi)| Self::for_node(&s.families[fi].versions[vi].ty)).collect();
+        let names: Vec<CString> = s
+            .outputs
+            .iter()
+            .map(|&(fi, vi)| CString::new(s.families[fi].versions[vi].output_name.replace('\0', " ")).unwrap_or_default())
+            .collect();
+        let mut raw_types: Vec<ffi::duckdb_logical_type> = children.iter().map(|c| c.0).collect();
+        let mut raw_names: Vec<*const std::os::raw::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        LogicalType(unsafe { ffi::duckdb_create_struct_type(raw_types.as_mut_ptr(), raw_names.as_mut_ptr(), raw_types.len() as u64) })
+    }
+}

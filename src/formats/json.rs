@@ -1,0 +1,403 @@
+//! A JSON text parser that appends one value to a [`Tape`].
+//!
+//! Iterative (an explicit stack, no recursion), so nesting depth is bounded by
+//! [`MAX_NESTING`] and never by the thread's stack. Input is UTF-8 text that
+//! the caller has already validated.
+
+use crate::value::{Node, Tape};
+
+/// Deeper documents are rejected with a clear error rather than parsed: the
+/// depth limits flatten anything past a few dozen levels anyway, and this
+/// bounds the parser's own stack vector.
+pub const MAX_NESTING: usize = 100_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonError {
+    /// Byte offset of the problem within the parsed text.
+    pub offset: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at byte {} of the record", self.message, self.offset)
+    }
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+/// What the innermost open container expects next.
+#[derive(Clone, Copy)]
+struct Open {
+    node: usize,
+    count: u32,
+    is_object: bool,
+}
+
+/// Parses exactly one JSON value from `text` (surrounding whitespace allowed)
+/// and appends it to `tape`, returning the index of its root node. On error
+/// the tape is restored to its previous length.
+pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
+    let nodes_before = tape.nodes.len();
+    let text_before = tape.text.len();
+    let mut p = Parser { bytes: text.as_bytes(), pos: 0 };
+    let result = p.parse(tape);
+    if result.is_err() {
+        tape.nodes.truncate(nodes_before);
+        tape.text.truncate(text_before);
+    }
+    result.map(|_| nodes_before as u32)
+}
+
+impl<'a> Parser<'a> {
+    fn err<T>(&self, message: impl Into<String>) -> Result<T, JsonError> {
+        Err(JsonError { offset: self.pos, message: message.into() })
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn parse(&mut self, tape: &mut Tape) -> Result<(), JsonError> {
+        let mut stack: Vec<Open> = Vec::new();
+        loop {
+            // 1. Parse one value: a scalar, or the opening of a container.
+            self.skip_ws();
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return self.err(if stack.is_empty() { "empty input" } else { "unexpected end of input" });
+            };
+            match b {
+                b'{' | b'[' => {
+                    if stack.len() >= MAX_NESTING {
+                        return self.err(format!("nesting deeper than {MAX_NESTING} levels"));
+                    }
+                    self.pos += 1;
+                    let is_object = b == b'{';
+                    let node = tape.nodes.len();
+                    tape.nodes.push(Node::Null); // patched when the container closes
+                    self.skip_ws();
+                    let close = if is_object { b'}' } else { b']' };
+                    if self.bytes.get(self.pos) == Some(&close) {
+                        self.pos += 1;
+                        close_container(tape, Open { node, count: 0, is_object });
+                    } else {
+                        stack.push(Open { node, count: 0, is_object });
+                        if is_object {
+                            self.parse_key(tape)?;
+                        }
+                        continue;
+                    }
+                }
+                b'"' => {
+                    self.pos += 1;
+                    let (start, len) = self.parse_string(tape)?;
+                    tape.nodes.push(Node::Str { start, len });
+                }
+                b't' => self.literal(b"true", Node::Bool(true), tape)?,
+                b'f' => self.literal(b"false", Node::Bool(false), tape)?,
+                b'n' => self.literal(b"null", Node::Null, tape)?,
+                b'-' | b'0'..=b'9' => {
+                    let n = self.parse_number()?;
+                    tape.nodes.push(n);
+                }
+                _ => return self.err(format!("unexpected character {}", describe_byte(self.bytes, self.pos))),
+            }
+            // 2. A value is complete: move to the next entry or close containers.
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    self.skip_ws();
+                    if self.pos != self.bytes.len() {
+                        return self.err("unexpected characters after the JSON value");
+                    }
+                    return Ok(());
+                };
+                top.count += 1;
+                self.skip_ws();
+                match self.bytes.get(self.pos) {
+                    Some(b',') => {
+                        self.pos += 1;
+                        if top.is_object {
+                            self.skip_ws();
+                            self.parse_key(tape)?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if top.is_object => {
+                        self.pos += 1;
+                        let open = *top;
+                        stack.pop();
+                        close_container(tape, open);
+                    }
+                    Some(b']') if !top.is_object => {
+                        self.pos += 1;
+                        let open = *top;
+                        stack.pop();
+                        close_container(tape, open);
+                    }
+                    Some(_) => {
+                        let what = if top.is_object { "expected ',' or '}' in object" } else { "expected ',' or ']' in array" };
+                        return self.err(what);
+                    }
+                    None => return self.err("unexpected end of input"),
+                }
+            }
+        }
+    }
+
+    /// Parses `"key"` and the following `:` of an object entry.
+    fn parse_key(&mut self, tape: &mut Tape) -> Result<(), JsonError> {
+        self.skip_ws();
+        if self.bytes.get(self.pos) != Some(&b'"') {
+            return self.err("expected a string key in object");
+        }
+        self.pos += 1;
+        let (start, len) = self.parse_string(tape)?;
+        tape.nodes.push(Node::Key { start, len });
+        self.skip_ws();
+        if self.bytes.get(self.pos) != Some(&b':') {
+            return self.err("expected ':' after object key");
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn literal(&mut self, word: &[u8], node: Node, tape: &mut Tape) -> Result<(), JsonError> {
+        if self.bytes[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            tape.nodes.push(node);
+            Ok(())
+        } else {
+            self.err(format!("invalid literal {}", describe_byte(self.bytes, self.pos)))
+        }
+    }
+
+    /// Parses a string body (after the opening quote) into the tape's text.
+    fn parse_string(&mut self, tape: &mut Tape) -> Result<(u32, u32), JsonError> {
+        let start = tape.text.len();
+        loop {
+            let rest = &self.bytes[self.pos..];
+            let Some(stop) = memchr::memchr2(b'"', b'\\', rest) else {
+                return self.err("unterminated string");
+            };
+            // Safe slicing: '"' and '\\' are ASCII, so `stop` is a char boundary.
+            tape.text.push_str(utf8(&rest[..stop]));
+            self.pos += stop;
+            if rest[stop] == b'"' {
+                self.pos += 1;
+                break;
+            }
+            self.pos += 1; // the backslash
+            let Some(&esc) = self.bytes.get(self.pos) else {
+                return self.err("unterminated escape sequence");
+            };
+            self.pos += 1;
+            let c = match esc {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'/' => '/',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                b'u' => self.parse_unicode_escape()?,
+                _ => {
+                    self.pos -= 1;
+                    return self.err(format!("invalid escape sequence {}", describe_byte(self.bytes, self.pos)));
+                }
+            };
+            tape.text.push(c);
+        }
+        let len = tape.text.len() - start;
+        Ok((start as u32, len as u32))
+    }
+
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let Some(digits) = self.bytes.get(self.pos..self.pos + 4) else {
+            return self.err("truncated \\u escape");
+        };
+        let mut v = 0u32;
+        for &d in digits {
+            let x = match d {
+                b'0'..=b'9' => d - b'0',
+                b'a'..=b'f' => d - b'a' + 10,
+                b'A'..=b'F' => d - b'A' + 10,
+                _ => return self.err("invalid \\u escape"),
+            };
+            v = v * 16 + x as u32;
+        }
+        self.pos += 4;
+        Ok(v)
+    }
+
+    /// Decodes `\uXXXX`, joining surrogate pairs. A lone surrogate becomes
+    /// U+FFFD rather than failing the record, as most JSON readers do.
+    fn parse_unicode_escape(&mut self) -> Result<char, JsonError> {
+        let hi = self.hex4()?;
+        if (0xD800..0xDC00).contains(&hi) {
+            if self.bytes.get(self.pos..self.pos + 2) == Some(b"\\u") {
+                let save = self.pos;
+                self.pos += 2;
+                let lo = self.hex4()?;
+                if (0xDC00..0xE000).contains(&lo) {
+                    let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                    return Ok(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                }
+                self.pos = save;
+            }
+            return Ok('\u{FFFD}');
+        }
+        Ok(char::from_u32(hi).unwrap_or('\u{FFFD}'))
+    }
+
+    /// Integers that fit i64 become `Int`; anything else numeric becomes
+    /// `Float` (an integer beyond i64 loses precision, as in DuckDB's reader).
+    fn parse_number(&mut self) -> Result<Node, JsonError> {
+        let start = self.pos;
+        let b = self.bytes;
+        let mut i = self.pos;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        let int_start = i;
+        while matches!(b.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+        if i == int_start {
+            return self.err("invalid number");
+        }
+        if b[int_start] == b'0' && i - int_start > 1 {
+            return self.err("invalid number: leading zero");
+        }
+        let mut is_float = false;
+        if b.get(i) == Some(&b'.') {
+            is_float = true;
+            i += 1;
+            let frac = i;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == frac {
+                self.pos = i;
+                return self.err("invalid number: no digits after '.'");
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            is_float = true;
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let exp = i;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == exp {
+                self.pos = i;
+                return self.err("invalid number: no digits in exponent");
+            }
+        }
+        self.pos = i;
+        let text = utf8(&b[start..i]);
+        if !is_float {
+            if let Ok(n) = text.parse::<i64>() {
+                return Ok(Node::Int(n));
+            }
+        }
+        match text.parse::<f64>() {
+            Ok(f) => Ok(Node::Float(f)),
+            Err(_) => {
+                self.pos = start;
+                self.err("invalid number")
+            }
+        }
+    }
+}
+
+fn close_container(tape: &mut Tape, open: Open) {
+    let end = tape.nodes.len() as u32;
+    tape.nodes[open.node] =
+        if open.is_object { Node::Object { len: open.count, end } } else { Node::List { len: open.count, end } };
+}
+
+/// The caller guarantees UTF-8 input, and we only split at ASCII bytes.
+fn utf8(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap_or("\u{FFFD}")
+}
+
+fn describe_byte(bytes: &[u8], pos: usize) -> String {
+    match bytes.get(pos) {
+        Some(b) if b.is_ascii_graphic() => format!("'{}'", *b as char),
+        Some(b) => format!("byte 0x{b:02x}"),
+        None => "end of input".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::write_compact_json;
+
+    fn roundtrip(text: &str) -> String {
+        let mut tape = Tape::default();
+        let root = parse_value(text, &mut tape).expect("valid json");
+        let mut out = String::new();
+        write_compact_json(crate::value::ValueRef { tape: &tape, idx: root as usize }, &mut out);
+        out
+    }
+
+    #[test]
+    fn parses_and_writes_back_nested_values() {
+        assert_eq!(roundtrip(r#" {"a": [1, 2.5, "x", true, null, {}, []], "b": {"c": -3}} "#),
+            r#"{"a":[1,2.5,"x",true,null,{},[]],"b":{"c":-3}}"#);
+        assert_eq!(roundtrip("[]"), "[]");
+        assert_eq!(roundtrip("[[[]],[{}]]"), "[[[]],[{}]]");
+        assert_eq!(roundtrip(r#""a\"b\\c\u00e9\ud83d\ude00""#), "\"a\\\"b\\\\cé😀\"");
+    }
+
+    #[test]
+    fn big_integers_become_floats() {
+        let mut tape = Tape::default();
+        parse_value("18446744073709551616", &mut tape).unwrap();
+        assert_eq!(tape.nodes[0], Node::Float(18446744073709551616.0));
+        tape.clear();
+        parse_value("-9223372036854775808", &mut tape).unwrap();
+        assert_eq!(tape.nodes[0], Node::Int(i64::MIN));
+    }
+
+    #[test]
+    fn errors_point_at_the_byte_and_leave_the_tape_clean() {
+        let mut tape = Tape::default();
+        parse_value("{\"a\":1}", &mut tape).unwrap();
+        let before = tape.nodes.len();
+        for bad in ["{\"a\":", "{\"a\" 1}", "[1,]", "{\"a\":1}}", "tru", "01", "\"abc", "", "   "] {
+            assert!(parse_value(bad, &mut tape).is_err(), "{bad:?} must fail");
+            assert_eq!(tape.nodes.len(), before);
+        }
+        let e = parse_value("[1, @]", &mut tape).unwrap_err();
+        assert_eq!(e.offset, 4);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow_the_stack() {
+        let depth = 50_000;
+        let text = "[".repeat(depth) + &"]".repeat(depth);
+        let mut tape = Tape::default();
+        parse_value(&text, &mut tape).unwrap();
+        assert_eq!(tape.nodes.len(), depth);
+        let mut out = String::new();
+        write_compact_json(crate::value::ValueRef { tape: &tape, idx: 0 }, &mut out);
+        assert_eq!(out, text);
+        let too_deep = "[".repeat(MAX_NESTING + 1);
+        assert!(parse_value(&too_deep, &mut tape).unwrap_err().message.contains("nesting"));
+    }
+}

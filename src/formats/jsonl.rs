@@ -1,0 +1,194 @@
+//! JSON Lines / NDJSON: one JSON object per line, read in chunks of
+//! `read_chunk_bytes`. Blank lines are not records; a line that is not an
+//! object, is not UTF-8 or is not JSON becomes a bad record for `on_error`.
+
+use std::io::Read;
+
+use super::json::parse_value;
+use super::{Batch, RecordMeta};
+use crate::error::{Result, SanitizeError};
+use crate::value::Node;
+
+pub struct JsonLinesReader<R: Read> {
+    reader: R,
+    file: String,
+    chunk_bytes: usize,
+    buf: Vec<u8>,
+    /// Bytes of `buf` before this are consumed.
+    start: usize,
+    eof: bool,
+    /// Line number and file offset of `buf[start]`.
+    line: u64,
+    offset: u64,
+    pub bytes_read: u64,
+}
+
+impl<R: Read> JsonLinesReader<R> {
+    pub fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
+        JsonLinesReader {
+            reader,
+            file: file.to_string(),
+            chunk_bytes: chunk_bytes.max(1),
+            buf: Vec::new(),
+            start: 0,
+            eof: false,
+            line: 1,
+            offset: 0,
+            bytes_read: 0,
+        }
+    }
+
+    /// Reads one more chunk; false at end of input.
+    fn fill(&mut self) -> Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + self.chunk_bytes, 0);
+        let n = loop {
+            match self.reader.read(&mut self.buf[old..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.buf.truncate(old);
+                    return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
+                }
+            }
+        };
+        self.buf.truncate(old + n);
+        self.bytes_read += n as u64;
+        if n == 0 {
+            self.eof = true;
+            return Ok(false);
+        }
+        // A UTF-8 byte-order mark opens the file, not the first record.
+        if self.offset == 0 && self.start == 0 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+            self.start = 3;
+            self.offset = 3;
+        }
+        Ok(true)
+    }
+
+    /// Appends up to `max_records` records to `batch`; returns how many.
+    /// Zero means the file is exhausted.
+    pub fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
+        let mut added = 0;
+        while added < max_records {
+            let rest = &self.buf[self.start..];
+            let (line_len, consumed) = match memchr::memchr(b'\n', rest) {
+                Some(pos) => (pos, pos + 1),
+                None => {
+                    if self.fill()? {
+                        continue;
+                    }
+                    let rest = &self.buf[self.start..];
+                    if rest.is_empty() {
+                        break;
+                    }
+                    (rest.len(), rest.len())
+                }
+            };
+            let line_no = self.line;
+            let offset = self.offset;
+            let raw = &self.buf[self.start..self.start + line_len];
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+            if !is_blank {
+                let meta = decode_line(raw, batch);
+                batch.meta.push(RecordMeta { line: line_no, byte: offset, error: meta });
+                added += 1;
+            }
+            self.start += consumed;
+            self.line += 1;
+            self.offset += consumed as u64;
+        }
+        Ok(added)
+    }
+}
+
+/// Decodes one line onto the batch's tape; returns the error text of a bad line.
+fn decode_line(raw: &[u8], batch: &mut Batch) -> Option<String> {
+    let tape = &mut batch.tape;
+    let error = match std::str::from_utf8(raw) {
+        Err(e) => Some(format!("invalid UTF-8 at byte {} of the line", e.valid_up_to())),
+        Ok(text) => match parse_value(text, tape) {
+            Err(e) => Some(format!("malformed JSON: {e}")),
+            Ok(root) => match tape.nodes[root as usize] {
+                Node::Object { .. } => {
+                    tape.roots.push(root);
+                    None
+                }
+                other => {
+                    tape.nodes.truncate(root as usize);
+                    Some(format!("the line is a JSON {}, not an object", node_kind(other)))
+                }
+            },
+        },
+    };
+    if error.is_some() {
+        // Keep roots aligned with meta: a bad record is a null on the tape.
+        tape.roots.push(tape.nodes.len() as u32);
+        tape.nodes.push(Node::Null);
+    }
+    error
+}
+
+pub fn node_kind(n: Node) -> &'static str {
+    match n {
+        Node::Null => "null",
+        Node::Bool(_) => "boolean",
+        Node::Int(_) | Node::Float(_) => "number",
+        Node::Str { .. } | Node::Key { .. } => "string",
+        Node::List { .. } => "array",
+        Node::Object { .. } => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::write_compact_json;
+
+    fn read_all(input: &[u8], chunk: usize) -> Vec<(u64, u64, String)> {
+        let mut r = JsonLinesReader::new(input, "t.jsonl", chunk);
+        let mut out = Vec::new();
+        loop {
+            let mut batch = Batch::default();
+            if r.next_batch(&mut batch, 2).unwrap() == 0 {
+                break;
+            }
+            for i in 0..batch.len() {
+                let mut s = String::new();
+                write_compact_json(batch.tape.record(i), &mut s);
+                let m = &batch.meta[i];
+                out.push((m.line, m.byte, m.error.clone().unwrap_or(s)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn same_records_for_every_chunk_size() {
+        let input = b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \n{\"b\":[1,2]}\nnot json\n[1]\n{\"c\":\"\xC3\xA9\"}";
+        let expected = read_all(input, 1 << 20);
+        assert_eq!(expected.len(), 5);
+        assert_eq!(expected[0], (1, 3, "{\"a\":1}".to_string()));
+        assert_eq!(expected[1].0, 4);
+        assert!(expected[2].2.starts_with("malformed JSON"));
+        assert!(expected[3].2.contains("not an object"));
+        for chunk in [1, 3, 7, 64] {
+            assert_eq!(read_all(input, chunk), expected, "chunk size {chunk}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_bad_record_not_a_failure() {
+        let out = read_all(b"{\"a\":\"\xFF\"}\n{\"a\":1}\n", 4);
+        assert!(out[0].2.contains("invalid UTF-8"));
+        assert_eq!(out[1].2, "{\"a\":1}");
+    }
+}

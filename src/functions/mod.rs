@@ -1,0 +1,42 @@
+//! The SQL surface as data: which table functions exist, what format each
+//! reads, and the logic of the small functions. Pure Rust; `src/ffi`
+//! registers what is listed here.
+
+pub mod sanitize_probe;
+pub mod sanitize_registry;
+
+use crate::options::InputFormat;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableKind {
+    /// Returns the sanitized rows plus the four ETL columns.
+    Scan,
+    /// `sanitize_probe`: one row of registry, drifts and stats.
+    Probe,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TableFunctionDef {
+    pub name: &'static str,
+    /// `None`: the function takes `input_format :=` (required).
+    pub format: Option<InputFormat>,
+    pub kind: TableKind,
+}
+
+pub const TABLE_FUNCTIONS: &[TableFunctionDef] = &[
+    TableFunctionDef { name: "sanitize", format: None, kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_csv", format: Some(InputFormat::Csv), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_json", format: Some(InputFormat::Json), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_json_array", format: Some(InputFormat::JsonArray), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_jsonl", format: Some(InputFormat::Jsonl), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_ndjson", format: Some(InputFormat::Ndjson), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_xml", format: Some(InputFormat::Xml), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_parquet", format: Some(InputFormat::Parquet), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_probe", format: None, kind: TableKind::Probe },
+];
+
+/// The ETL columns every scan appends, in order (SQL surface contract).
+pub const ETL_COLUMNS: [&str; 4] = crate::registry::naming::RESERVED_COLUMNS;
+
+/// The columns of `sanitize_probe`.
+pub const PROBE_COLUMNS: [&str; 3] = ["schema_registry", "schema_drifts", "stats"];

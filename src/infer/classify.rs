@@ -1,0 +1,80 @@
+use crate::value::{Node, ValueRef};
+
+/// The depth limits of the seed: `arrow_max_depth` counts struct and list
+/// levels, `parquet_max_depth` counts struct (RECORD) levels only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepthLimits {
+    pub arrow_max_depth: usize,
+    pub parquet_max_depth: usize,
+}
+
+/// How deep a value sits: containers and structs above it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Level {
+    pub containers: usize,
+    pub structs: usize,
+}
+
+impl Level {
+    pub fn inside_list(self) -> Level {
+        Level { containers: self.containers + 1, structs: self.structs }
+    }
+    pub fn inside_struct(self) -> Level {
+        Level { containers: self.containers + 1, structs: self.structs + 1 }
+    }
+}
+
+/// What a value is for inference and routing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueClass {
+    /// null, `{}` or `[]`: no type evidence.
+    Nothing,
+    Bool,
+    Int,
+    Float,
+    Str,
+    /// A container past a depth limit: materialized as its compact JSON text,
+    /// so it behaves like a string.
+    Flattened,
+    List,
+    Object,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Classified<'t> {
+    pub value: ValueRef<'t>,
+    pub class: ValueClass,
+    pub level: Level,
+}
+
+pub fn classify<'t>(value: ValueRef<'t>, level: Level, limits: DepthLimits) -> Classified<'t> {
+    let class = match value.node() {
+        Node::Null => ValueClass::Nothing,
+        Node::Bool(_) => ValueClass::Bool,
+        Node::Int(_) => ValueClass::Int,
+        Node::Float(_) => ValueClass::Float,
+        Node::Str { .. } | Node::Key { .. } => ValueClass::Str,
+        Node::List { len: 0, .. } | Node::Object { len: 0, .. } => ValueClass::Nothing,
+        Node::List { .. } => {
+            if level.containers + 1 > limits.arrow_max_depth {
+                ValueClass::Flattened
+            } else {
+                ValueClass::List
+            }
+        }
+        Node::Object { .. } => {
+            if level.containers + 1 > limits.arrow_max_depth || level.structs + 1 > limits.parquet_max_depth {
+                ValueClass::Flattened
+            } else {
+                ValueClass::Object
+            }
+        }
+    };
+    Classified { value, class, level }
+}
+
+impl ValueClass {
+    pub fn is_string_like(self) -> bool {
+        matches!(self, ValueClass::Str | ValueClass::Flattened)
+    }
+}

@@ -1,0 +1,365 @@
+//! The reconciliation rules, in one place.
+//!
+//! A value meets a family of versions. Each version either accepts it as it
+//! is ([`Growth::None`]), accepts it after evolving ([`Growth::Allowed`]:
+//! new struct children, or, for versions born in this scan, widening), or
+//! rejects it; a rejected value opens a new version. Preference among the
+//! versions that accept:
+//!
+//! | value      | preferred (best first)                                      |
+//! |------------|-------------------------------------------------------------|
+//! | integer    | integer version, float version, wrapping (list / struct)    |
+//! | float      | float version, wrapping                                     |
+//! | string     | string version, wrapping, JSON-text fallback                |
+//! | boolean    | boolean version, wrapping                                   |
+//! | array      | list versions (only they take arrays)                       |
+//! | object     | struct versions and list-of-struct versions alike           |
+//!
+//! Ties go to the highest version number. A version that needs no growth is
+//! always preferred over one that would have to evolve, so an exact
+//! historical variant keeps receiving its data during reprocessing, and
+//! otherwise the newest compatible container evolves.
+//!
+//! Versions born in this scan (not `established`) may also be transformed
+//! (integer → float, scalar → struct under `scalar_object_key`, value → list
+//! of that value), which makes inference within one scan a join over the
+//! lattice rather than a pile of versions.
+
+use super::classify::{classify, Classified, DepthLimits, Level, ValueClass};
+use super::schema::{Family, ScalarKind, StructNode, TypeNode, Version};
+use crate::value::ValueRef;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// Materialization and strict mode: the schema may not change.
+    None,
+    /// Additive inference: versions may evolve and new ones may open.
+    Allowed,
+}
+
+/// How well a version fits a value; higher is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Fit {
+    /// Only by transforming a version born in this scan.
+    Transform = 0,
+    /// Only as text (the JSON fallback column).
+    Fallback = 1,
+    /// Wrapped: a singleton into a list, a scalar into a struct.
+    Wrap = 2,
+    /// Integer into a float version.
+    Widen = 3,
+    Exact = 4,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InferStats {
+    pub max_depth_seen: usize,
+    pub values_flattened: u64,
+}
+
+pub struct Ctx<'a> {
+    pub limits: DepthLimits,
+    pub scalar_object_key: &'a str,
+    pub stats: InferStats,
+}
+
+/// Absorbs one record (an object) into the root struct. Returns false when
+/// the record is not an object and so cannot be a row.
+pub fn absorb_record(root: &mut StructNode, record: ValueRef<'_>, limits: DepthLimits, scalar_object_key: &str, stats: &mut InferStats) -> bool {
+    if !matches!(record.node(), crate::value::Node::Object { .. }) {
+        return false;
+    }
+    let mut ctx = Ctx { limits, scalar_object_key, stats: *stats };
+    absorb_object_into_struct(root, record, Level::default(), &mut ctx);
+    *stats = ctx.stats;
+    true
+}
+
+fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level: Level, ctx: &mut Ctx<'_>) {
+    for (key, child) in object.entries() {
+        let c = classify(child, level, ctx.limits);
+        note_depth(&c, ctx);
+        if c.class == ValueClass::Nothing {
+            continue;
+        }
+        let fi = match node.index.get(key) {
+            Some(&i) => i,
+            None => node.add_family(Family {
+                source_key: key.to_string(),
+                name: String::new(),
+                versions: Vec::new(),
+                registry_position: None,
+            }),
+        };
+        absorb_into_family(&mut node.families[fi], &c, ctx);
+    }
+}
+
+fn note_depth(c: &Classified<'_>, ctx: &mut Ctx<'_>) {
+    let depth = c.level.containers + usize::from(matches!(c.class, ValueClass::List | ValueClass::Object));
+    ctx.stats.max_depth_seen = ctx.stats.max_depth_seen.max(depth);
+    if c.class == ValueClass::Flattened {
+        ctx.stats.values_flattened += 1;
+    }
+}
+
+fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
+    match choose_version(family, c, Growth::Allowed, ctx.limits, ctx.scalar_object_key) {
+        Some(i) => {
+            let v = &mut family.versions[i];
+            absorb(&mut v.ty, v.established, c, ctx);
+        }
+        None => {
+            if let Some(ty) = type_of(c, ctx) {
+                let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
+                family.versions.push(Version { number, ty, established: false, output_name: String::new() });
+            }
+        }
+    }
+}
+
+/// Picks the version of `family` that should receive the value, or `None`
+/// when no version can take it (inference then opens a new version; the
+/// scan counts a violation).
+pub fn choose_version(family: &Family, c: &Classified<'_>, growth: Growth, limits: DepthLimits, key: &str) -> Option<usize> {
+    let best = |g: Growth| {
+        let mut best: Option<(Fit, u32, usize)> = None;
+        for (i, v) in family.versions.iter().enumerate() {
+            if let Some(fit) = fits(&v.ty, v.established, c, g, limits, key) {
+                let candidate = (fit, v.number, i);
+                if best.is_none_or(|b| (candidate.0, candidate.1) > (b.0, b.1)) {
+                    best = Some(candidate);
+                }
+            }
+        }
+        best.map(|b| b.2)
+    };
+    match best(Growth::None) {
+        Some(i) => Some(i),
+        None if growth == Growth::Allowed => best(Growth::Allowed),
+        None => None,
+    }
+}
+
+/// Objects prefer no kind of container over another (the seed routes a
+/// singleton object to a newer list-of-struct version), so both count Exact.
+fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, limits: DepthLimits, key: &str) -> Option<Fit> {
+    let may_transform = growth == Growth::Allowed && !established;
+    match (ty, c.class) {
+        (_, ValueClass::Nothing) => Some(Fit::Exact),
+        (TypeNode::Scalar(ScalarKind::Json), _) => Some(if c.class.is_string_like() { Fit::Exact } else { Fit::Fallback }),
+        (TypeNode::Scalar(k), _) => {
+            let direct = match (k, c.class) {
+                (ScalarKind::Bool, ValueClass::Bool) | (ScalarKind::Int, ValueClass::Int) | (ScalarKind::Float, ValueClass::Float) => Some(Fit::Exact),
+                (ScalarKind::Str, cl) if cl.is_string_like() => Some(Fit::Exact),
+                (ScalarKind::Float, ValueClass::Int) => Some(Fit::Widen),
+                _ => None,
+            };
+            if direct.is_some() || !may_transform {
+                return direct;
+            }
+            match (k, c.class) {
+                (ScalarKind::Int, ValueClass::Float) => Some(Fit::Transform),
+                // A scalar can become a struct holding it under scalar_object_key.
+                (_, ValueClass::Object) => Some(Fit::Transform),
+                // ... or a list whose elements accept it and the array's elements.
+                (_, ValueClass::List) => {
+                    let all = c.value.elements().all(|e| {
+                        let ec = classify(e, c.level.inside_list(), limits);
+                        fits(ty, false, &ec, growth, limits, key).is_some()
+                    });
+                    all.then_some(Fit::Transform)
+                }
+                _ => None,
+            }
+        }
+        (TypeNode::Struct(s), ValueClass::Object) => {
+            if growth == Growth::Allowed || struct_takes_object(s, c, limits, key) {
+                Some(Fit::Exact)
+            } else {
+                None
+            }
+        }
+        (TypeNode::Struct(s), cl) if is_scalar_class(cl) => {
+            // A scalar wraps into the struct under scalar_object_key.
+            match s.family(key) {
+                Some(f) if choose_version(f, c, growth, limits, key).is_some() => Some(Fit::Wrap),
+                None if growth == Growth::Allowed => Some(Fit::Wrap),
+                Some(_) if growth == Growth::Allowed => Some(Fit::Wrap),
+                _ => None,
+            }
+        }
+        (TypeNode::Struct(_), ValueClass::List) => {
+            // Only a struct born in this scan may turn into a list of itself.
+            if !may_transform {
+                return None;
+            }
+            let all = c.value.elements().all(|e| {
+                let ec = classify(e, c.level.inside_list(), limits);
+                fits(ty, false, &ec, growth, limits, key).is_some()
+            });
+            all.then_some(Fit::Transform)
+        }
+        (TypeNode::List(elem), ValueClass::List) => {
+            let all = c.value.elements().all(|e| {
+                let ec = classify(e, c.level.inside_list(), limits);
+                fits(elem, established, &ec, growth, limits, key).is_some()
+            });
+            all.then_some(Fit::Exact)
+        }
+        (TypeNode::List(elem), _) => {
+            // A singleton wraps into the list when the element type takes it.
+            let ec = Classified { value: c.value, class: c.class, level: c.level };
+            fits(elem, established, &ec, growth, limits, key).map(|f| match (c.class, f) {
+                (ValueClass::Object, Fit::Exact) => Fit::Exact,
+                (_, Fit::Transform) => Fit::Transform,
+                _ => Fit::Wrap,
+            })
+        }
+        (TypeNode::Struct(_), _) => None,
+    }
+}
+
+fn is_scalar_class(c: ValueClass) -> bool {
+    matches!(c, ValueClass::Bool | ValueClass::Int | ValueClass::Float | ValueClass::Str | ValueClass::Flattened)
+}
+
+/// Without growth, a struct takes an object when every entry with evidence
+/// has a family with a version that takes it.
+fn struct_takes_object(s: &StructNode, c: &Classified<'_>, limits: DepthLimits, key: &str) -> bool {
+    let inner = c.level.inside_struct();
+    c.value.entries().all(|(k, v)| {
+        let vc = classify(v, inner, limits);
+        if vc.class == ValueClass::Nothing {
+            return true;
+        }
+        match s.family(k) {
+            Some(f) => choose_version(f, &vc, Growth::None, limits, key).is_some(),
+            None => false,
+        }
+    })
+}
+
+/// The type a value would have on its own, or `None` without evidence.
+fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
+    Some(match c.class {
+        ValueClass::Nothing => return None,
+        ValueClass::Bool => TypeNode::Scalar(ScalarKind::Bool),
+        ValueClass::Int => TypeNode::Scalar(ScalarKind::Int),
+        ValueClass::Float => TypeNode::Scalar(ScalarKind::Float),
+        ValueClass::Str | ValueClass::Flattened => TypeNode::Scalar(ScalarKind::Str),
+        ValueClass::Object => {
+            let mut s = StructNode::default();
+            absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);
+            if s.is_empty() {
+                return None;
+            }
+            TypeNode::Struct(s)
+        }
+        ValueClass::List => {
+            let mut elem: Option<TypeNode> = None;
+            for e in c.value.elements() {
+                let ec = classify(e, c.level.inside_list(), ctx.limits);
+                note_depth(&ec, ctx);
+                if ec.class == ValueClass::Nothing {
+                    continue;
+                }
+                elem = Some(match elem.take() {
+                    None => match type_of(&ec, ctx) {
+                        Some(t) => t,
+                        None => continue,
+                    },
+                    Some(mut t) => {
+                        if fits(&t, false, &ec, Growth::Allowed, ctx.limits, ctx.scalar_object_key).is_some() {
+                            absorb(&mut t, false, &ec, ctx);
+                            t
+                        } else {
+                            // Elements that cannot share a type: keep them all as text.
+                            TypeNode::Scalar(ScalarKind::Json)
+                        }
+                    }
+                });
+            }
+            TypeNode::List(Box::new(elem?))
+        }
+    })
+}
+
+/// Evolves `ty` so that it takes the value. Precondition: `fits` accepted it
+/// with growth allowed.
+fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
+    if c.class == ValueClass::Nothing {
+        return;
+    }
+    let key = ctx.scalar_object_key;
+    match ty {
+        TypeNode::Scalar(ScalarKind::Json) => {}
+        TypeNode::Scalar(k) => {
+            let kind = *k;
+            match (kind, c.class) {
+                (ScalarKind::Bool, ValueClass::Bool)
+                | (ScalarKind::Int, ValueClass::Int)
+                | (ScalarKind::Float, ValueClass::Float | ValueClass::Int) => {}
+                (ScalarKind::Str, cl) if cl.is_string_like() => {}
+                (ScalarKind::Int, ValueClass::Float) if !established => *k = ScalarKind::Float,
+                (_, ValueClass::Object) if !established => {
+                    // scalar → struct { scalar_object_key: scalar }, then the object.
+                    let mut s = StructNode::default();
+                    s.add_family(Family {
+                        source_key: key.to_string(),
+                        name: String::new(),
+                        versions: vec![Version { number: 1, ty: TypeNode::Scalar(kind), established: false, output_name: String::new() }],
+                        registry_position: None,
+                    });
+                    absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);
+                    *ty = TypeNode::Struct(s);
+                }
+                (_, ValueClass::List) if !established => {
+                    let mut elem = TypeNode::Scalar(kind);
+                    for e in c.value.elements() {
+                        let ec = classify(e, c.level.inside_list(), ctx.limits);
+                        note_depth(&ec, ctx);
+                        absorb(&mut elem, false, &ec, ctx);
+                    }
+                    *ty = TypeNode::List(Box::new(elem));
+                }
+                _ => {}
+            }
+        }
+        TypeNode::Struct(s) => match c.class {
+            ValueClass::Object => absorb_object_into_struct(s, c.value, c.level.inside_struct(), ctx),
+            ValueClass::List if !established => {
+                let mut elem = TypeNode::Struct(std::mem::take(s));
+                for e in c.value.elements() {
+                    let ec = classify(e, c.level.inside_list(), ctx.limits);
+                    note_depth(&ec, ctx);
+                    absorb(&mut elem, false, &ec, ctx);
+                }
+                *ty = TypeNode::List(Box::new(elem));
+            }
+            _ => {
+                // A scalar wraps under scalar_object_key.
+                let fi = match s.index.get(key) {
+                    Some(&i) => i,
+                    None => s.add_family(Family {
+                        source_key: key.to_string(),
+                        name: String::new(),
+                        versions: Vec::new(),
+                        registry_position: None,
+                    }),
+                };
+                absorb_into_family(&mut s.families[fi], c, ctx);
+            }
+        },
+        TypeNode::List(elem) => match c.class {
+            ValueClass::List => {
+                for e in c.value.elements() {
+                    let ec = classify(e, c.level.inside_list(), ctx.limits);
+                    note_depth(&ec, ctx);
+                    absorb(elem, established, &ec, ctx);
+                }
+            }
+            _ => absorb(elem, established, c, ctx),
+        },
+    }
+}

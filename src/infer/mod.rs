@@ -1,0 +1,14 @@
+//! Shape inference: the schema tree, how a value is classified, and the
+//! reconciliation lattice that absorbs values into version families.
+//!
+//! The same [`choose_version`] serves inference (growth allowed) and
+//! materialization (no growth), so the probe and the scan cannot disagree
+//! about where a value goes.
+
+mod classify;
+mod lattice;
+mod schema;
+
+pub use classify::{classify, Classified, DepthLimits, Level, ValueClass};
+pub use lattice::{absorb_record, choose_version, Growth, InferStats};
+pub use schema::{Family, ScalarKind, StructNode, TypeNode, Version};

@@ -1,0 +1,102 @@
+use std::collections::HashMap;
+
+/// The scalar logical types of the seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarKind {
+    Bool,
+    Int,
+    Float,
+    Str,
+    /// A VARCHAR that takes any value as text: strings as they are, anything
+    /// else as compact JSON. Only the elements of arrays whose elements
+    /// disagree irreconcilably get it (the seed's "fallback string conversion").
+    Json,
+    Timestamp,
+    Date,
+    Time,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeNode {
+    Scalar(ScalarKind),
+    /// A list has one element type; irreconcilable arrays get a new version
+    /// of the whole field instead.
+    List(Box<TypeNode>),
+    Struct(StructNode),
+}
+
+/// The children of a struct (and the top-level record): one family per
+/// source key, in discovery order until column ordering is applied.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StructNode {
+    pub families: Vec<Family>,
+    /// Source key → index in `families`.
+    pub index: HashMap<String, usize>,
+    /// Output columns in column order: (family index, version index).
+    pub outputs: Vec<(usize, usize)>,
+}
+
+/// All versions that one source key has taken at one place in the tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Family {
+    /// The key as the source spells it (the "dirty" key).
+    pub source_key: String,
+    /// The sanitized base name; version 1's output name.
+    pub name: String,
+    pub versions: Vec<Version>,
+    /// Position in the starting registry, for `schema_contract_first`.
+    pub registry_position: Option<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Version {
+    /// N of `_vN_`; 1 is the unsuffixed original.
+    pub number: u32,
+    pub ty: TypeNode,
+    /// Came from the starting registry: its scalar types are a contract and
+    /// may not be widened or replaced, only evolved additively.
+    pub established: bool,
+    pub output_name: String,
+}
+
+impl StructNode {
+    pub fn family(&self, key: &str) -> Option<&Family> {
+        self.index.get(key).map(|&i| &self.families[i])
+    }
+
+    pub fn add_family(&mut self, family: Family) -> usize {
+        let i = self.families.len();
+        self.index.insert(family.source_key.clone(), i);
+        self.families.push(family);
+        i
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.families.is_empty()
+    }
+}
+
+impl TypeNode {
+    /// The semantic suffix of the seed's table (`integer`, `struct_array`, ...).
+    pub fn semantic(&self) -> String {
+        match self {
+            TypeNode::Scalar(k) => k.semantic().to_string(),
+            TypeNode::Struct(_) => "struct".to_string(),
+            TypeNode::List(e) => format!("{}_array", e.semantic()),
+        }
+    }
+}
+
+impl ScalarKind {
+    pub fn semantic(self) -> &'static str {
+        match self {
+            ScalarKind::Bool => "boolean",
+            ScalarKind::Int => "integer",
+            ScalarKind::Float => "float",
+            ScalarKind::Str | ScalarKind::Json => "string",
+            ScalarKind::Timestamp => "timestamp",
+            ScalarKind::Date => "date",
+            ScalarKind::Time => "time",
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! One scan from end to end, free of FFI: [`plan`] (bind: resolve files, run
+//! the probe, finalize the registry) and [`Scanner`] (produce chunks).
+
+mod clock;
+mod scanner;
+mod stats;
+
+pub use clock::{format_utc_micros, now_utc_micros};
+pub use scanner::{Chunk, Scanner};
+pub use stats::Stats;
+
+use std::fs::File;
+
+use crate::error::{Result, SanitizeError};
+use crate::formats::jsonl::JsonLinesReader;
+use crate::formats::Batch;
+use crate::infer::{absorb_record, DepthLimits, InferStats, StructNode};
+use crate::options::{InputFormat, OnError, Options, SchemaMode};
+use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
+use crate::source::resolve_files;
+
+/// Records decoded per batch; one DuckDB vector's worth.
+pub const BATCH_RECORDS: usize = 2048;
+
+/// Everything bind decides; immutable afterwards.
+#[derive(Debug)]
+pub struct ScanPlan {
+    pub function: String,
+    pub options: Options,
+    pub files: Vec<String>,
+    /// The finalized output schema (the registry's tree after this scan).
+    pub schema: StructNode,
+    pub registry_json: String,
+    pub drifts_json: String,
+    pub probe_stats: Stats,
+    /// Microseconds since the epoch, UTC: `ingestion_timestamp` and `detected_at`.
+    pub started_at_micros: i64,
+}
+
+impl ScanPlan {
+    pub fn limits(&self) -> DepthLimits {
+        DepthLimits { arrow_max_depth: self.options.arrow_max_depth, parquet_max_depth: self.options.parquet_max_depth }
+    }
+}
+
+pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
+    let files = resolve_files(function, path, options.input_format, options.input_mode)?;
+    check_format_supported(function, options.input_format)?;
+    let started_at_micros = now_utc_micros();
+    let mut registry = match &options.registry {
+        Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
+        None => Registry::empty(options.field_name_policy),
+    };
+    if registry.field_name_policy != options.field_name_policy {
+        return Err(SanitizeError::options(format!(
+            "{function}: the registry was built with field_name_policy '{}' but this scan uses '{}'; pass field_name_policy := '{}' to continue it",
+            registry.field_name_policy.name(),
+            options.field_name_policy.name(),
+            registry.field_name_policy.name()
+        )));
+    }
+    let limits = DepthLimits { arrow_max_depth: options.arrow_max_depth, parquet_max_depth: options.parquet_max_depth };
+    let mut stats = Stats::default();
+    if options.schema_mode == SchemaMode::Additive {
+        probe_files(function, &files, &options, limits, &mut registry.root, &mut stats)?;
+    } else {
+        stats.files = files.len() as u64;
+    }
+    let events = finalize(
+        &mut registry.root,
+        &FinalizeOptions { policy: options.field_name_policy, order: options.column_order },
+    )
+    .map_err(|e| e.in_function(function))?;
+    if !events.is_empty() {
+        registry.schema_generation += 1;
+    }
+    let detected_at = format_utc_micros(started_at_micros);
+    let drifts: Vec<serde_json::Value> = events.iter().map(|e| e.to_json(&detected_at)).collect();
+    Ok(ScanPlan {
+        function: function.to_string(),
+        registry_json: registry.to_json_string(),
+        drifts_json: serde_json::Value::Array(drifts).to_string(),
+        schema: registry.root,
+        options,
+        files,
+        probe_stats: stats,
+        started_at_micros,
+    })
+}
+
+fn check_format_supported(function: &str, format: InputFormat) -> Result<()> {
+    match format {
+        InputFormat::Jsonl | InputFormat::Ndjson => Ok(()),
+        other => Err(SanitizeError::options(format!(
+            "{function}: input_format '{}' is not supported by this build yet (see docs/status.md)",
+            other.name()
+        ))),
+    }
+}
+
+/// The registry probe: a full scan that infers every record's shape.
+fn probe_files(function: &str, files: &[String], options: &Options, limits: DepthLimits, root: &mut StructNode, stats: &mut Stats) -> Result<()> {
+    let mut infer_stats = InferStats::default();
+    let mut batch = Batch::default();
+    for file in files {
+        let f = open(function, file)?;
+        let mut reader = JsonLinesReader::new(f, file, options.read_chunk_bytes);
+        stats.files += 1;
+        loop {
+            batch.clear();
+            let n = reader.next_batch(&mut batch, BATCH_RECORDS).map_err(|e| e.in_function(function))?;
+            if n == 0 {
+                break;
+            }
+            stats.batches += 1;
+            for i in 0..n {
+                stats.rows_read += 1;
+                let meta = &batch.meta[i];
+                if let Some(err) = &meta.error {
+                    match options.on_error {
+                        OnError::Stop => return Err(bad_record_error(function, file, meta.line, meta.byte, err)),
+                        OnError::SkipRow => stats.rows_skipped += 1,
+                        OnError::EmitNullRow => {
+                            stats.rows_nulled += 1;
+                            stats.rows_emitted += 1;
+                        }
+                    }
+                    continue;
+                }
+                absorb_record(root, batch.tape.record(i), limits, &options.scalar_object_key, &mut infer_stats);
+                stats.rows_emitted += 1;
+            }
+        }
+        stats.bytes_read += reader.bytes_read;
+    }
+    stats.max_depth_seen = infer_stats.max_depth_seen as u64;
+    stats.values_flattened = infer_stats.values_flattened;
+    Ok(())
+}
+
+pub(crate) fn open(function: &str, file: &str) -> Result<File> {
+    File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{file}\": {e}")))
+}
+
+pub(crate) fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
+    SanitizeError::input(format!(
+        "{function}: bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
+    ))
+}

@@ -1,0 +1,157 @@
+use std::fs::File;
+use std::sync::Arc;
+
+use super::{bad_record_error, open, ScanPlan, Stats, BATCH_RECORDS};
+use crate::error::Result;
+use crate::formats::jsonl::JsonLinesReader;
+use crate::formats::Batch;
+use crate::options::{OnError, SchemaMode};
+use crate::route::{columns_for_struct, Column, Router};
+
+/// One output chunk: the data columns plus which file produced its rows (a
+/// chunk never spans two files, so `source_file` is one value per chunk).
+pub struct Chunk {
+    pub columns: Vec<Column>,
+    pub rows: usize,
+    pub file_index: usize,
+}
+
+impl Chunk {
+    pub fn new(plan: &ScanPlan) -> Self {
+        Chunk { columns: columns_for_struct(&plan.schema), rows: 0, file_index: 0 }
+    }
+    fn clear(&mut self) {
+        self.columns.iter_mut().for_each(Column::clear);
+        self.rows = 0;
+    }
+}
+
+/// The materialization pass over every file of a plan.
+pub struct Scanner {
+    plan: Arc<ScanPlan>,
+    router: Router,
+    next_file: usize,
+    reader: Option<(usize, JsonLinesReader<File>)>,
+    batch: Batch,
+    /// Next record of `batch` to materialize.
+    cursor: usize,
+    pub stats: Stats,
+}
+
+impl Scanner {
+    pub fn new(plan: Arc<ScanPlan>) -> Self {
+        let trusted = plan.options.schema_mode == SchemaMode::Additive;
+        Scanner {
+            router: Router::new(plan.limits(), &plan.options.scalar_object_key, trusted),
+            plan: Arc::clone(&plan),
+            next_file: 0,
+            reader: None,
+            batch: Batch::default(),
+            cursor: 0,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Fills `chunk` with up to `max_rows` rows of one file. Returns the row
+    /// count; 0 only once every file is exhausted.
+    pub fn next_chunk(&mut self, chunk: &mut Chunk, max_rows: usize) -> Result<usize> {
+        chunk.clear();
+        let plan = Arc::clone(&self.plan);
+        let function = plan.function.as_str();
+        let on_error = plan.options.on_error;
+        let strict = plan.options.schema_mode == SchemaMode::Strict;
+        loop {
+            if self.cursor == self.batch.len() && !self.refill()? {
+                return Ok(chunk.rows);
+            }
+            let Some((file_index, _)) = &self.reader else { continue };
+            let file_index = *file_index;
+            if chunk.rows > 0 && chunk.file_index != file_index {
+                return Ok(chunk.rows);
+            }
+            chunk.file_index = file_index;
+            let file = &plan.files[file_index];
+            while self.cursor < self.batch.len() && chunk.rows < max_rows {
+                let i = self.cursor;
+                self.cursor += 1;
+                self.stats.rows_read += 1;
+                let meta = &self.batch.meta[i];
+                if let Some(err) = &meta.error {
+                    match on_error {
+                        OnError::Stop => return Err(bad_record_error(function, file, meta.line, meta.byte, err)),
+                        OnError::SkipRow => {
+                            self.stats.rows_skipped += 1;
+                            continue;
+                        }
+                        OnError::EmitNullRow => {
+                            chunk.columns.iter_mut().for_each(Column::push_null);
+                            self.stats.rows_nulled += 1;
+                            self.stats.rows_emitted += 1;
+                            chunk.rows += 1;
+                            continue;
+                        }
+                    }
+                }
+                let record = self.batch.tape.record(i);
+                if strict {
+                    let violations = self.router.count_violations(&plan.schema, record);
+                    if violations > 0 {
+                        match on_error {
+                            OnError::Stop => {
+                                return Err(bad_record_error(
+                                    function,
+                                    file,
+                                    meta.line,
+                                    meta.byte,
+                                    &format!("{violations} value(s) do not fit the registry's schema (schema_mode 'strict')"),
+                                ))
+                            }
+                            OnError::SkipRow => {
+                                self.stats.rows_skipped += 1;
+                                continue;
+                            }
+                            OnError::EmitNullRow => self.stats.rows_nulled += 1,
+                        }
+                    }
+                }
+                self.router.write_record(&plan.schema, record, &mut chunk.columns);
+                self.stats.rows_emitted += 1;
+                chunk.rows += 1;
+            }
+            self.stats.values_nulled = self.router.values_nulled;
+            if chunk.rows >= max_rows {
+                return Ok(chunk.rows);
+            }
+        }
+    }
+
+    /// Decodes the next batch, opening the next file when one ends. False
+    /// when every file is done.
+    fn refill(&mut self) -> Result<bool> {
+        let plan = Arc::clone(&self.plan);
+        let function = plan.function.as_str();
+        loop {
+            if self.reader.is_none() {
+                if self.next_file == plan.files.len() {
+                    return Ok(false);
+                }
+                let index = self.next_file;
+                self.next_file += 1;
+                let file = &plan.files[index];
+                let f = open(function, file)?;
+                self.reader = Some((index, JsonLinesReader::new(f, file, plan.options.read_chunk_bytes)));
+                self.stats.files += 1;
+            }
+            let Some((_, reader)) = self.reader.as_mut() else { continue };
+            self.batch.clear();
+            self.cursor = 0;
+            let n = reader.next_batch(&mut self.batch, BATCH_RECORDS).map_err(|e| e.in_function(function))?;
+            if n > 0 {
+                self.stats.batches += 1;
+                return Ok(true);
+            }
+            self.stats.bytes_read += reader.bytes_read;
+            self.reader = None;
+        }
+    }
+}

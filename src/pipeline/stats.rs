@@ -1,0 +1,25 @@
+use serde::Serialize;
+
+/// Counters of a probe or a scan. Invariant: `rows_read = rows_emitted + rows_skipped`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    pub rows_read: u64,
+    pub rows_emitted: u64,
+    pub rows_skipped: u64,
+    /// Emitted rows with at least one value written as NULL because it could
+    /// not be materialized (a bad record counts here with all its fields).
+    pub rows_nulled: u64,
+    /// Individual values written as NULL because no column could take them.
+    pub values_nulled: u64,
+    pub bytes_read: u64,
+    pub files: u64,
+    pub batches: u64,
+    pub max_depth_seen: u64,
+    pub values_flattened: u64,
+}
+
+impl Stats {
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+}

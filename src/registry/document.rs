@@ -1,0 +1,273 @@
+use serde_json::{json, Map, Value};
+
+use super::finalize::{version_path, DriftEvent};
+use crate::error::{Result, SanitizeError};
+use crate::infer::{Family, ScalarKind, StructNode, TypeNode, Version};
+use crate::options::FieldNamePolicy;
+
+pub const REGISTRY_VERSION: u64 = 1;
+
+/// A registry in memory: the schema tree plus its document metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Registry {
+    pub root: StructNode,
+    pub schema_generation: u64,
+    pub field_name_policy: FieldNamePolicy,
+}
+
+impl Registry {
+    pub fn empty(policy: FieldNamePolicy) -> Self {
+        Registry { root: StructNode::default(), schema_generation: 0, field_name_policy: policy }
+    }
+
+    /// The registry document. `root` must be finalized (names and output order set).
+    pub fn to_json(&self) -> Value {
+        let mut variants = Map::new();
+        collect_variants(&self.root, "", &mut variants);
+        json!({
+            "registry_version": REGISTRY_VERSION,
+            "schema_generation": self.schema_generation,
+            "field_name_policy": self.field_name_policy.name(),
+            "canonical_schema": { "fields": fields_json(&self.root) },
+            "variants": Value::Object(variants),
+        })
+    }
+
+    pub fn to_json_string(&self) -> String {
+        self.to_json().to_string()
+    }
+}
+
+impl DriftEvent {
+    pub fn to_json(&self, detected_at: &str) -> Value {
+        json!({
+            "detected_at": detected_at,
+            "source_path": self.source_path,
+            "source_key": self.source_key,
+            "output_name": self.output_name,
+            "drift_type": self.drift_type,
+            "previous_schema": self.previous_schema,
+            "new_schema": self.new_schema,
+        })
+    }
+}
+
+fn fields_json(s: &StructNode) -> Vec<Value> {
+    s.outputs
+        .iter()
+        .map(|&(fi, vi)| {
+            let f = &s.families[fi];
+            let v = &f.versions[vi];
+            json!({
+                "name": v.output_name,
+                "source_key": f.source_key,
+                "version": v.number,
+                "nullable": true,
+                "type": type_json(&v.ty),
+            })
+        })
+        .collect()
+}
+
+fn type_json(t: &TypeNode) -> Value {
+    match t {
+        TypeNode::Scalar(k) => match k {
+            ScalarKind::Timestamp => json!({"kind": "timestamp", "unit": "us", "timezone": "UTC"}),
+            ScalarKind::Time => json!({"kind": "time", "unit": "us"}),
+            _ => json!({"kind": scalar_kind_name(*k)}),
+        },
+        TypeNode::Struct(s) => json!({"kind": "struct", "fields": fields_json(s)}),
+        TypeNode::List(e) => json!({"kind": "list", "element": type_json(e)}),
+    }
+}
+
+fn scalar_kind_name(k: ScalarKind) -> &'static str {
+    match k {
+        ScalarKind::Bool => "boolean",
+        ScalarKind::Int => "int64",
+        ScalarKind::Float => "double",
+        ScalarKind::Str => "string",
+        ScalarKind::Json => "json",
+        ScalarKind::Timestamp => "timestamp",
+        ScalarKind::Date => "date",
+        ScalarKind::Time => "time",
+    }
+}
+
+/// Arrow-style type text, as the seed's drift events show (`string`, `double`,
+/// `list<item: int64>`, `struct<a: int64, b: string>`).
+pub fn schema_string(t: &TypeNode) -> String {
+    match t {
+        TypeNode::Scalar(k) => match k {
+            ScalarKind::Bool => "bool".into(),
+            ScalarKind::Int => "int64".into(),
+            ScalarKind::Float => "double".into(),
+            ScalarKind::Str | ScalarKind::Json => "string".into(),
+            ScalarKind::Timestamp => "timestamp[us, tz=UTC]".into(),
+            ScalarKind::Date => "date32[day]".into(),
+            ScalarKind::Time => "time64[us]".into(),
+        },
+        TypeNode::List(e) => format!("list<item: {}>", schema_string(e)),
+        TypeNode::Struct(s) => {
+            let parts: Vec<String> = s
+                .outputs
+                .iter()
+                .map(|&(fi, vi)| {
+                    let v = &s.families[fi].versions[vi];
+                    format!("{}: {}", v.output_name, schema_string(&v.ty))
+                })
+                .collect();
+            format!("struct<{}>", parts.join(", "))
+        }
+    }
+}
+
+fn collect_variants(s: &StructNode, prefix: &str, out: &mut Map<String, Value>) {
+    let mut seen = std::collections::HashSet::new();
+    for &(fi, _) in &s.outputs {
+        if !seen.insert(fi) {
+            continue;
+        }
+        let f = &s.families[fi];
+        let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
+        let newest = f.versions.iter().map(|v| v.number).max().unwrap_or(1);
+        let mut versions: Vec<&Version> = f.versions.iter().collect();
+        versions.sort_by_key(|v| v.number);
+        let list: Vec<Value> = versions
+            .iter()
+            .map(|v| {
+                json!({
+                    "output_name": v.output_name,
+                    "version": v.number,
+                    "schema": schema_string(&v.ty),
+                    "is_most_compatible_current_version": v.number == newest,
+                })
+            })
+            .collect();
+        out.insert(path.clone(), json!({"source_key": f.source_key, "versions": list}));
+        for v in versions {
+            let child_prefix = version_path(prefix, &v.output_name);
+            collect_nested(&v.ty, &child_prefix, out);
+        }
+    }
+}
+
+fn collect_nested(t: &TypeNode, prefix: &str, out: &mut Map<String, Value>) {
+    match t {
+        TypeNode::Struct(s) => collect_variants(s, prefix, out),
+        TypeNode::List(e) => collect_nested(e, &format!("{prefix}[]"), out),
+        TypeNode::Scalar(_) => {}
+    }
+}
+
+/// Parses and validates a registry document. Every error names the JSON
+/// path of the problem.
+pub fn parse_registry(text: &str) -> Result<Registry> {
+    let bad = |m: String| SanitizeError::options(format!("invalid registry: {m}"));
+    let doc: Value = serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON ({e})")))?;
+    let obj = doc.as_object().ok_or_else(|| bad("the document must be a JSON object".into()))?;
+    match obj.get("registry_version").and_then(Value::as_u64) {
+        Some(REGISTRY_VERSION) => {}
+        Some(v) => return Err(bad(format!("registry_version {v} is not supported (this build reads version {REGISTRY_VERSION})"))),
+        None => return Err(bad("\"registry_version\" is missing or not an integer".into())),
+    }
+    let schema_generation = obj
+        .get("schema_generation")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad("\"schema_generation\" is missing or not a non-negative integer".into()))?;
+    let policy_text = obj
+        .get("field_name_policy")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("\"field_name_policy\" is missing or not a string".into()))?;
+    let field_name_policy = FieldNamePolicy::parse(policy_text)
+        .ok_or_else(|| bad(format!("\"field_name_policy\" must be 'lower_alpha', 'lower_snake' or 'preserve', not '{policy_text}'")))?;
+    let fields = obj
+        .get("canonical_schema")
+        .and_then(|c| c.get("fields"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("\"canonical_schema.fields\" is missing or not an array".into()))?;
+    if let Some(v) = obj.get("variants") {
+        if !v.is_object() {
+            return Err(bad("\"variants\" must be an object".into()));
+        }
+    }
+    let root = parse_fields(fields, "canonical_schema.fields").map_err(bad)?;
+    Ok(Registry { root, schema_generation, field_name_policy })
+}
+
+fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode, String> {
+    let mut node = StructNode::default();
+    let mut names = std::collections::HashSet::new();
+    for (i, f) in fields.iter().enumerate() {
+        let here = format!("{path}[{i}]");
+        let name = f.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or(format!("{here}.name is missing or empty"))?;
+        if !names.insert(name.to_string()) {
+            return Err(format!("{here}.name '{name}' appears twice at the same level"));
+        }
+        let source_key = f.get("source_key").and_then(Value::as_str).ok_or(format!("{here}.source_key is missing or not a string"))?;
+        let number = f
+            .get("version")
+            .and_then(Value::as_u64)
+            .filter(|n| *n >= 1 && *n <= u32::MAX as u64)
+            .ok_or(format!("{here}.version is missing or not a positive integer"))? as u32;
+        let ty = parse_type(f.get("type").ok_or(format!("{here}.type is missing"))?, &format!("{here}.type"))?;
+        let fi = match node.index.get(source_key) {
+            Some(&fi) => fi,
+            None => {
+                let fi = node.add_family(Family {
+                    source_key: source_key.to_string(),
+                    name: String::new(),
+                    versions: Vec::new(),
+                    registry_position: Some(node.families.len()),
+                });
+                fi
+            }
+        };
+        let family = &mut node.families[fi];
+        if family.versions.iter().any(|v| v.number == number) {
+            return Err(format!("{here}: source_key '{source_key}' has version {number} twice"));
+        }
+        family.versions.push(Version { number, ty, established: true, output_name: name.to_string() });
+    }
+    // The family's base name is version 1's name; without a version 1 (it
+    // can't happen in documents we write) fall back to the lowest version's.
+    for f in &mut node.families {
+        f.versions.sort_by_key(|v| v.number);
+        f.name = f.versions[0].output_name.clone();
+        if f.versions[0].number != 1 {
+            // Strip `_vN_<semantic>` to recover the base name.
+            if let Some(pos) = f.name.rfind(&format!("_v{}_", f.versions[0].number)) {
+                f.name.truncate(pos);
+            }
+        }
+    }
+    Ok(node)
+}
+
+fn parse_type(t: &Value, path: &str) -> std::result::Result<TypeNode, String> {
+    let kind = t.get("kind").and_then(Value::as_str).ok_or(format!("{path}.kind is missing or not a string"))?;
+    Ok(match kind {
+        "boolean" => TypeNode::Scalar(ScalarKind::Bool),
+        "int64" => TypeNode::Scalar(ScalarKind::Int),
+        "double" => TypeNode::Scalar(ScalarKind::Float),
+        "string" => TypeNode::Scalar(ScalarKind::Str),
+        "json" => TypeNode::Scalar(ScalarKind::Json),
+        "timestamp" => TypeNode::Scalar(ScalarKind::Timestamp),
+        "date" => TypeNode::Scalar(ScalarKind::Date),
+        "time" => TypeNode::Scalar(ScalarKind::Time),
+        "struct" => {
+            let fields = t.get("fields").and_then(Value::as_array).ok_or(format!("{path}.fields is missing or not an array"))?;
+            let s = parse_fields(fields, &format!("{path}.fields"))?;
+            if s.is_empty() {
+                return Err(format!("{path}: a struct needs at least one field"));
+            }
+            TypeNode::Struct(s)
+        }
+        "list" => TypeNode::List(Box::new(parse_type(t.get("element").ok_or(format!("{path}.element is missing"))?, &format!("{path}.element"))?)),
+        other => {
+            return Err(format!(
+                "{path}.kind '{other}' is not one of 'boolean', 'int64', 'double', 'string', 'json', 'timestamp', 'date', 'time', 'struct', 'list'"
+            ))
+        }
+    })
+}

@@ -1,0 +1,203 @@
+//! After inference: names for new families and versions, column order, the
+//! reserved-name check and the drift events relative to the starting registry.
+
+use std::collections::{HashMap, HashSet};
+
+use super::document::schema_string;
+use super::naming::{collision_name, empty_name, sanitize, RESERVED_COLUMNS};
+use crate::error::{Result, SanitizeError};
+use crate::infer::{StructNode, TypeNode};
+use crate::options::{ColumnOrder, FieldNamePolicy};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DriftEvent {
+    /// Path of the family in output names: `payload.source_file`,
+    /// `items_v2_struct_array[].sku`.
+    pub source_path: String,
+    pub source_key: String,
+    pub output_name: String,
+    /// `field_added` or `new_version_generated` (docs/registry.md).
+    pub drift_type: &'static str,
+    pub previous_schema: Option<String>,
+    pub new_schema: String,
+}
+
+pub struct FinalizeOptions {
+    pub policy: FieldNamePolicy,
+    pub order: ColumnOrder,
+}
+
+/// Names everything born in this scan, orders the output columns and
+/// returns the drift events. Established names are never changed.
+pub fn finalize(root: &mut StructNode, opts: &FinalizeOptions) -> Result<Vec<DriftEvent>> {
+    check_reserved(root, opts.policy)?;
+    let mut events = Vec::new();
+    finalize_struct(root, opts, "", true, &mut events);
+    Ok(events)
+}
+
+fn check_reserved(root: &StructNode, policy: FieldNamePolicy) -> Result<()> {
+    for f in &root.families {
+        let clean = sanitize(&f.source_key, policy);
+        if let Some(r) = RESERVED_COLUMNS.iter().find(|r| **r == f.source_key || **r == clean) {
+            return Err(SanitizeError::input(format!(
+                "the source has a top-level field \"{}\" that is (or sanitizes to) the reserved column name \"{r}\"; the reserved names are {}. Rename the field upstream or nest it",
+                f.source_key,
+                RESERVED_COLUMNS.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The path prefix of the children of a version.
+pub fn version_path(prefix: &str, output_name: &str) -> String {
+    if prefix.is_empty() {
+        output_name.to_string()
+    } else {
+        format!("{prefix}.{output_name}")
+    }
+}
+
+fn finalize_struct(s: &mut StructNode, opts: &FinalizeOptions, prefix: &str, parent_established: bool, events: &mut Vec<DriftEvent>) {
+    assign_family_names(s, opts.policy);
+    assign_version_names(s);
+    order_outputs(s, opts.order);
+
+    // Events in column order, so they read like the table.
+    let mut family_order: Vec<usize> = Vec::new();
+    for &(fi, _) in &s.outputs {
+        if family_order.last() != Some(&fi) {
+            family_order.push(fi);
+        }
+    }
+    for fi in family_order {
+        let f = &mut s.families[fi];
+        let family_is_new = f.versions.iter().all(|v| !v.established);
+        let path = version_path(prefix, &f.name);
+        let mut numbers: Vec<(u32, String)> = f.versions.iter().map(|v| (v.number, schema_string(&v.ty))).collect();
+        numbers.sort();
+        for v in &mut f.versions {
+            if !v.established {
+                let previous = numbers.iter().rev().find(|(n, _)| *n < v.number).map(|(_, s)| s.clone());
+                if v.number >= 2 {
+                    events.push(DriftEvent {
+                        source_path: path.clone(),
+                        source_key: f.source_key.clone(),
+                        output_name: v.output_name.clone(),
+                        drift_type: "new_version_generated",
+                        previous_schema: previous,
+                        new_schema: schema_string(&v.ty),
+                    });
+                } else if family_is_new && parent_established {
+                    events.push(DriftEvent {
+                        source_path: path.clone(),
+                        source_key: f.source_key.clone(),
+                        output_name: v.output_name.clone(),
+                        drift_type: "field_added",
+                        previous_schema: None,
+                        new_schema: schema_string(&v.ty),
+                    });
+                }
+            }
+            let child_prefix = version_path(prefix, &v.output_name);
+            finalize_type(&mut v.ty, opts, &child_prefix, v.established, events);
+        }
+    }
+}
+
+fn finalize_type(t: &mut TypeNode, opts: &FinalizeOptions, prefix: &str, established: bool, events: &mut Vec<DriftEvent>) {
+    match t {
+        TypeNode::Struct(s) => finalize_struct(s, opts, prefix, established, events),
+        TypeNode::List(e) => finalize_type(e, opts, &format!("{prefix}[]"), established, events),
+        TypeNode::Scalar(_) => {}
+    }
+}
+
+/// New families get their sanitized key; when several keys sanitize to one
+/// name (or an established family holds it), the key spelled exactly like
+/// the name wins, else the smallest key, and the others get a suffix hashed
+/// from their own key. The result depends only on the set of keys, never on
+/// the order the source presented them.
+fn assign_family_names(s: &mut StructNode, policy: FieldNamePolicy) {
+    let mut taken: HashSet<String> = s.families.iter().filter(|f| !f.name.is_empty()).map(|f| f.name.clone()).collect();
+    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, f) in s.families.iter().enumerate() {
+        if f.name.is_empty() {
+            let clean = sanitize(&f.source_key, policy);
+            let clean = if clean.is_empty() { empty_name(&f.source_key) } else { clean };
+            groups.entry(clean).or_default().push(i);
+        }
+    }
+    let mut clean_names: Vec<String> = groups.keys().cloned().collect();
+    clean_names.sort();
+    for clean in clean_names {
+        let mut members = groups.remove(&clean).unwrap_or_default();
+        members.sort_by(|&a, &b| {
+            let (ka, kb) = (&s.families[a].source_key, &s.families[b].source_key);
+            (ka != &clean, ka).cmp(&(kb != &clean, kb))
+        });
+        for (rank, &i) in members.iter().enumerate() {
+            let key = s.families[i].source_key.clone();
+            let mut name = if rank == 0 && !taken.contains(&clean) { clean.clone() } else { collision_name(&clean, &key) };
+            // A second-order clash (a key literally spelled like a suffixed name).
+            let mut salt = 1u32;
+            while taken.contains(&name) {
+                name = collision_name(&clean, &format!("{key}#{salt}"));
+                salt += 1;
+            }
+            taken.insert(name.clone());
+            s.families[i].name = name;
+        }
+    }
+}
+
+/// Version 1 is the family's name; version N is `<name>_vN_<semantic>`.
+fn assign_version_names(s: &mut StructNode) {
+    let mut taken: HashSet<String> = HashSet::new();
+    for f in &s.families {
+        taken.insert(f.name.clone());
+        for v in &f.versions {
+            if v.established {
+                taken.insert(v.output_name.clone());
+            }
+        }
+    }
+    for f in &mut s.families {
+        for v in &mut f.versions {
+            if v.established {
+                continue;
+            }
+            if v.number == 1 {
+                v.output_name = f.name.clone();
+                continue;
+            }
+            let mut name = format!("{}_v{}_{}", f.name, v.number, v.ty.semantic());
+            let mut salt = 0u32;
+            while taken.contains(&name) {
+                name = collision_name(&format!("{}_v{}_{}", f.name, v.number, v.ty.semantic()), &format!("{}#{salt}", f.source_key));
+                salt += 1;
+            }
+            taken.insert(name.clone());
+            v.output_name = name;
+        }
+    }
+}
+
+/// Families in column order, each followed by its versions in version order.
+fn order_outputs(s: &mut StructNode, order: ColumnOrder) {
+    let mut fams: Vec<usize> = (0..s.families.len()).filter(|&i| !s.families[i].versions.is_empty()).collect();
+    match order {
+        ColumnOrder::Alphabetically => fams.sort_by(|&a, &b| s.families[a].name.cmp(&s.families[b].name)),
+        ColumnOrder::SchemaContractFirst => fams.sort_by(|&a, &b| {
+            let (fa, fb) = (&s.families[a], &s.families[b]);
+            (fa.registry_position.is_none(), fa.registry_position, &fa.name).cmp(&(fb.registry_position.is_none(), fb.registry_position, &fb.name))
+        }),
+    }
+    s.outputs.clear();
+    for fi in fams {
+        let mut vs: Vec<usize> = (0..s.families[fi].versions.len()).collect();
+        vs.sort_by_key(|&vi| s.families[fi].versions[vi].number);
+        s.outputs.extend(vs.into_iter().map(|vi| (fi, vi)));
+    }
+}

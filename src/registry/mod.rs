@@ -1,0 +1,13 @@
+//! The schema registry: the JSON contract one run hands to the next.
+//!
+//! `canonical_schema` is authoritative: a tree of output fields, each naming
+//! its `source_key` and `version`, from which the version families are
+//! rebuilt. `variants` is a derived index by path for people and tools. See
+//! docs/registry.md for the document field by field.
+
+mod document;
+mod finalize;
+pub mod naming;
+
+pub use document::{parse_registry, schema_string, Registry, REGISTRY_VERSION};
+pub use finalize::{finalize, DriftEvent, FinalizeOptions};

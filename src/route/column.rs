@@ -1,0 +1,110 @@
+//! Typed column buffers for one output chunk (at most 2048 rows), shaped like
+//! the output schema. They are cleared, not freed, between chunks, so a
+//! steady-state scan allocates nothing per value.
+
+use crate::infer::{ScalarKind, StructNode, TypeNode};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnData {
+    Bool(Vec<bool>),
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    /// UTF-8 text; row i is `bytes[offsets[i]..offsets[i + 1]]`.
+    Str { offsets: Vec<u32>, bytes: String },
+    /// Row i holds child rows `offsets[i]..offsets[i + 1]`.
+    List { offsets: Vec<u32>, child: Box<Column> },
+    Struct { children: Vec<Column> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub valid: Vec<bool>,
+    pub data: ColumnData,
+}
+
+impl Column {
+    pub fn for_type(t: &TypeNode) -> Column {
+        let data = match t {
+            TypeNode::Scalar(k) => match k {
+                ScalarKind::Bool => ColumnData::Bool(Vec::new()),
+                ScalarKind::Int | ScalarKind::Timestamp | ScalarKind::Time => ColumnData::Int(Vec::new()),
+                ScalarKind::Date => ColumnData::Int(Vec::new()),
+                ScalarKind::Float => ColumnData::Float(Vec::new()),
+                ScalarKind::Str | ScalarKind::Json => ColumnData::Str { offsets: vec![0], bytes: String::new() },
+            },
+            TypeNode::List(e) => ColumnData::List { offsets: vec![0], child: Box::new(Column::for_type(e)) },
+            TypeNode::Struct(s) => ColumnData::Struct { children: columns_for_struct(s) },
+        };
+        Column { valid: Vec::new(), data }
+    }
+
+    pub fn len(&self) -> usize {
+        self.valid.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.valid.is_empty()
+    }
+
+    /// Empties the column, keeping its capacity.
+    pub fn clear(&mut self) {
+        self.valid.clear();
+        match &mut self.data {
+            ColumnData::Bool(v) => v.clear(),
+            ColumnData::Int(v) => v.clear(),
+            ColumnData::Float(v) => v.clear(),
+            ColumnData::Str { offsets, bytes } => {
+                offsets.truncate(1);
+                bytes.clear();
+            }
+            ColumnData::List { offsets, child } => {
+                offsets.truncate(1);
+                child.clear();
+            }
+            ColumnData::Struct { children } => children.iter_mut().for_each(Column::clear),
+        }
+    }
+
+    /// Appends a null row (struct children get null rows too, so every
+    /// child stays as long as its parent).
+    pub fn push_null(&mut self) {
+        self.valid.push(false);
+        match &mut self.data {
+            ColumnData::Bool(v) => v.push(false),
+            ColumnData::Int(v) => v.push(0),
+            ColumnData::Float(v) => v.push(0.0),
+            ColumnData::Str { offsets, bytes } => offsets.push(bytes.len() as u32),
+            ColumnData::List { offsets, .. } => {
+                let last = *offsets.last().unwrap_or(&0);
+                offsets.push(last);
+            }
+            ColumnData::Struct { children } => children.iter_mut().for_each(Column::push_null),
+        }
+    }
+
+    /// Drops rows past `len` (used to roll back a row that must be skipped).
+    pub fn truncate(&mut self, len: usize) {
+        if self.valid.len() <= len {
+            return;
+        }
+        self.valid.truncate(len);
+        match &mut self.data {
+            ColumnData::Bool(v) => v.truncate(len),
+            ColumnData::Int(v) => v.truncate(len),
+            ColumnData::Float(v) => v.truncate(len),
+            ColumnData::Str { offsets, bytes } => {
+                offsets.truncate(len + 1);
+                bytes.truncate(offsets[len] as usize);
+            }
+            ColumnData::List { offsets, child } => {
+                offsets.truncate(len + 1);
+                child.truncate(offsets[len] as usize);
+            }
+            ColumnData::Struct { children } => children.iter_mut().for_each(|c| c.truncate(len)),
+        }
+    }
+}
+
+pub fn columns_for_struct(s: &StructNode) -> Vec<Column> {
+    s.outputs.iter().map(|&(fi, vi)| Column::for_type(&s.families[fi].versions[vi].ty)).collect()
+}

@@ -1,0 +1,12 @@
+//! The source value model shared by every format: a flat "tape" of nodes.
+//!
+//! Decoders append records to a [`Tape`]; the engine walks them through
+//! [`ValueRef`]. A tape is reused batch after batch, so a record costs no heap
+//! allocation once the buffers have grown: strings live in one text buffer and
+//! containers are ranges of the node vector, not boxed trees.
+
+mod tape;
+mod write_json;
+
+pub use tape::{Node, Tape, ValueRef};
+pub use write_json::write_compact_json;

@@ -1,0 +1,148 @@
+/// One node of a tape. Containers record where their subtree ends, so a
+/// consumer can skip a whole value in O(1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Node {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    /// A string: a range of [`Tape::text`].
+    Str { start: u32, len: u32 },
+    /// An array of `len` values; `end` is the index one past its last node.
+    List { len: u32, end: u32 },
+    /// An object of `len` entries, each a [`Node::Key`] followed by its value.
+    Object { len: u32, end: u32 },
+    /// An object key: a range of [`Tape::text`].
+    Key { start: u32, len: u32 },
+}
+
+/// Records of one batch, stored flat. `roots` holds the index of each record.
+#[derive(Default, Debug, Clone)]
+pub struct Tape {
+    pub nodes: Vec<Node>,
+    pub text: String,
+    pub roots: Vec<u32>,
+}
+
+impl Tape {
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.text.clear();
+        self.roots.clear();
+    }
+
+    pub fn record_count(&self) -> usize {
+        self.roots.len()
+    }
+
+    pub fn record(&self, i: usize) -> ValueRef<'_> {
+        ValueRef { tape: self, idx: self.roots[i] as usize }
+    }
+
+    pub fn text_of(&self, start: u32, len: u32) -> &str {
+        &self.text[start as usize..(start + len) as usize]
+    }
+
+    /// Appends a string to the text buffer and returns its range.
+    pub fn push_text(&mut self, s: &str) -> (u32, u32) {
+        let start = self.text.len() as u32;
+        self.text.push_str(s);
+        (start, s.len() as u32)
+    }
+
+    /// Index one past the subtree rooted at `idx`.
+    pub fn skip(&self, idx: usize) -> usize {
+        match self.nodes[idx] {
+            Node::List { end, .. } | Node::Object { end, .. } => end as usize,
+            _ => idx + 1,
+        }
+    }
+
+    /// Approximate heap bytes held, for memory budgeting.
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>() + self.text.capacity() + self.roots.capacity() * 4
+    }
+}
+
+/// A borrowed view of one value on a tape.
+#[derive(Clone, Copy, Debug)]
+pub struct ValueRef<'t> {
+    pub tape: &'t Tape,
+    pub idx: usize,
+}
+
+impl<'t> ValueRef<'t> {
+    pub fn node(&self) -> Node {
+        self.tape.nodes[self.idx]
+    }
+
+    pub fn as_str(&self) -> Option<&'t str> {
+        match self.node() {
+            Node::Str { start, len } => Some(self.tape.text_of(start, len)),
+            _ => None,
+        }
+    }
+
+    /// True for null, `{}` and `[]`: values that carry no type evidence.
+    pub fn is_empty_or_null(&self) -> bool {
+        matches!(self.node(), Node::Null | Node::List { len: 0, .. } | Node::Object { len: 0, .. })
+    }
+
+    /// Elements of an array (empty for anything else).
+    pub fn elements(&self) -> Elements<'t> {
+        match self.node() {
+            Node::List { len, .. } => Elements { tape: self.tape, next: self.idx + 1, left: len },
+            _ => Elements { tape: self.tape, next: 0, left: 0 },
+        }
+    }
+
+    /// Entries of an object (empty for anything else).
+    pub fn entries(&self) -> Entries<'t> {
+        match self.node() {
+            Node::Object { len, .. } => Entries { tape: self.tape, next: self.idx + 1, left: len },
+            _ => Entries { tape: self.tape, next: 0, left: 0 },
+        }
+    }
+}
+
+pub struct Elements<'t> {
+    tape: &'t Tape,
+    next: usize,
+    left: u32,
+}
+
+impl<'t> Iterator for Elements<'t> {
+    type Item = ValueRef<'t>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let v = ValueRef { tape: self.tape, idx: self.next };
+        self.next = self.tape.skip(self.next);
+        Some(v)
+    }
+}
+
+pub struct Entries<'t> {
+    tape: &'t Tape,
+    next: usize,
+    left: u32,
+}
+
+impl<'t> Iterator for Entries<'t> {
+    type Item = (&'t str, ValueRef<'t>);
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let key = match self.tape.nodes[self.next] {
+            Node::Key { start, len } => self.tape.text_of(start, len),
+            _ => "",
+        };
+        let v = ValueRef { tape: self.tape, idx: self.next + 1 };
+        self.next = self.tape.skip(self.next + 1);
+        Some((key, v))
+    }
+}

@@ -1,0 +1,100 @@
+use super::{Node, ValueRef};
+
+/// Writes a value as compact JSON text. Iterative, so a value nested 100,000
+/// levels deep cannot overflow the stack.
+pub fn write_compact_json(value: ValueRef<'_>, out: &mut String) {
+    let tape = value.tape;
+    let end = tape.skip(value.idx);
+    // For each open container: (is_object, entries left to write).
+    let mut stack: Vec<(bool, u32)> = Vec::new();
+    // The previous token completed a value, so a sibling needs a comma.
+    let mut after_value = false;
+    for i in value.idx..end {
+        let node = tape.nodes[i];
+        let in_list = matches!(stack.last(), Some((false, _)));
+        if after_value && (matches!(node, Node::Key { .. }) || in_list) {
+            out.push(',');
+        }
+        match node {
+            Node::Key { start, len } => {
+                write_json_string(tape.text_of(start, len), out);
+                out.push(':');
+                after_value = false;
+                continue;
+            }
+            Node::List { len, .. } | Node::Object { len, .. } => {
+                let is_object = matches!(node, Node::Object { .. });
+                out.push(if is_object { '{' } else { '[' });
+                stack.push((is_object, len));
+                after_value = false;
+                if len > 0 {
+                    continue;
+                }
+            }
+            Node::Null => out.push_str("null"),
+            Node::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            Node::Int(n) => {
+                use std::fmt::Write;
+                let _ = write!(out, "{n}");
+            }
+            Node::Float(f) => write_float(f, out),
+            Node::Str { start, len } => write_json_string(tape.text_of(start, len), out),
+        }
+        // A value is complete (a scalar, or an empty container opened above).
+        after_value = true;
+        if matches!(node, Node::List { .. } | Node::Object { .. }) {
+            // The empty container itself is on the stack; close it first.
+            if let Some((is_object, _)) = stack.pop() {
+                out.push(if is_object { '}' } else { ']' });
+            }
+        }
+        if let Some(parent) = stack.last_mut() {
+            parent.1 -= 1;
+        }
+        // Close every container whose entries are all written.
+        while let Some(&(is_object, 0)) = stack.last() {
+            stack.pop();
+            out.push(if is_object { '}' } else { ']' });
+            if let Some(parent) = stack.last_mut() {
+                parent.1 -= 1;
+            }
+        }
+    }
+}
+
+fn write_float(f: f64, out: &mut String) {
+    if f.is_finite() {
+        use std::fmt::Write;
+        let _ = write!(out, "{f:?}");
+    } else {
+        // JSON has no infinities or NaN; keep the text parseable.
+        out.push_str("null");
+    }
+}
+
+pub fn write_json_string(s: &str, out: &mut String) {
+    out.push('"');
+    let mut last = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x00..=0x1f => None,
+            _ => continue,
+        };
+        out.push_str(&s[last..i]);
+        match escape {
+            Some(e) => out.push_str(e),
+            None => {
+                use std::fmt::Write;
+                let _ = write!(out, "\\u{:04x}", b);
+            }
+        }
+        last = i + 1;
+    }
+    out.push_str(&s[last..]);
+    out.push('"');
+}
