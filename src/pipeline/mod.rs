@@ -4,6 +4,8 @@
 mod clock;
 mod scanner;
 mod stats;
+#[cfg(test)]
+mod tests;
 
 pub use clock::{format_utc_micros, now_utc_micros};
 pub use scanner::{Chunk, Scanner};

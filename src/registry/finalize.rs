@@ -75,34 +75,34 @@ fn finalize_struct(s: &mut StructNode, opts: &FinalizeOptions, prefix: &str, par
         let f = &mut s.families[fi];
         let family_is_new = f.versions.iter().all(|v| !v.established);
         let path = version_path(prefix, &f.name);
-        let mut numbers: Vec<(u32, String)> = f.versions.iter().map(|v| (v.number, schema_string(&v.ty))).collect();
-        numbers.sort();
+        // Children first: a struct's schema text needs its children's names.
+        let mut child_events = Vec::new();
         for v in &mut f.versions {
-            if !v.established {
-                let previous = numbers.iter().rev().find(|(n, _)| *n < v.number).map(|(_, s)| s.clone());
-                if v.number >= 2 {
-                    events.push(DriftEvent {
-                        source_path: path.clone(),
-                        source_key: f.source_key.clone(),
-                        output_name: v.output_name.clone(),
-                        drift_type: "new_version_generated",
-                        previous_schema: previous,
-                        new_schema: schema_string(&v.ty),
-                    });
-                } else if family_is_new && parent_established {
-                    events.push(DriftEvent {
-                        source_path: path.clone(),
-                        source_key: f.source_key.clone(),
-                        output_name: v.output_name.clone(),
-                        drift_type: "field_added",
-                        previous_schema: None,
-                        new_schema: schema_string(&v.ty),
-                    });
-                }
-            }
             let child_prefix = version_path(prefix, &v.output_name);
-            finalize_type(&mut v.ty, opts, &child_prefix, v.established, events);
+            finalize_type(&mut v.ty, opts, &child_prefix, v.established, &mut child_events);
         }
+        let mut schemas: Vec<(u32, String)> = f.versions.iter().map(|v| (v.number, schema_string(&v.ty))).collect();
+        schemas.sort();
+        let mut versions: Vec<&crate::infer::Version> = f.versions.iter().collect();
+        versions.sort_by_key(|v| v.number);
+        for v in versions.into_iter().filter(|v| !v.established) {
+            let new_schema = schema_string(&v.ty);
+            let event = |drift_type, previous_schema| DriftEvent {
+                source_path: path.clone(),
+                source_key: f.source_key.clone(),
+                output_name: v.output_name.clone(),
+                drift_type,
+                previous_schema,
+                new_schema: new_schema.clone(),
+            };
+            if v.number >= 2 {
+                let previous = schemas.iter().rev().find(|(n, _)| *n < v.number).map(|(_, s)| s.clone());
+                events.push(event("new_version_generated", previous));
+            } else if family_is_new && parent_established {
+                events.push(event("field_added", None));
+            }
+        }
+        events.extend(child_events);
     }
 }
 

@@ -108,3 +108,23 @@ impl Column {
 pub fn columns_for_struct(s: &StructNode) -> Vec<Column> {
     s.outputs.iter().map(|&(fi, vi)| Column::for_type(&s.families[fi].versions[vi].ty)).collect()
 }
+
+impl Column {
+    /// Row `row` as JSON (NULL as `null`): for tests and diagnostics.
+    pub fn row_json(&self, row: usize) -> serde_json::Value {
+        use serde_json::Value;
+        if !self.valid[row] {
+            return Value::Null;
+        }
+        match &self.data {
+            ColumnData::Bool(v) => Value::Bool(v[row]),
+            ColumnData::Int(v) => Value::from(v[row]),
+            ColumnData::Float(v) => Value::from(v[row]),
+            ColumnData::Str { offsets, bytes } => Value::from(&bytes[offsets[row] as usize..offsets[row + 1] as usize]),
+            ColumnData::List { offsets, child } => {
+                Value::Array((offsets[row] as usize..offsets[row + 1] as usize).map(|i| child.row_json(i)).collect())
+            }
+            ColumnData::Struct { children } => Value::Array(children.iter().map(|c| c.row_json(row)).collect()),
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! End-to-end engine tests: JSONL text in, schema and rows out, no DuckDB.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::{plan, Chunk, ScanPlan, Scanner};
+use crate::options::{InputFormat, Options, ParamValue};
+
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub plan: Arc<ScanPlan>,
+    /// Column name → values, one per row.
+    pub rows: Vec<Vec<Value>>,
+    pub names: Vec<String>,
+}
+
+impl Run {
+    pub fn column(&self, name: &str) -> Vec<Value> {
+        let i = self.names.iter().position(|n| n == name).unwrap_or_else(|| panic!("no column {name} in {:?}", self.names));
+        self.rows.iter().map(|r| r[i].clone()).collect()
+    }
+    pub fn registry(&self) -> Value {
+        serde_json::from_str(&self.plan.registry_json).unwrap()
+    }
+    pub fn drifts(&self) -> Vec<Value> {
+        serde_json::from_str::<Vec<Value>>(&self.plan.drifts_json).unwrap()
+    }
+}
+
+pub(crate) fn run(lines: &str, params: &[(&str, ParamValue)]) -> Result<Run, String> {
+    let dir = std::env::temp_dir().join(format!("ss-test-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("input.jsonl");
+    std::fs::File::create(&path).unwrap().write_all(lines.as_bytes()).unwrap();
+    let result = run_file(path.to_str().unwrap(), params);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+pub(crate) fn run_file(path: &str, params: &[(&str, ParamValue)]) -> Result<Run, String> {
+    let options = Options::parse("sanitize_jsonl", Some(InputFormat::Jsonl), params).map_err(|e| e.message)?;
+    let plan = Arc::new(plan("sanitize_jsonl", path, options).map_err(|e| e.message)?);
+    let names = plan.schema.outputs.iter().map(|&(f, v)| plan.schema.families[f].versions[v].output_name.clone()).collect();
+    let mut scanner = Scanner::new(Arc::clone(&plan));
+    let mut chunk = Chunk::new(&plan);
+    let mut rows = Vec::new();
+    loop {
+        let n = scanner.next_chunk(&mut chunk, 2048).map_err(|e| e.message)?;
+        if n == 0 {
+            break;
+        }
+        for r in 0..n {
+            rows.push(chunk.columns.iter().map(|c| c.row_json(r)).collect());
+        }
+    }
+    assert_eq!(scanner.stats.rows_read, scanner.stats.rows_emitted + scanner.stats.rows_skipped);
+    Ok(Run { plan, rows, names })
+}
+
+fn s(v: &str) -> ParamValue {
+    ParamValue::Str(v.to_string())
+}
+
+#[test]
+fn flat_inference_types_and_nulls() {
+    let r = run(
+        "{\"i\":1,\"f\":1.5,\"b\":true,\"s\":\"x\",\"n\":null}\n{\"i\":2,\"f\":2,\"s\":null}\n{\"missing\":true}\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(r.names, ["b", "f", "i", "missing", "s"]);
+    assert_eq!(r.column("f"), [json!(1.5), json!(2.0), Value::Null]);
+    assert_eq!(r.column("i"), [json!(1), json!(2), Value::Null]);
+    assert_eq!(r.column("s"), [json!("x"), Value::Null, Value::Null]);
+    // `n` was only ever null: no evidence, no column.
+    assert!(!r.names.contains(&"n".to_string()));
+}
+
+#[test]
+fn the_seeds_amount_family_routes_each_value_once() {
+    let r = run("{\"amount\":\"unknown\"}\n{\"amount\":7}\n{\"amount\":2.5}\n{\"amount\":null}\n", &[]).unwrap();
+    // Within one scan, 7 and 2.5 reconcile to one float version (v2).
+    assert_eq!(r.names, ["amount", "amount_v2_float"]);
+    assert_eq!(r.column("amount"), [json!("unknown"), Value::Null, Value::Null, Value::Null]);
+    assert_eq!(r.column("amount_v2_float"), [Value::Null, json!(7.0), json!(2.5), Value::Null]);
+    let d = r.drifts();
+    assert_eq!(d[1]["drift_type"], "new_version_generated");
+    assert_eq!(d[1]["output_name"], "amount_v2_float");
+    assert_eq!(d[1]["previous_schema"], "string");
+    assert_eq!(d[1]["new_schema"], "double");
+}
+
+#[test]
+fn a_registry_carries_versions_into_the_next_run() {
+    let first = run("{\"amount\":\"unknown\"}\n{\"amount\":7}\n", &[]).unwrap();
+    assert_eq!(first.names, ["amount", "amount_v2_integer"]);
+    let registry = first.plan.registry_json.clone();
+    // The next run sees a float: an established integer column is a
+    // contract and is not widened, so a third version appears.
+    let second = run("{\"amount\":2.5}\n{\"amount\":8}\n{\"amount\":\"n/a\"}\n", &[("registry", s(&registry))]).unwrap();
+    assert_eq!(second.names, ["amount", "amount_v2_integer", "amount_v3_float"]);
+    assert_eq!(second.column("amount_v3_float"), [json!(2.5), Value::Null, Value::Null]);
+    assert_eq!(second.column("amount_v2_integer"), [Value::Null, json!(8), Value::Null]);
+    assert_eq!(second.column("amount"), [Value::Null, Value::Null, json!("n/a")]);
+    assert_eq!(second.registry()["schema_generation"], json!(2));
+    // Repeating a known shape changes nothing, not even the generation.
+    let third = run("{\"amount\":9}\n", &[("registry", s(&second.plan.registry_json))]).unwrap();
+    assert_eq!(third.plan.registry_json, second.plan.registry_json);
+    assert_eq!(third.drifts(), Vec::<Value>::new());
+}
+
+#[test]
+fn an_established_double_takes_integers_without_a_new_version() {
+    let first = run("{\"x\":1.5}\n", &[]).unwrap();
+    let second = run("{\"x\":3}\n", &[("registry", s(&first.plan.registry_json))]).unwrap();
+    assert_eq!(second.names, ["x"]);
+    assert_eq!(second.column("x"), [json!(3.0)]);
+    assert_eq!(second.registry()["schema_generation"], json!(1));
+}
+
+#[test]
+fn singletons_wrap_into_lists_and_scalars_into_structs() {
+    let r = run("{\"t\":[1,2],\"o\":{\"a\":1}}\n{\"t\":3,\"o\":5}\n{\"t\":[],\"o\":{}}\n", &[]).unwrap();
+    assert_eq!(r.names, ["o", "t"]);
+    assert_eq!(r.column("t"), [json!([1, 2]), json!([3]), Value::Null]);
+    // Struct children in alphabetical order: a, default_key → defaultkey (lower_alpha).
+    assert_eq!(r.column("o"), [json!([1, null]), json!([null, 5]), Value::Null]);
+    let reg = r.registry();
+    let o = &reg["canonical_schema"]["fields"][0]["type"]["fields"];
+    assert_eq!(o[1]["name"], "defaultkey");
+    assert_eq!(o[1]["source_key"], "default_key");
+}
+
+#[test]
+fn empty_containers_are_no_evidence_and_keep_list_positions() {
+    let r = run("{\"e\":{},\"l\":[],\"x\":{\"y\":{}}}\n{\"l\":[[1],[],[2]]}\n", &[]).unwrap();
+    assert_eq!(r.names, ["l"]);
+    assert_eq!(r.column("l"), [Value::Null, json!([[1], null, [2]])]);
+}
+
+#[test]
+fn drift_inside_a_struct_versions_the_child_not_the_struct() {
+    let r = run(
+        "{\"sentiment\":[{\"magnitude\":0.5}]}\n{\"sentiment\":[{\"magnitude\":\"high\"}]}\n",
+        &[("field_name_policy", s("lower_snake"))],
+    )
+    .unwrap();
+    assert_eq!(r.names, ["sentiment"]);
+    assert_eq!(r.column("sentiment"), [json!([[0.5, null]]), json!([[null, "high"]])]);
+    let t = &r.registry()["canonical_schema"]["fields"][0]["type"];
+    assert_eq!(t["kind"], "list");
+    assert_eq!(t["element"]["fields"][1]["name"], "magnitude_v2_string");
+    let d = r.drifts();
+    assert!(d.iter().any(|e| e["source_path"] == "sentiment[].magnitude" && e["output_name"] == "magnitude_v2_string"), "{d:?}");
+}
+
+#[test]
+fn an_established_struct_gets_a_list_version_and_singletons_route_to_it() {
+    let first = run("{\"items\":{\"sku\":\"a\"}}\n", &[]).unwrap();
+    let second = run(
+        "{\"items\":[{\"sku\":\"b\"},{\"sku\":\"c\"}]}\n{\"items\":{\"sku\":\"d\"}}\n",
+        &[("registry", s(&first.plan.registry_json))],
+    )
+    .unwrap();
+    assert_eq!(second.names, ["items", "items_v2_struct_array"]);
+    // Both the array and the compatible singleton object go to the list version.
+    assert_eq!(second.column("items_v2_struct_array"), [json!([["b"], ["c"]]), json!([["d"]])]);
+    assert_eq!(second.column("items"), [Value::Null, Value::Null]);
+}
+
+#[test]
+fn reserved_top_level_names_fail_but_nested_ones_are_fine() {
+    let e = run("{\"source_file\":1}\n", &[]).unwrap_err();
+    assert!(e.contains("reserved column name \"source_file\""), "{e}");
+    let e = run("{\"Schema Drifts\":1}\n", &[("field_name_policy", s("lower_snake"))]).unwrap_err();
+    assert!(e.contains("schema_drifts"), "{e}");
+    let r = run("{\"payload\":{\"source_file\":\"a.csv\"}}\n", &[]).unwrap();
+    assert_eq!(r.column("payload"), [json!(["a.csv"])]);
+}
+
+#[test]
+fn collisions_get_suffixes_that_do_not_depend_on_order() {
+    let a = run("{\"Name\":1,\"name\":2,\"NAME\":3}\n", &[]).unwrap();
+    let b = run("{\"NAME\":3}\n{\"name\":2}\n{\"Name\":1}\n", &[]).unwrap();
+    let mut na = a.names.clone();
+    let mut nb = b.names.clone();
+    na.sort();
+    nb.sort();
+    assert_eq!(na, nb);
+    assert!(a.names.contains(&"name".to_string()), "the key spelled like the name keeps it: {:?}", a.names);
+    let e = run("{\"$$$\":1}\n", &[]).unwrap();
+    assert!(e.names[0].starts_with("field_"), "{:?}", e.names);
+}
+
+#[test]
+fn depth_limits_flatten_to_json_text() {
+    let r = run("{\"a\":{\"b\":{\"c\":[1,{\"d\":2}]}}}\n", &[("arrow_max_depth", ParamValue::Int(2))]).unwrap();
+    // a (level 1) and b (level 2) stay structs; c would be level 3.
+    assert_eq!(r.column("a"), [json!([["[1,{\"d\":2}]"]])]);
+    assert_eq!(r.plan.probe_stats.values_flattened, 1);
+    // parquet_max_depth counts structs only: a list of structs at depth 1 is one RECORD level.
+    let r = run("{\"a\":[{\"b\":{\"c\":1}}]}\n", &[("parquet_max_depth", ParamValue::Int(2))]).unwrap();
+    assert_eq!(r.column("a"), [json!([["{\"c\":1}"]])]);
+}
+
+#[test]
+fn bad_lines_follow_on_error() {
+    let text = "{\"a\":1}\nnot json\n{\"a\":2}\n";
+    let r = run(text, &[]).unwrap();
+    assert_eq!(r.column("a"), [json!(1), Value::Null, json!(2)]);
+    let r = run(text, &[("on_error", s("skip_row"))]).unwrap();
+    assert_eq!(r.column("a"), [json!(1), json!(2)]);
+    let e = run(text, &[("on_error", s("stop"))]).unwrap_err();
+    assert!(e.contains("line 2") && e.contains("input.jsonl") && e.contains("on_error"), "{e}");
+}
+
+#[test]
+fn strict_mode_uses_the_registry_and_nulls_what_does_not_fit() {
+    let first = run("{\"a\":1,\"b\":\"x\"}\n", &[]).unwrap();
+    let reg = first.plan.registry_json.clone();
+    let params = |mode: &str| vec![("registry", s(&reg)), ("schema_mode", s("strict")), ("on_error", s(mode))];
+    let text = "{\"a\":2,\"b\":\"y\"}\n{\"a\":\"oops\",\"b\":\"z\",\"c\":1}\n";
+    let r = run(text, &params("emit_null_row")).unwrap();
+    assert_eq!(r.names, ["a", "b"]);
+    assert_eq!(r.column("a"), [json!(2), Value::Null]);
+    assert_eq!(r.column("b"), [json!("y"), json!("z")]);
+    let r = run(text, &params("skip_row")).unwrap();
+    assert_eq!(r.column("a"), [json!(2)]);
+    let e = run(text, &params("stop")).unwrap_err();
+    assert!(e.contains("line 2") && e.contains("strict"), "{e}");
+}
+
+#[test]
+fn registry_policy_must_match() {
+    let first = run("{\"a\":1}\n", &[]).unwrap();
+    let e = run("{\"a\":1}\n", &[("registry", s(&first.plan.registry_json)), ("field_name_policy", s("preserve"))]).unwrap_err();
+    assert!(e.contains("field_name_policy 'lower_alpha'"), "{e}");
+}
+
+#[test]
+fn schema_contract_first_keeps_registered_fields_first() {
+    let first = run("{\"zeta\":1,\"alpha\":2}\n", &[("column_order", s("schema_contract_first"))]).unwrap();
+    assert_eq!(first.names, ["alpha", "zeta"]);
+    let second = run(
+        "{\"beta\":1,\"zeta\":1,\"aardvark\":1}\n",
+        &[("registry", s(&first.plan.registry_json)), ("column_order", s("schema_contract_first"))],
+    )
+    .unwrap();
+    assert_eq!(second.names, ["alpha", "zeta", "aardvark", "beta"]);
+}
+
+#[test]
+fn boundary_sizes_and_a_drift_in_the_last_row() {
+    for n in [2047usize, 2048, 2049, 5000] {
+        let mut text = String::new();
+        for i in 0..n - 1 {
+            text.push_str(&format!("{{\"i\":{i}}}\n"));
+        }
+        text.push_str("{\"i\":\"last\"}\n");
+        let r = run(&text, &[]).unwrap();
+        assert_eq!(r.rows.len(), n);
+        assert_eq!(r.names, ["i", "i_v2_string"]);
+        assert_eq!(r.column("i_v2_string")[n - 1], json!("last"));
+        assert_eq!(r.column("i")[n - 2], json!(n as i64 - 2));
+    }
+}
