@@ -74,12 +74,6 @@ BLOCK_BYTES = 4 << 20
 ROWS_PER_CHECK = 256
 
 
-def _ts_strings(start: int, count: int) -> list[str]:
-    fmt = "%Y-%m-%dT%H:%M:%SZ"
-    gm = time.gmtime
-    return [time.strftime(fmt, gm(start + i)) for i in range(count)]
-
-
 def generate(out, seed: int, rows: int | None = None, size_bytes: int | None = None) -> tuple[int, int]:
     """Write rows to the binary file object `out`; return (rows, bytes)."""
     if (rows is None) == (size_bytes is None):

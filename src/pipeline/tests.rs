@@ -206,8 +206,9 @@ fn depth_limits_flatten_to_json_text() {
     // a (level 1) and b (level 2) stay structs; c would be level 3.
     assert_eq!(r.column("a"), [json!([["[1,{\"d\":2}]"]])]);
     assert_eq!(r.plan.probe_stats.values_flattened, 1);
-    // parquet_max_depth counts structs only: a list of structs at depth 1 is one RECORD level.
-    let r = run("{\"a\":[{\"b\":{\"c\":1}}]}\n", &[("parquet_max_depth", ParamValue::Int(2))]).unwrap();
+    // parquet_max_depth counts structs only: the list adds no RECORD level,
+    // so its element struct is level 1 and b would be level 2.
+    let r = run("{\"a\":[{\"b\":{\"c\":1}}]}\n", &[("parquet_max_depth", ParamValue::Int(1))]).unwrap();
     assert_eq!(r.column("a"), [json!([["{\"c\":1}"]])]);
 }
 
