@@ -201,8 +201,8 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
     for (i, f) in fields.iter().enumerate() {
         let here = format!("{path}[{i}]");
         let name = f.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or(format!("{here}.name is missing or empty"))?;
-        if !names.insert(name.to_string()) {
-            return Err(format!("{here}.name '{name}' appears twice at the same level"));
+        if !names.insert(name.to_lowercase()) {
+            return Err(format!("{here}.name '{name}' appears twice at the same level (names are case-insensitive)"));
         }
         let source_key = f.get("source_key").and_then(Value::as_str).ok_or(format!("{here}.source_key is missing or not a string"))?;
         let number = f

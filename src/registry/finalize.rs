@@ -120,33 +120,34 @@ fn finalize_type(t: &mut TypeNode, opts: &FinalizeOptions, prefix: &str, establi
 /// from their own key. The result depends only on the set of keys, never on
 /// the order the source presented them.
 fn assign_family_names(s: &mut StructNode, policy: FieldNamePolicy) {
-    let mut taken: HashSet<String> = s.families.iter().filter(|f| !f.name.is_empty()).map(|f| f.name.clone()).collect();
-    let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
+    // DuckDB identifiers are case-insensitive, so names collide by lower case.
+    let mut taken: HashSet<String> = s.families.iter().filter(|f| !f.name.is_empty()).map(|f| f.name.to_lowercase()).collect();
+    let mut groups: HashMap<String, Vec<(usize, String)>> = HashMap::new();
     for (i, f) in s.families.iter().enumerate() {
         if f.name.is_empty() {
             let clean = sanitize(&f.source_key, policy);
             let clean = if clean.is_empty() { empty_name(&f.source_key) } else { clean };
-            groups.entry(clean).or_default().push(i);
+            groups.entry(clean.to_lowercase()).or_default().push((i, clean));
         }
     }
-    let mut clean_names: Vec<String> = groups.keys().cloned().collect();
-    clean_names.sort();
-    for clean in clean_names {
-        let mut members = groups.remove(&clean).unwrap_or_default();
-        members.sort_by(|&a, &b| {
-            let (ka, kb) = (&s.families[a].source_key, &s.families[b].source_key);
-            (ka != &clean, ka).cmp(&(kb != &clean, kb))
+    let mut group_keys: Vec<String> = groups.keys().cloned().collect();
+    group_keys.sort();
+    for lower in group_keys {
+        let mut members = groups.remove(&lower).unwrap_or_default();
+        members.sort_by(|(a, ca), (b, cb)| {
+            let (ka, kb) = (&s.families[*a].source_key, &s.families[*b].source_key);
+            (ka != ca, ka).cmp(&(kb != cb, kb))
         });
-        for (rank, &i) in members.iter().enumerate() {
+        for (rank, (i, clean)) in members.into_iter().enumerate() {
             let key = s.families[i].source_key.clone();
-            let mut name = if rank == 0 && !taken.contains(&clean) { clean.clone() } else { collision_name(&clean, &key) };
+            let mut name = if rank == 0 && !taken.contains(&lower) { clean.clone() } else { collision_name(&clean, &key) };
             // A second-order clash (a key literally spelled like a suffixed name).
             let mut salt = 1u32;
-            while taken.contains(&name) {
+            while taken.contains(&name.to_lowercase()) {
                 name = collision_name(&clean, &format!("{key}#{salt}"));
                 salt += 1;
             }
-            taken.insert(name.clone());
+            taken.insert(name.to_lowercase());
             s.families[i].name = name;
         }
     }
@@ -156,10 +157,10 @@ fn assign_family_names(s: &mut StructNode, policy: FieldNamePolicy) {
 fn assign_version_names(s: &mut StructNode) {
     let mut taken: HashSet<String> = HashSet::new();
     for f in &s.families {
-        taken.insert(f.name.clone());
+        taken.insert(f.name.to_lowercase());
         for v in &f.versions {
             if v.established {
-                taken.insert(v.output_name.clone());
+                taken.insert(v.output_name.to_lowercase());
             }
         }
     }
@@ -174,11 +175,11 @@ fn assign_version_names(s: &mut StructNode) {
             }
             let mut name = format!("{}_v{}_{}", f.name, v.number, v.ty.semantic());
             let mut salt = 0u32;
-            while taken.contains(&name) {
+            while taken.contains(&name.to_lowercase()) {
                 name = collision_name(&format!("{}_v{}_{}", f.name, v.number, v.ty.semantic()), &format!("{}#{salt}", f.source_key));
                 salt += 1;
             }
-            taken.insert(name.clone());
+            taken.insert(name.to_lowercase());
             v.output_name = name;
         }
     }
@@ -188,10 +189,11 @@ fn assign_version_names(s: &mut StructNode) {
 fn order_outputs(s: &mut StructNode, order: ColumnOrder) {
     let mut fams: Vec<usize> = (0..s.families.len()).filter(|&i| !s.families[i].versions.is_empty()).collect();
     match order {
-        ColumnOrder::Alphabetically => fams.sort_by(|&a, &b| s.families[a].name.cmp(&s.families[b].name)),
-        ColumnOrder::SchemaContractFirst => fams.sort_by(|&a, &b| {
-            let (fa, fb) = (&s.families[a], &s.families[b]);
-            (fa.registry_position.is_none(), fa.registry_position, &fa.name).cmp(&(fb.registry_position.is_none(), fb.registry_position, &fb.name))
+        // Case-insensitive, as DuckDB compares identifiers; byte order breaks ties.
+        ColumnOrder::Alphabetically => fams.sort_by_cached_key(|&i| (s.families[i].name.to_lowercase(), s.families[i].name.clone())),
+        ColumnOrder::SchemaContractFirst => fams.sort_by_cached_key(|&i| {
+            let f = &s.families[i];
+            (f.registry_position.is_none(), f.registry_position, f.name.to_lowercase(), f.name.clone())
         }),
     }
     s.outputs.clear();

@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""Benchmark of the schema_sanitizer readers against DuckDB's own readers.
+
+This is a benchmark, not a test: it reports numbers and never fails because
+of one. It exits non-zero only when a query raises an error (or on bad
+arguments), so a broken extension is still noticed by `make bench`.
+
+For every case (see CASES) it
+
+1. generates the input file into --data-dir if it is missing (the file name
+   carries the size and seed, so it is generated once and then reused);
+2. reads the input once to put it in the page cache;
+3. in ONE DuckDB connection, runs the case's "ours" and "baseline" statements
+   --runs times each, interleaved (ours, baseline, baseline, ours, ours, ...:
+   the order alternates every run so neither side always goes first), timing
+   each statement's wall-clock time (execute + fetch of COPY's row count);
+4. runs each statement once more in a fresh Python subprocess (same duckdb,
+   same extension, same threads setting) and reads the peak resident set size
+   (VmHWM of /proc/self/status) at the end, because both sides share the main
+   process and its peak would mix them;
+5. prints a markdown table and writes everything to <data-dir>/results.json.
+
+Throughput is input bytes / wall seconds, in decimal MB/s (10^6 bytes). The
+ratio is ours-throughput / baseline-throughput (> 1 means ours is faster),
+from medians.
+
+Adding a case: append a dict to CASES with
+    name       short identifier (used in file names and --cases)
+    what       one line for the report
+    input      {"prefix", "ext", "generate": callable(path, seed, size_mb)}
+    ours       SQL template; {input} and {out} are replaced by quoted literals
+    baseline   SQL template, same placeholders
+    labels     {"ours": ..., "baseline": ...} reader names for the table
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import gen_jsonl  # noqa: E402
+
+DEFAULT_EXTENSION = os.path.join(ROOT, "build", "release", "schema_sanitizer.duckdb_extension")
+
+
+def _gen_jsonl(path: str, seed: int, size_mb: float) -> None:
+    rows, nbytes = gen_jsonl.generate_file(path, seed, size_mb=size_mb)
+    print(f"  generated {path}: {rows} rows, {nbytes / 1e6:.1f} MB", flush=True)
+
+
+CASES: list[dict] = [
+    {
+        "name": "jsonl",
+        "what": "clean JSON Lines events -> Parquet",
+        "input": {"prefix": "events", "ext": "jsonl", "generate": _gen_jsonl},
+        "ours": "COPY (FROM sanitize_jsonl({input})) TO {out}",
+        "baseline": "COPY (FROM read_json({input}, sample_size=-1)) TO {out}",
+        "labels": {"ours": "sanitize_jsonl", "baseline": "read_json(sample_size=-1)"},
+    },
+]
+
+SIDES = ("ours", "baseline")
+
+
+def sql_literal(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def render(template: str, input_path: str, out_path: str) -> str:
+    return template.format(input=sql_literal(input_path), out=sql_literal(out_path))
+
+
+def size_tag(size_mb: float) -> str:
+    return f"{size_mb:g}".replace(".", "p")
+
+
+def input_path(case: dict, data_dir: str, size_mb: float, seed: int) -> str:
+    inp = case["input"]
+    return os.path.join(data_dir, f"{inp['prefix']}-{size_tag(size_mb)}mb-seed{seed}.{inp['ext']}")
+
+
+def warm_page_cache(path: str) -> None:
+    with open(path, "rb", buffering=0) as f:
+        while f.read(16 << 20):
+            pass
+
+
+def connect(extension: str, threads: int | None):
+    import duckdb
+
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD {sql_literal(extension)}")
+    if threads is not None:
+        con.execute(f"SET threads = {int(threads)}")
+    return con
+
+
+# Run in a fresh interpreter: load, run one statement, report peak RSS.
+RSS_SCRIPT = r"""
+import json, resource, sys, time
+import duckdb
+args = json.loads(sys.argv[1])
+
+def status_kb(key):
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith(key + ':'):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+def peak_kb():
+    v = status_kb('VmHWM')
+    if v is None:  # no procfs: ru_maxrss is KiB on Linux, bytes on macOS
+        v = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        if sys.platform == 'darwin':
+            v //= 1024
+    return v
+
+con = duckdb.connect(config={'allow_unsigned_extensions': 'true'})
+con.execute("LOAD '" + args['extension'].replace("'", "''") + "'")
+if args['threads'] is not None:
+    con.execute('SET threads = %d' % int(args['threads']))
+before = peak_kb()
+t0 = time.perf_counter()
+out = {}
+try:
+    out['rows'] = con.execute(args['sql']).fetchall()[0][0]
+except Exception as e:
+    out['error'] = '%s: %s' % (type(e).__name__, e)
+out['seconds'] = time.perf_counter() - t0
+out['peak_rss_kib_before'] = before
+out['peak_rss_kib'] = peak_kb()
+print(json.dumps(out))
+"""
+
+
+def measure_rss(sql: str, extension: str, threads: int | None) -> dict:
+    args = json.dumps({"sql": sql, "extension": extension, "threads": threads})
+    p = subprocess.run([sys.executable, "-c", RSS_SCRIPT, args], capture_output=True, text=True)
+    lines = p.stdout.strip().splitlines()
+    if p.returncode != 0 or not lines:
+        return {"error": f"subprocess exited {p.returncode}: {p.stderr.strip()[-2000:]}"}
+    return json.loads(lines[-1])
+
+
+def machine_info() -> dict:
+    info: dict = {"nproc": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    info["ram_gib"] = round(int(line.split()[1]) / 1024**2, 1)
+                    break
+    except OSError:
+        pass
+    return info
+
+
+def extension_info(path: str) -> dict:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    st = os.stat(path)
+    info = {
+        "path": path,
+        "sha256": h.hexdigest(),
+        "mtime": _dt.datetime.fromtimestamp(st.st_mtime, _dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "src"], capture_output=True, text=True)
+        info["git_head"] = head.stdout.strip()
+        info["src_dirty"] = bool(dirty.stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return info
+
+
+def summarize(times: list[float], nbytes: int) -> dict:
+    if not times:
+        return {}
+    med = statistics.median(times)
+    return {
+        "median_s": med,
+        "min_s": min(times),
+        "max_s": max(times),
+        "mb_per_s_median": nbytes / 1e6 / med,
+        "mb_per_s_best": nbytes / 1e6 / min(times),
+    }
+
+
+def fmt_mib(kib) -> str:
+    return "n/a" if kib is None else f"{kib / 1024:.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="schema_sanitizer vs DuckDB readers (benchmark, not a test)")
+    p.add_argument("--size-mb", type=float, default=300, help="input size in MB (10^6 bytes), default 300")
+    p.add_argument("--runs", type=int, default=5, help="timed runs per side, default 5")
+    p.add_argument("--data-dir", default=os.path.join(HERE, "data"), help="inputs, outputs, results.json")
+    p.add_argument("--threads", type=int, default=None, help="DuckDB threads setting (default: DuckDB's default)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--cases", default=None, help="comma-separated case names (default: all)")
+    p.add_argument("--extension", default=DEFAULT_EXTENSION, help="path of the .duckdb_extension to LOAD")
+    p.add_argument("--no-rss", action="store_true", help="skip the peak-RSS subprocess runs")
+    a = p.parse_args(argv)
+    if a.runs < 1:
+        p.error("--runs must be >= 1")
+
+    cases = CASES
+    if a.cases:
+        wanted = [c.strip() for c in a.cases.split(",") if c.strip()]
+        unknown = sorted(set(wanted) - {c["name"] for c in CASES})
+        if unknown:
+            p.error(f"unknown case(s) {unknown}; known: {[c['name'] for c in CASES]}")
+        cases = [c for c in CASES if c["name"] in wanted]
+
+    extension = os.path.abspath(a.extension)
+    if not os.path.exists(extension):
+        print(f"extension not found: {extension} (run `make build`)", file=sys.stderr)
+        return 2
+    data_dir = os.path.abspath(a.data_dir)
+    os.makedirs(data_dir, exist_ok=True)
+    started = time.perf_counter()
+
+    import duckdb
+
+    con = connect(extension, a.threads)
+    threads_effective = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    results: dict = {
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "duckdb_version": duckdb.__version__,
+        "threads_setting": a.threads,
+        "threads_effective": threads_effective,
+        "size_mb": a.size_mb,
+        "seed": a.seed,
+        "runs": a.runs,
+        "machine": machine_info(),
+        "loadavg_start": os.getloadavg(),
+        "extension": extension_info(extension),
+        "cases": [],
+    }
+    errors = 0
+
+    for case in cases:
+        name = case["name"]
+        path = input_path(case, data_dir, a.size_mb, a.seed)
+        print(f"== {name}: {case['what']}", flush=True)
+        if not os.path.exists(path):
+            t0 = time.perf_counter()
+            case["input"]["generate"](path, a.seed, a.size_mb)
+            print(f"  generation took {time.perf_counter() - t0:.1f} s", flush=True)
+        nbytes = os.path.getsize(path)
+        warm_page_cache(path)
+        sql = {s: render(case[s], path, os.path.join(data_dir, f"{name}-{s}.parquet")) for s in SIDES}
+        res: dict = {
+            "name": name,
+            "what": case["what"],
+            "labels": case.get("labels", {}),
+            "input": path,
+            "input_bytes": nbytes,
+            "sql": sql,
+            "order": [],
+        }
+        for s in SIDES:
+            res[s] = {"times_s": [], "rows": None, "error": None}
+
+        for run in range(a.runs):
+            order = SIDES if run % 2 == 0 else SIDES[::-1]
+            for s in order:
+                side = res[s]
+                if side["error"]:
+                    continue  # failed once: do not repeat a failing statement
+                res["order"].append(s)
+                t0 = time.perf_counter()
+                try:
+                    rows = con.execute(sql[s]).fetchall()[0][0]
+                except duckdb.Error as e:
+                    side["error"] = f"{type(e).__name__}: {e}"
+                    errors += 1
+                    print(f"  run {run + 1} {s}: ERROR {side['error']}", flush=True)
+                    continue
+                dt = time.perf_counter() - t0
+                side["times_s"].append(dt)
+                side["rows"] = rows
+                print(f"  run {run + 1} {s:8s} {dt:7.2f} s  {nbytes / 1e6 / dt:7.1f} MB/s  rows={rows}", flush=True)
+
+        for s in SIDES:
+            side = res[s]
+            side.update(summarize(side["times_s"], nbytes))
+            out = os.path.join(data_dir, f"{name}-{s}.parquet")
+            if not side["error"] and os.path.exists(out):
+                side["output_schema"] = [
+                    f"{r[0]} {r[1]}" for r in con.execute(f"DESCRIBE FROM {sql_literal(out)}").fetchall()
+                ]
+            if not a.no_rss and not side["error"]:
+                m = measure_rss(sql[s], extension, a.threads)
+                side["rss_run"] = m
+                side["peak_rss_kib"] = m.get("peak_rss_kib")
+                if m.get("error"):
+                    print(f"  peak-RSS run {s}: ERROR {m['error']}", flush=True)
+                    errors += 1
+                else:
+                    print(
+                        f"  peak-RSS run {s:8s} {m['seconds']:7.2f} s  peak RSS {fmt_mib(m['peak_rss_kib'])} MiB"
+                        f" (after LOAD: {fmt_mib(m['peak_rss_kib_before'])} MiB)",
+                        flush=True,
+                    )
+        o, b = res["ours"], res["baseline"]
+        if o.get("median_s") and b.get("median_s"):
+            res["ratio_median"] = b["median_s"] / o["median_s"]
+            res["ratio_best"] = b["min_s"] / o["min_s"]
+        if o["rows"] is not None and b["rows"] is not None and o["rows"] != b["rows"]:
+            res["note"] = f"row counts differ: ours {o['rows']}, baseline {b['rows']}"
+            print(f"  NOTE {res['note']}", flush=True)
+        results["cases"].append(res)
+
+    results["loadavg_end"] = os.getloadavg()
+    results["total_seconds"] = time.perf_counter() - started
+    with open(os.path.join(data_dir, "results.json"), "w") as f:
+        json.dump(results, f, indent=2)
+        f.write("\n")
+
+    print()
+    print(report_markdown(results))
+    print(f"\nresults: {os.path.join(data_dir, 'results.json')}  (total {results['total_seconds']:.0f} s)")
+    return 1 if errors else 0
+
+
+def report_markdown(results: dict) -> str:
+    lines = [
+        f"DuckDB {results['duckdb_version']}, threads={results['threads_effective']}"
+        f" ({'default' if results['threads_setting'] is None else 'set'}), "
+        f"{results['runs']} runs per side, input {results['size_mb']:g} MB, seed {results['seed']}",
+        "",
+        "| case | reader | median s | min s | MB/s (median) | MB/s (best) | peak RSS MiB | rows |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    ratios = []
+    for c in results["cases"]:
+        for s in SIDES:
+            side = c[s]
+            reader = c.get("labels", {}).get(s, s)
+            if side.get("median_s") is None:
+                lines.append(f"| {c['name']} | {reader} | error | | | | | |")
+                continue
+            lines.append(
+                f"| {c['name']} | {reader} | {side['median_s']:.2f} | {side['min_s']:.2f} | "
+                f"{side['mb_per_s_median']:.1f} | {side['mb_per_s_best']:.1f} | "
+                f"{fmt_mib(side.get('peak_rss_kib'))} | {side['rows']} |"
+            )
+        if "ratio_median" in c:
+            ratios.append(
+                f"- {c['name']}: ours/baseline throughput = {c['ratio_median']:.2f}x (medians), "
+                f"{c['ratio_best']:.2f}x (best runs)"
+            )
+        for s in SIDES:
+            if c[s]["error"]:
+                ratios.append(f"- {c['name']} {s}: ERROR {c[s]['error']}")
+        if c.get("note"):
+            ratios.append(f"- {c['name']}: {c['note']}")
+    lines.append("")
+    lines.extend(ratios)
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
