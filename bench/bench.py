@@ -5,7 +5,9 @@ This is a benchmark, not a test: it reports numbers and never fails because
 of one. It exits non-zero only when a query raises an error (or on bad
 arguments), so a broken extension is still noticed by `make bench`.
 
-For every case (see CASES) it
+The extension is loaded from a private copy in <data-dir>/ext-<sha12>/ (see
+private_extension_copy: a rebuild rewrites build/release in place, which kills
+a process that has it loaded). For every case (see CASES) it
 
 1. generates the input file into --data-dir if it is missing (the file name
    carries the size and seed, so it is generated once and then reused);
@@ -41,10 +43,12 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import time
+import faulthandler
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -89,6 +93,22 @@ def size_tag(size_mb: float) -> str:
 def input_path(case: dict, data_dir: str, size_mb: float, seed: int) -> str:
     inp = case["input"]
     return os.path.join(data_dir, f"{inp['prefix']}-{size_tag(size_mb)}mb-seed{seed}.{inp['ext']}")
+
+
+def _busy_cpu_seconds() -> float | None:
+    """CPU seconds spent by the whole machine (all cores, not idle/iowait)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
 
 
 def warm_page_cache(path: str) -> None:
@@ -179,15 +199,46 @@ def machine_info() -> dict:
     return info
 
 
-def extension_info(path: str) -> dict:
+def sha256_file(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
+    return h.hexdigest()
+
+
+def private_extension_copy(path: str, data_dir: str) -> tuple[str, str]:
+    """Copy the extension to <data_dir>/ext-<sha12>/ and return (copy, sha256).
+
+    scripts/build.sh rewrites build/release/*.duckdb_extension in place
+    (shutil.copyfile truncates the file), and a process that has the old file
+    loaded then dies with SIGSEGV. Loading a private copy keeps a running
+    benchmark alive when a build happens meanwhile. The file name must stay
+    <name>.duckdb_extension: DuckDB derives the init symbol from it.
+    """
+    for _ in range(5):
+        sha = sha256_file(path)
+        dest_dir = os.path.join(data_dir, f"ext-{sha[:12]}")
+        dest = os.path.join(dest_dir, os.path.basename(path))
+        if os.path.exists(dest) and sha256_file(dest) == sha:
+            return dest, sha
+        os.makedirs(dest_dir, exist_ok=True)
+        tmp = f"{dest}.tmp-{os.getpid()}"
+        shutil.copyfile(path, tmp)
+        if sha256_file(tmp) == sha:  # not rewritten while copying
+            os.replace(tmp, dest)
+            return dest, sha
+        os.remove(tmp)
+        time.sleep(2)
+    raise RuntimeError(f"{path} keeps changing (a build is writing it?)")
+
+
+def extension_info(path: str, sha: str, loaded: str) -> dict:
     st = os.stat(path)
     info = {
         "path": path,
-        "sha256": h.hexdigest(),
+        "loaded_copy": loaded,
+        "sha256": sha,
         "mtime": _dt.datetime.fromtimestamp(st.st_mtime, _dt.timezone.utc).isoformat(timespec="seconds"),
     }
     try:
@@ -228,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--extension", default=DEFAULT_EXTENSION, help="path of the .duckdb_extension to LOAD")
     p.add_argument("--no-rss", action="store_true", help="skip the peak-RSS subprocess runs")
     a = p.parse_args(argv)
+    faulthandler.enable()  # a crash inside a query prints the Python stack
     if a.runs < 1:
         p.error("--runs must be >= 1")
 
@@ -246,10 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = os.path.abspath(a.data_dir)
     os.makedirs(data_dir, exist_ok=True)
     started = time.perf_counter()
+    loaded, sha = private_extension_copy(extension, data_dir)
 
     import duckdb
 
-    con = connect(extension, a.threads)
+    con = connect(loaded, a.threads)
     threads_effective = con.execute("SELECT current_setting('threads')").fetchone()[0]
     results: dict = {
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -261,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": a.runs,
         "machine": machine_info(),
         "loadavg_start": os.getloadavg(),
-        "extension": extension_info(extension),
+        "extension": extension_info(extension, sha, loaded),
         "cases": [],
     }
     errors = 0
@@ -287,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             "order": [],
         }
         for s in SIDES:
-            res[s] = {"times_s": [], "rows": None, "error": None}
+            res[s] = {"times_s": [], "cpu_s": [], "other_cpu_s": [], "rows": None, "error": None}
 
         for run in range(a.runs):
             order = SIDES if run % 2 == 0 else SIDES[::-1]
@@ -296,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
                 if side["error"]:
                     continue  # failed once: do not repeat a failing statement
                 res["order"].append(s)
+                busy0, own0 = _busy_cpu_seconds(), _own_cpu_seconds()
                 t0 = time.perf_counter()
                 try:
                     rows = con.execute(sql[s]).fetchall()[0][0]
@@ -305,20 +359,35 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  run {run + 1} {s}: ERROR {side['error']}", flush=True)
                     continue
                 dt = time.perf_counter() - t0
+                busy1, own1 = _busy_cpu_seconds(), _own_cpu_seconds()
+                own = own1 - own0
+                # CPU time other processes used during this run: noise indicator.
+                other = None if busy0 is None or busy1 is None else max(0.0, busy1 - busy0 - own)
                 side["times_s"].append(dt)
+                side["cpu_s"].append(own)
+                side["other_cpu_s"].append(other)
                 side["rows"] = rows
-                print(f"  run {run + 1} {s:8s} {dt:7.2f} s  {nbytes / 1e6 / dt:7.1f} MB/s  rows={rows}", flush=True)
+                print(
+                    f"  run {run + 1} {s:8s} {dt:7.2f} s  {nbytes / 1e6 / dt:7.1f} MB/s  rows={rows}"
+                    f"  cpu {own:.1f} s" + ("" if other is None else f"  other processes {other:.1f} cpu-s"),
+                    flush=True,
+                )
 
         for s in SIDES:
             side = res[s]
             side.update(summarize(side["times_s"], nbytes))
+            if side["cpu_s"]:
+                side["cpu_s_median"] = statistics.median(side["cpu_s"])
+            others = [x for x in side["other_cpu_s"] if x is not None]
+            if others:
+                side["other_cpu_s_total"] = sum(others)
             out = os.path.join(data_dir, f"{name}-{s}.parquet")
             if not side["error"] and os.path.exists(out):
                 side["output_schema"] = [
                     f"{r[0]} {r[1]}" for r in con.execute(f"DESCRIBE FROM {sql_literal(out)}").fetchall()
                 ]
             if not a.no_rss and not side["error"]:
-                m = measure_rss(sql[s], extension, a.threads)
+                m = measure_rss(sql[s], loaded, a.threads)
                 side["rss_run"] = m
                 side["peak_rss_kib"] = m.get("peak_rss_kib")
                 if m.get("error"):
@@ -357,8 +426,8 @@ def report_markdown(results: dict) -> str:
         f" ({'default' if results['threads_setting'] is None else 'set'}), "
         f"{results['runs']} runs per side, input {results['size_mb']:g} MB, seed {results['seed']}",
         "",
-        "| case | reader | median s | min s | MB/s (median) | MB/s (best) | peak RSS MiB | rows |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| case | reader | median s | min s | MB/s (median) | MB/s (best) | CPU s (median) | peak RSS MiB | rows |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     ratios = []
     for c in results["cases"]:
@@ -366,11 +435,12 @@ def report_markdown(results: dict) -> str:
             side = c[s]
             reader = c.get("labels", {}).get(s, s)
             if side.get("median_s") is None:
-                lines.append(f"| {c['name']} | {reader} | error | | | | | |")
+                lines.append(f"| {c['name']} | {reader} | error | | | | | | |")
                 continue
             lines.append(
                 f"| {c['name']} | {reader} | {side['median_s']:.2f} | {side['min_s']:.2f} | "
                 f"{side['mb_per_s_median']:.1f} | {side['mb_per_s_best']:.1f} | "
+                f"{side.get('cpu_s_median', float('nan')):.1f} | "
                 f"{fmt_mib(side.get('peak_rss_kib'))} | {side['rows']} |"
             )
         if "ratio_median" in c:
@@ -383,6 +453,13 @@ def report_markdown(results: dict) -> str:
                 ratios.append(f"- {c['name']} {s}: ERROR {c[s]['error']}")
         if c.get("note"):
             ratios.append(f"- {c['name']}: {c['note']}")
+        other = sum(c[s].get("other_cpu_s_total", 0.0) for s in SIDES)
+        timed = sum(sum(c[s]["times_s"]) for s in SIDES)
+        if timed:
+            ratios.append(
+                f"- {c['name']}: other processes used {other:.1f} CPU-s during the {timed:.0f} s of timed runs"
+                f" ({100 * other / timed:.0f}% of one core)"
+            )
     lines.append("")
     lines.extend(ratios)
     return "\n".join(lines)

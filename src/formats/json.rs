@@ -35,6 +35,8 @@ struct Open {
     node: usize,
     count: u32,
     is_object: bool,
+    /// A non-null scalar was seen inside.
+    evidence: bool,
 }
 
 /// Parses exactly one JSON value from `text` (surrounding whitespace allowed)
@@ -88,9 +90,9 @@ impl<'a> Parser<'a> {
                     let close = if is_object { b'}' } else { b']' };
                     if self.bytes.get(self.pos) == Some(&close) {
                         self.pos += 1;
-                        close_container(tape, Open { node, count: 0, is_object });
+                        close_container(tape, Open { node, count: 0, is_object, evidence: false });
                     } else {
-                        stack.push(Open { node, count: 0, is_object });
+                        stack.push(Open { node, count: 0, is_object, evidence: false });
                         if is_object {
                             self.parse_key(tape)?;
                         }
@@ -112,6 +114,11 @@ impl<'a> Parser<'a> {
                 _ => return self.err(format!("unexpected character {}", describe_byte(self.bytes, self.pos))),
             }
             // 2. A value is complete: move to the next entry or close containers.
+            if let (Some(top), Some(last)) = (stack.last_mut(), tape.nodes.last()) {
+                if matches!(last, Node::Bool(_) | Node::Int(_) | Node::Float(_) | Node::Str { .. }) {
+                    top.evidence = true;
+                }
+            }
             loop {
                 let Some(top) = stack.last_mut() else {
                     self.skip_ws();
@@ -136,12 +143,18 @@ impl<'a> Parser<'a> {
                         let open = *top;
                         stack.pop();
                         close_container(tape, open);
+                        if let Some(parent) = stack.last_mut() {
+                            parent.evidence |= open.evidence;
+                        }
                     }
                     Some(b']') if !top.is_object => {
                         self.pos += 1;
                         let open = *top;
                         stack.pop();
                         close_container(tape, open);
+                        if let Some(parent) = stack.last_mut() {
+                            parent.evidence |= open.evidence;
+                        }
                     }
                     Some(_) => {
                         let what = if top.is_object { "expected ',' or '}' in object" } else { "expected ',' or ']' in array" };
@@ -325,8 +338,8 @@ impl<'a> Parser<'a> {
 
 fn close_container(tape: &mut Tape, open: Open) {
     let end = tape.nodes.len() as u32;
-    tape.nodes[open.node] =
-        if open.is_object { Node::Object { len: open.count, end } } else { Node::List { len: open.count, end } };
+    let (len, evidence) = (open.count, open.evidence);
+    tape.nodes[open.node] = if open.is_object { Node::Object { len, end, evidence } } else { Node::List { len, end, evidence } };
 }
 
 /// The caller guarantees UTF-8 input, and we only split at ASCII bytes.

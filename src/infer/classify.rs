@@ -54,7 +54,9 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, limits: DepthLimits) -> C
         Node::Int(_) => ValueClass::Int,
         Node::Float(_) => ValueClass::Float,
         Node::Str { .. } | Node::Key { .. } => ValueClass::Str,
-        Node::List { len: 0, .. } | Node::Object { len: 0, .. } => ValueClass::Nothing,
+        // Containers without a non-null scalar inside are no evidence (the
+        // seed's empty-container rule, applied recursively).
+        Node::List { evidence: false, .. } | Node::Object { evidence: false, .. } => ValueClass::Nothing,
         Node::List { .. } => {
             if level.containers + 1 > limits.arrow_max_depth {
                 ValueClass::Flattened

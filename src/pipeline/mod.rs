@@ -5,6 +5,8 @@ mod clock;
 mod scanner;
 mod stats;
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 
 pub use clock::{format_utc_micros, now_utc_micros};

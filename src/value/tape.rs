@@ -9,9 +9,11 @@ pub enum Node {
     /// A string: a range of [`Tape::text`].
     Str { start: u32, len: u32 },
     /// An array of `len` values; `end` is the index one past its last node.
-    List { len: u32, end: u32 },
+    /// `evidence`: some non-null scalar lies inside (else the value carries
+    /// no type evidence, like `[]`, `[{}]` or `{"a": null}`).
+    List { len: u32, end: u32, evidence: bool },
     /// An object of `len` entries, each a [`Node::Key`] followed by its value.
-    Object { len: u32, end: u32 },
+    Object { len: u32, end: u32, evidence: bool },
     /// An object key: a range of [`Tape::text`].
     Key { start: u32, len: u32 },
 }
@@ -83,9 +85,10 @@ impl<'t> ValueRef<'t> {
         }
     }
 
-    /// True for null, `{}` and `[]`: values that carry no type evidence.
+    /// True for null and for containers with no non-null scalar inside
+    /// (`{}`, `[]`, `[{}]`, `{"a": null}`): values that carry no type evidence.
     pub fn is_empty_or_null(&self) -> bool {
-        matches!(self.node(), Node::Null | Node::List { len: 0, .. } | Node::Object { len: 0, .. })
+        matches!(self.node(), Node::Null | Node::List { evidence: false, .. } | Node::Object { evidence: false, .. })
     }
 
     /// Elements of an array (empty for anything else).

@@ -1,0 +1,169 @@
+//! Property tests of the engine's invariants (docs/architecture.md).
+
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+
+use super::tests::run;
+use crate::formats::json::parse_value;
+use crate::formats::jsonl::JsonLinesReader;
+use crate::formats::Batch;
+use crate::options::ParamValue;
+use crate::value::{write_compact_json, Tape};
+
+/// Arbitrary JSON values, nested a few levels, over a small key alphabet so
+/// that keys repeat across records and drift actually happens.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-1000i64..1000).prop_map(Value::from),
+        (-1000.0f64..1000.0).prop_map(|f| Value::from((f * 4.0).round() / 4.0 + 0.25)),
+        "[a-c ]{0,3}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[abcAB_]{1,2}", inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn record() -> impl Strategy<Value = Map<String, Value>> {
+    prop::collection::btree_map("[xyzXY ]{1,2}", json_value(), 0..5).prop_map(|m| m.into_iter().collect())
+}
+
+fn to_lines(records: &[Map<String, Value>]) -> String {
+    records.iter().map(|r| Value::Object(r.clone()).to_string() + "\n").collect()
+}
+
+fn has_evidence(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Array(a) => a.iter().any(has_evidence),
+        Value::Object(o) => o.values().any(has_evidence),
+        _ => true,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Every top-level value with evidence lands in exactly one column of its
+    /// family; a value without evidence leaves the whole family null.
+    #[test]
+    fn every_value_lands_in_exactly_one_column(records in prop::collection::vec(record(), 1..12)) {
+        let r = run(&to_lines(&records), &[("field_name_policy", ParamValue::Str("preserve".into()))]).unwrap();
+        let schema = &r.plan.schema;
+        for (row, rec) in records.iter().enumerate() {
+            for f in &schema.families {
+                let cols: Vec<usize> = schema.outputs.iter().enumerate()
+                    .filter(|(_, (fi, _))| schema.families[*fi].source_key == f.source_key)
+                    .map(|(i, _)| i).collect();
+                let non_null = cols.iter().filter(|&&c| !r.rows[row][c].is_null()).count();
+                let expected = usize::from(rec.get(&f.source_key).is_some_and(has_evidence));
+                prop_assert_eq!(non_null, expected, "row {} key {:?}", row, f.source_key);
+            }
+        }
+        prop_assert_eq!(r.plan.probe_stats.values_nulled, 0);
+    }
+
+    /// Scanning the same data again with the registry changes nothing.
+    #[test]
+    fn registry_merge_is_idempotent(records in prop::collection::vec(record(), 1..10)) {
+        let text = to_lines(&records);
+        let first = run(&text, &[]).unwrap();
+        let second = run(&text, &[("registry", ParamValue::Str(first.plan.registry_json.clone()))]).unwrap();
+        prop_assert_eq!(&second.plan.registry_json, &first.plan.registry_json);
+        prop_assert_eq!(second.drifts().len(), 0);
+        prop_assert_eq!(&second.rows, &first.rows);
+    }
+
+    /// Strict mode with the probe's registry takes every record the additive
+    /// scan took, identically: probe and scan agree.
+    #[test]
+    fn strict_scan_agrees_with_the_probe(records in prop::collection::vec(record(), 1..10)) {
+        let text = to_lines(&records);
+        let additive = run(&text, &[]).unwrap();
+        let strict = run(&text, &[
+            ("registry", ParamValue::Str(additive.plan.registry_json.clone())),
+            ("schema_mode", ParamValue::Str("strict".into())),
+            ("on_error", ParamValue::Str("stop".into())),
+        ]).unwrap();
+        prop_assert_eq!(&strict.rows, &additive.rows);
+        prop_assert_eq!(&strict.names, &additive.names);
+    }
+
+    /// The clean names depend on the set of keys, not on their order.
+    #[test]
+    fn names_do_not_depend_on_key_order(keys in prop::collection::btree_set("[a-cA-C $_]{1,3}", 1..8), seed in any::<u64>()) {
+        let keys: Vec<String> = keys.into_iter().collect();
+        let mut shuffled = keys.clone();
+        // A deterministic shuffle from the seed.
+        let mut s = seed;
+        for i in (1..shuffled.len()).rev() {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            shuffled.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        let line = |ks: &[String]| ks.iter().map(|k| format!("{{{}:1}}\n", Value::from(k.as_str()))).collect::<String>();
+        for policy in ["lower_alpha", "lower_snake", "preserve"] {
+            let p = [("field_name_policy", ParamValue::Str(policy.into()))];
+            let a = run(&line(&keys), &p);
+            let b = run(&line(&shuffled), &p);
+            match (a, b) {
+                (Ok(a), Ok(b)) => prop_assert_eq!(a.names, b.names),
+                (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                (a, b) => prop_assert!(false, "{:?} vs {:?}", a.is_ok(), b.is_ok()),
+            }
+        }
+    }
+
+    /// The JSON parser never panics, and what it accepts it writes back
+    /// as JSON that serde_json reads as the same value.
+    #[test]
+    fn json_parser_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            let mut tape = Tape::default();
+            if let Ok(root) = parse_value(text, &mut tape) {
+                let mut out = String::new();
+                write_compact_json(crate::value::ValueRef { tape: &tape, idx: root as usize }, &mut out);
+                prop_assert!(serde_json::from_str::<Value>(&out).is_ok(), "{}", out);
+            }
+        }
+    }
+
+    #[test]
+    fn json_round_trips(v in json_value()) {
+        let text = v.to_string();
+        let mut tape = Tape::default();
+        let root = parse_value(&text, &mut tape).unwrap();
+        let mut out = String::new();
+        write_compact_json(crate::value::ValueRef { tape: &tape, idx: root as usize }, &mut out);
+        prop_assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), v);
+    }
+
+    /// The JSON Lines decoder gives the same records for any chunk size.
+    #[test]
+    fn jsonl_decoder_is_chunk_size_independent(records in prop::collection::vec(record(), 0..8), chunk in 1usize..40, crlf in any::<bool>()) {
+        let mut text = to_lines(&records);
+        if crlf {
+            text = text.replace('\n', "\r\n");
+        }
+        let decode = |chunk: usize| {
+            let mut reader = JsonLinesReader::new(text.as_bytes(), "p.jsonl", chunk);
+            let mut out = Vec::new();
+            loop {
+                let mut batch = Batch::default();
+                if reader.next_batch(&mut batch, 3).unwrap() == 0 {
+                    break;
+                }
+                for i in 0..batch.len() {
+                    let mut s = String::new();
+                    write_compact_json(batch.tape.record(i), &mut s);
+                    out.push((batch.meta[i].line, batch.meta[i].byte, s));
+                }
+            }
+            out
+        };
+        prop_assert_eq!(decode(chunk), decode(1 << 20));
+    }
+}
