@@ -69,7 +69,10 @@ pub const OPTION_SPECS: &[OptionSpec] = specs![
     "registry": Varchar,
 ];
 
-pub const INPUT_FORMAT_SPEC: OptionSpec = OptionSpec { name: "input_format", ty: ParamType::Varchar };
+pub const INPUT_FORMAT_SPEC: OptionSpec = OptionSpec {
+    name: "input_format",
+    ty: ParamType::Varchar,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormat {
@@ -94,7 +97,11 @@ impl InputFormat {
     ];
 
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, f)| *f == self).map(|(n, _)| *n).unwrap_or("?")
+        Self::ALL
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
     }
 
     /// File extensions (lower case, with the dot) this format accepts.
@@ -207,11 +214,21 @@ impl Options {
 
     /// Parses named parameters. `fixed_format` is the format implied by the
     /// function name; `None` means `input_format` is required.
-    pub fn parse(function: &str, fixed_format: Option<InputFormat>, params: &[(&str, ParamValue)]) -> Result<Self> {
+    pub fn parse(
+        function: &str,
+        fixed_format: Option<InputFormat>,
+        params: &[(&str, ParamValue)],
+    ) -> Result<Self> {
         let err = |m: String| SanitizeError::options(format!("{function}: {m}"));
         let input_format = match fixed_format {
             Some(f) => f,
-            None => parse_input_format(function, params.iter().find(|(n, _)| *n == "input_format").map(|(_, v)| v))?,
+            None => parse_input_format(
+                function,
+                params
+                    .iter()
+                    .find(|(n, _)| *n == "input_format")
+                    .map(|(_, v)| v),
+            )?,
         };
         let mut o = Options::defaults(input_format);
         for (name, value) in params {
@@ -230,17 +247,36 @@ impl Options {
                     }
                 }
                 "input_mode" => {
-                    o.input_mode = choice(function, name, value, &[("single_file", InputMode::SingleFile), ("directory", InputMode::Directory)])?
+                    o.input_mode = choice(
+                        function,
+                        name,
+                        value,
+                        &[
+                            ("single_file", InputMode::SingleFile),
+                            ("directory", InputMode::Directory),
+                        ],
+                    )?
                 }
                 "schema_mode" => {
-                    o.schema_mode = choice(function, name, value, &[("additive", SchemaMode::Additive), ("strict", SchemaMode::Strict)])?
+                    o.schema_mode = choice(
+                        function,
+                        name,
+                        value,
+                        &[
+                            ("additive", SchemaMode::Additive),
+                            ("strict", SchemaMode::Strict),
+                        ],
+                    )?
                 }
                 "column_order" => {
                     o.column_order = choice(
                         function,
                         name,
                         value,
-                        &[("alphabetically", ColumnOrder::Alphabetically), ("schema_contract_first", ColumnOrder::SchemaContractFirst)],
+                        &[
+                            ("alphabetically", ColumnOrder::Alphabetically),
+                            ("schema_contract_first", ColumnOrder::SchemaContractFirst),
+                        ],
                     )?
                 }
                 "field_name_policy" => {
@@ -267,12 +303,18 @@ impl Options {
                         ],
                     )?
                 }
-                "arrow_max_depth" => o.arrow_max_depth = positive(function, name, value, 1, 1000)? as usize,
-                "parquet_max_depth" => o.parquet_max_depth = positive(function, name, value, 1, 1000)? as usize,
+                "arrow_max_depth" => {
+                    o.arrow_max_depth = positive(function, name, value, 1, 1000)? as usize
+                }
+                "parquet_max_depth" => {
+                    o.parquet_max_depth = positive(function, name, value, 1, 1000)? as usize
+                }
                 "scalar_object_key" => {
                     let key = string(function, name, value)?;
                     if key.is_empty() {
-                        return Err(err("the \"scalar_object_key\" parameter must not be empty".into()));
+                        return Err(err(
+                            "the \"scalar_object_key\" parameter must not be empty".into()
+                        ));
                     }
                     o.scalar_object_key = key;
                 }
@@ -281,13 +323,20 @@ impl Options {
                         function,
                         name,
                         value,
-                        &[("stop", OnError::Stop), ("skip_row", OnError::SkipRow), ("emit_null_row", OnError::EmitNullRow)],
+                        &[
+                            ("stop", OnError::Stop),
+                            ("skip_row", OnError::SkipRow),
+                            ("emit_null_row", OnError::EmitNullRow),
+                        ],
                     )?
                 }
                 "batch_memory_limit_bytes" => {
-                    o.batch_memory_limit_bytes = Some(positive(function, name, value, 1, i64::MAX)? as u64)
+                    o.batch_memory_limit_bytes =
+                        Some(positive(function, name, value, 1, i64::MAX)? as u64)
                 }
-                "read_chunk_bytes" => o.read_chunk_bytes = positive(function, name, value, 1, 1 << 30)? as usize,
+                "read_chunk_bytes" => {
+                    o.read_chunk_bytes = positive(function, name, value, 1, 1 << 30)? as usize
+                }
                 "registry" => o.registry = Some(string(function, name, value)?),
                 other => {
                     let known = OPTION_SPECS.iter().any(|s| s.name == other);
@@ -318,21 +367,42 @@ impl Options {
 /// explicit default value is accepted.
 fn is_default_value(name: &str, value: &ParamValue) -> bool {
     match (name, value) {
-        ("parse_integers" | "parse_floats" | "parse_iso_timestamps" | "parse_iso_dates" | "parse_iso_times", ParamValue::Bool(false)) => true,
+        (
+            "parse_integers"
+            | "parse_floats"
+            | "parse_iso_timestamps"
+            | "parse_iso_dates"
+            | "parse_iso_times",
+            ParamValue::Bool(false),
+        ) => true,
         ("parse_float_decimal_separator", ParamValue::Str(s)) => s == ".",
         ("parse_float_thousands_separator", ParamValue::Str(s)) => s == ",",
-        ("true_tokens" | "false_tokens" | "custom_timestamp_patterns" | "custom_date_patterns" | "custom_time_patterns", ParamValue::List(l)) => l.is_empty(),
+        (
+            "true_tokens"
+            | "false_tokens"
+            | "custom_timestamp_patterns"
+            | "custom_date_patterns"
+            | "custom_time_patterns",
+            ParamValue::List(l),
+        ) => l.is_empty(),
         ("csv_has_header", ParamValue::Bool(true)) => true,
         ("csv_delimiter", ParamValue::Str(s)) => s == ",",
         ("input_text_encoding", ParamValue::Str(s)) => {
-            matches!(s.to_ascii_lowercase().replace('_', "-").as_str(), "utf-8" | "utf8")
+            matches!(
+                s.to_ascii_lowercase().replace('_', "-").as_str(),
+                "utf-8" | "utf8"
+            )
         }
         _ => false,
     }
 }
 
 fn parse_input_format(function: &str, value: Option<&ParamValue>) -> Result<InputFormat> {
-    let valid = InputFormat::ALL.iter().map(|(n, _)| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+    let valid = InputFormat::ALL
+        .iter()
+        .map(|(n, _)| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
     match value {
         None | Some(ParamValue::Null) => Err(SanitizeError::options(format!(
             "{function}: the \"input_format\" parameter is required and must be one of {valid}; the format is never guessed"
@@ -348,16 +418,33 @@ fn parse_input_format(function: &str, value: Option<&ParamValue>) -> Result<Inpu
 fn string(function: &str, name: &str, value: &ParamValue) -> Result<String> {
     match value {
         ParamValue::Str(s) => Ok(s.clone()),
-        other => Err(SanitizeError::options(format!("{function}: the \"{name}\" parameter must be a VARCHAR, not {other:?}"))),
+        other => Err(SanitizeError::options(format!(
+            "{function}: the \"{name}\" parameter must be a VARCHAR, not {other:?}"
+        ))),
     }
 }
 
-fn choice<T: Copy>(function: &str, name: &str, value: &ParamValue, choices: &[(&str, T)]) -> Result<T> {
+fn choice<T: Copy>(
+    function: &str,
+    name: &str,
+    value: &ParamValue,
+    choices: &[(&str, T)],
+) -> Result<T> {
     let s = string(function, name, value)?;
-    choices.iter().find(|(n, _)| *n == s).map(|(_, v)| *v).ok_or_else(|| {
-        let valid = choices.iter().map(|(n, _)| format!("'{n}'")).collect::<Vec<_>>().join(", ");
-        SanitizeError::options(format!("{function}: the \"{name}\" parameter must be one of {valid}, not '{s}'"))
-    })
+    choices
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let valid = choices
+                .iter()
+                .map(|(n, _)| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            SanitizeError::options(format!(
+                "{function}: the \"{name}\" parameter must be one of {valid}, not '{s}'"
+            ))
+        })
 }
 
 fn positive(function: &str, name: &str, value: &ParamValue, min: i64, max: i64) -> Result<i64> {
@@ -366,7 +453,9 @@ fn positive(function: &str, name: &str, value: &ParamValue, min: i64, max: i64) 
         ParamValue::Int(n) => Err(SanitizeError::options(format!(
             "{function}: the \"{name}\" parameter must be between {min} and {max}, not {n}"
         ))),
-        other => Err(SanitizeError::options(format!("{function}: the \"{name}\" parameter must be an integer, not {other:?}"))),
+        other => Err(SanitizeError::options(format!(
+            "{function}: the \"{name}\" parameter must be an integer, not {other:?}"
+        ))),
     }
 }
 
@@ -383,14 +472,22 @@ mod tests {
         let o = p(&[]).unwrap();
         assert_eq!(o.field_name_policy, FieldNamePolicy::LowerAlpha);
         assert_eq!(o.on_error, OnError::EmitNullRow);
-        assert_eq!((o.arrow_max_depth, o.parquet_max_depth, o.read_chunk_bytes), (32, 15, 1 << 20));
+        assert_eq!(
+            (o.arrow_max_depth, o.parquet_max_depth, o.read_chunk_bytes),
+            (32, 15, 1 << 20)
+        );
         assert_eq!(o.scalar_object_key, "default_key");
     }
 
     #[test]
     fn enumerations_name_the_parameter_and_the_bad_value() {
         let e = p(&[("on_error", ParamValue::Str("ignore".into()))]).unwrap_err();
-        assert!(e.message.contains("\"on_error\"") && e.message.contains("'ignore'") && e.message.contains("'skip_row'"), "{e}");
+        assert!(
+            e.message.contains("\"on_error\"")
+                && e.message.contains("'ignore'")
+                && e.message.contains("'skip_row'"),
+            "{e}"
+        );
         let e = p(&[("arrow_max_depth", ParamValue::Int(0))]).unwrap_err();
         assert!(e.message.contains("arrow_max_depth"), "{e}");
     }
@@ -399,9 +496,19 @@ mod tests {
     fn input_format_is_required_and_never_auto() {
         let e = Options::parse("sanitize", None, &[]).unwrap_err();
         assert!(e.message.contains("required"), "{e}");
-        let e = Options::parse("sanitize", None, &[("input_format", ParamValue::Str("auto".into()))]).unwrap_err();
+        let e = Options::parse(
+            "sanitize",
+            None,
+            &[("input_format", ParamValue::Str("auto".into()))],
+        )
+        .unwrap_err();
         assert!(e.message.contains("never guessed"), "{e}");
-        let o = Options::parse("sanitize", None, &[("input_format", ParamValue::Str("ndjson".into()))]).unwrap();
+        let o = Options::parse(
+            "sanitize",
+            None,
+            &[("input_format", ParamValue::Str("ndjson".into()))],
+        )
+        .unwrap();
         assert_eq!(o.input_format, InputFormat::Ndjson);
     }
 

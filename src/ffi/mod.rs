@@ -22,7 +22,10 @@ const C_API_VERSION: &str = env!("SCHEMA_SANITIZER_C_API_VERSION");
 /// # Safety
 /// Called by DuckDB with valid `info` and `access` pointers.
 #[no_mangle]
-pub unsafe extern "C" fn schema_sanitizer_init_c_api(info: ffi::duckdb_extension_info, access: *const ffi::duckdb_extension_access) -> bool {
+pub unsafe extern "C" fn schema_sanitizer_init_c_api(
+    info: ffi::duckdb_extension_info,
+    access: *const ffi::duckdb_extension_access,
+) -> bool {
     let result = guard::catch(|| unsafe { init(info, access) });
     match result {
         Ok(loaded) => loaded,
@@ -36,13 +39,18 @@ pub unsafe extern "C" fn schema_sanitizer_init_c_api(info: ffi::duckdb_extension
     }
 }
 
-unsafe fn init(info: ffi::duckdb_extension_info, access: *const ffi::duckdb_extension_access) -> Result<bool, String> {
-    let have_api = unsafe { ffi::duckdb_rs_extension_api_init(info, access, C_API_VERSION) }.map_err(|e| e.to_string())?;
+unsafe fn init(
+    info: ffi::duckdb_extension_info,
+    access: *const ffi::duckdb_extension_access,
+) -> Result<bool, String> {
+    let have_api = unsafe { ffi::duckdb_rs_extension_api_init(info, access, C_API_VERSION) }
+        .map_err(|e| e.to_string())?;
     if !have_api {
         // DuckDB has already recorded why (an older C API than we need).
         return Ok(false);
     }
-    let get_database = unsafe { (*access).get_database }.ok_or("DuckDB gave no get_database function")?;
+    let get_database =
+        unsafe { (*access).get_database }.ok_or("DuckDB gave no get_database function")?;
     let db = unsafe { get_database(info) };
     if db.is_null() {
         return Err("DuckDB gave no database to register the functions in".into());

@@ -17,7 +17,10 @@ pub fn register_sanitize_registry(con: ffi::duckdb_connection) -> Result<(), Str
                 ffi::duckdb_scalar_function_add_parameter(f, LogicalType::varchar().0);
             }
             ffi::duckdb_scalar_function_set_return_type(f, LogicalType::varchar().0);
-            ffi::duckdb_scalar_function_set_function(f, Some(if arity == 0 { empty_fn } else { canonical_fn }));
+            ffi::duckdb_scalar_function_set_function(
+                f,
+                Some(if arity == 0 { empty_fn } else { canonical_fn }),
+            );
             ffi::duckdb_add_scalar_function_to_set(set, f);
             ffi::duckdb_destroy_scalar_function(&mut f);
         }
@@ -30,7 +33,11 @@ pub fn register_sanitize_registry(con: ffi::duckdb_connection) -> Result<(), Str
     Ok(())
 }
 
-unsafe extern "C" fn empty_fn(info: ffi::duckdb_function_info, input: ffi::duckdb_data_chunk, output: ffi::duckdb_vector) {
+unsafe extern "C" fn empty_fn(
+    info: ffi::duckdb_function_info,
+    input: ffi::duckdb_data_chunk,
+    output: ffi::duckdb_vector,
+) {
     let result = catch(|| {
         let rows = unsafe { ffi::duckdb_data_chunk_get_size(input) } as usize;
         let text = empty_registry();
@@ -42,25 +49,36 @@ unsafe extern "C" fn empty_fn(info: ffi::duckdb_function_info, input: ffi::duckd
     }
 }
 
-unsafe extern "C" fn canonical_fn(info: ffi::duckdb_function_info, input: ffi::duckdb_data_chunk, output: ffi::duckdb_vector) {
+unsafe extern "C" fn canonical_fn(
+    info: ffi::duckdb_function_info,
+    input: ffi::duckdb_data_chunk,
+    output: ffi::duckdb_vector,
+) {
     let result = catch(|| unsafe {
         let rows = ffi::duckdb_data_chunk_get_size(input) as usize;
         let arg = ffi::duckdb_data_chunk_get_vector(input, 0);
         let strings = ffi::duckdb_vector_get_data(arg) as *mut ffi::duckdb_string_t;
         let validity = ffi::duckdb_vector_get_validity(arg);
         let mut valid = vec![true; rows];
-        for row in 0..rows {
+        for (row, ok) in valid.iter_mut().enumerate() {
             if !validity.is_null() && !ffi::duckdb_validity_row_is_valid(validity, row as u64) {
-                valid[row] = false;
+                *ok = false;
                 continue;
             }
             let s = strings.add(row);
             let len = ffi::duckdb_string_t_length(*s) as usize;
             let data = ffi::duckdb_string_t_data(s) as *const u8;
             let bytes = std::slice::from_raw_parts(data, len);
-            let text = std::str::from_utf8(bytes).map_err(|_| "sanitize_registry: the registry is not valid UTF-8".to_string())?;
-            let canonical = canonical_registry(text).map_err(|e| format!("sanitize_registry: {}", e.message))?;
-            ffi::duckdb_vector_assign_string_element_len(output, row as u64, canonical.as_ptr() as *const _, canonical.len() as u64);
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| "sanitize_registry: the registry is not valid UTF-8".to_string())?;
+            let canonical = canonical_registry(text)
+                .map_err(|e| format!("sanitize_registry: {}", e.message))?;
+            ffi::duckdb_vector_assign_string_element_len(
+                output,
+                row as u64,
+                canonical.as_ptr() as *const _,
+                canonical.len() as u64,
+            );
         }
         super::vectors::write_validity(output, &valid);
         Ok(())

@@ -45,14 +45,28 @@ impl LogicalType {
     }
 
     fn for_struct(s: &StructNode) -> Self {
-        let children: Vec<LogicalType> = s.outputs.iter().map(|&(fi, vi)| Self::for_node(&s.families[fi].versions[vi].ty)).collect();
+        let children: Vec<LogicalType> = s
+            .outputs
+            .iter()
+            .map(|&(fi, vi)| Self::for_node(&s.families[fi].versions[vi].ty))
+            .collect();
         let names: Vec<CString> = s
             .outputs
             .iter()
-            .map(|&(fi, vi)| CString::new(s.families[fi].versions[vi].output_name.replace('\0', " ")).unwrap_or_default())
+            .map(|&(fi, vi)| {
+                CString::new(s.families[fi].versions[vi].output_name.replace('\0', " "))
+                    .unwrap_or_default()
+            })
             .collect();
         let mut raw_types: Vec<ffi::duckdb_logical_type> = children.iter().map(|c| c.0).collect();
-        let mut raw_names: Vec<*const std::os::raw::c_char> = names.iter().map(|n| n.as_ptr()).collect();
-        LogicalType(unsafe { ffi::duckdb_create_struct_type(raw_types.as_mut_ptr(), raw_names.as_mut_ptr(), raw_types.len() as u64) })
+        let mut raw_names: Vec<*const std::os::raw::c_char> =
+            names.iter().map(|n| n.as_ptr()).collect();
+        LogicalType(unsafe {
+            ffi::duckdb_create_struct_type(
+                raw_types.as_mut_ptr(),
+                raw_names.as_mut_ptr(),
+                raw_types.len() as u64,
+            )
+        })
     }
 }

@@ -15,7 +15,12 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
                 for row in 0..rows {
                     if col.valid[row] {
                         let s = &bytes.as_bytes()[offsets[row] as usize..offsets[row + 1] as usize];
-                        ffi::duckdb_vector_assign_string_element_len(vector, row as u64, s.as_ptr() as *const _, s.len() as u64);
+                        ffi::duckdb_vector_assign_string_element_len(
+                            vector,
+                            row as u64,
+                            s.as_ptr() as *const _,
+                            s.len() as u64,
+                        );
                     }
                 }
             }
@@ -23,7 +28,10 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
                 let entries = ffi::duckdb_vector_get_data(vector) as *mut ffi::duckdb_list_entry;
                 for row in 0..rows {
                     let start = offsets[row] as u64;
-                    *entries.add(row) = ffi::duckdb_list_entry { offset: start, length: offsets[row + 1] as u64 - start };
+                    *entries.add(row) = ffi::duckdb_list_entry {
+                        offset: start,
+                        length: offsets[row + 1] as u64 - start,
+                    };
                 }
                 let child_rows = offsets[rows] as usize;
                 ffi::duckdb_list_vector_reserve(vector, child_rows as u64);
@@ -33,7 +41,11 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
             }
             ColumnData::Struct { children } => {
                 for (i, child) in children.iter().enumerate() {
-                    write_column(ffi::duckdb_struct_vector_get_child(vector, i as u64), child, rows);
+                    write_column(
+                        ffi::duckdb_struct_vector_get_child(vector, i as u64),
+                        child,
+                        rows,
+                    );
                 }
             }
         }
@@ -67,7 +79,14 @@ pub unsafe fn write_validity(vector: ffi::duckdb_vector, valid: &[bool]) {
 /// Sets `rows` rows of a VARCHAR vector to the same text.
 pub unsafe fn fill_varchar(vector: ffi::duckdb_vector, text: &str, rows: usize) {
     for row in 0..rows {
-        unsafe { ffi::duckdb_vector_assign_string_element_len(vector, row as u64, text.as_ptr() as *const _, text.len() as u64) };
+        unsafe {
+            ffi::duckdb_vector_assign_string_element_len(
+                vector,
+                row as u64,
+                text.as_ptr() as *const _,
+                text.len() as u64,
+            )
+        };
     }
 }
 

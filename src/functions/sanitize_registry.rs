@@ -14,7 +14,10 @@ pub fn empty_registry() -> String {
 /// fields in registry order, `variants` rebuilt from `canonical_schema`.
 pub fn canonical_registry(text: &str) -> Result<String> {
     let mut registry = parse_registry(text)?;
-    let opts = FinalizeOptions { policy: registry.field_name_policy, order: crate::options::ColumnOrder::SchemaContractFirst };
+    let opts = FinalizeOptions {
+        policy: registry.field_name_policy,
+        order: crate::options::ColumnOrder::SchemaContractFirst,
+    };
     // Every field is established, so finalizing only orders the outputs.
     finalize(&mut registry.root, &opts)?;
     Ok(registry.to_json_string())
@@ -37,7 +40,10 @@ mod tests {
             ("nope", "not valid JSON"),
             ("[]", "JSON object"),
             (r#"{"registry_version":2}"#, "registry_version 2"),
-            (r#"{"registry_version":1,"schema_generation":0,"field_name_policy":"x","canonical_schema":{"fields":[]}}"#, "field_name_policy"),
+            (
+                r#"{"registry_version":1,"schema_generation":0,"field_name_policy":"x","canonical_schema":{"fields":[]}}"#,
+                "field_name_policy",
+            ),
             (
                 r#"{"registry_version":1,"schema_generation":0,"field_name_policy":"lower_alpha","canonical_schema":{"fields":[{"name":"a","source_key":"a","version":1,"type":{"kind":"uint8"}}]}}"#,
                 "canonical_schema.fields[0].type.kind 'uint8'",

@@ -17,10 +17,16 @@ pub struct Level {
 
 impl Level {
     pub fn inside_list(self) -> Level {
-        Level { containers: self.containers + 1, structs: self.structs }
+        Level {
+            containers: self.containers + 1,
+            structs: self.structs,
+        }
     }
     pub fn inside_struct(self) -> Level {
-        Level { containers: self.containers + 1, structs: self.structs + 1 }
+        Level {
+            containers: self.containers + 1,
+            structs: self.structs + 1,
+        }
     }
 }
 
@@ -56,7 +62,12 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, limits: DepthLimits) -> C
         Node::Str { .. } | Node::Key { .. } => ValueClass::Str,
         // Containers without a non-null scalar inside are no evidence (the
         // seed's empty-container rule, applied recursively).
-        Node::List { evidence: false, .. } | Node::Object { evidence: false, .. } => ValueClass::Nothing,
+        Node::List {
+            evidence: false, ..
+        }
+        | Node::Object {
+            evidence: false, ..
+        } => ValueClass::Nothing,
         Node::List { .. } => {
             if level.containers + 1 > limits.arrow_max_depth {
                 ValueClass::Flattened
@@ -65,14 +76,20 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, limits: DepthLimits) -> C
             }
         }
         Node::Object { .. } => {
-            if level.containers + 1 > limits.arrow_max_depth || level.structs + 1 > limits.parquet_max_depth {
+            if level.containers + 1 > limits.arrow_max_depth
+                || level.structs + 1 > limits.parquet_max_depth
+            {
                 ValueClass::Flattened
             } else {
                 ValueClass::Object
             }
         }
     };
-    Classified { value, class, level }
+    Classified {
+        value,
+        class,
+        level,
+    }
 }
 
 impl ValueClass {

@@ -65,17 +65,32 @@ pub struct Ctx<'a> {
 
 /// Absorbs one record (an object) into the root struct. Returns false when
 /// the record is not an object and so cannot be a row.
-pub fn absorb_record(root: &mut StructNode, record: ValueRef<'_>, limits: DepthLimits, scalar_object_key: &str, stats: &mut InferStats) -> bool {
+pub fn absorb_record(
+    root: &mut StructNode,
+    record: ValueRef<'_>,
+    limits: DepthLimits,
+    scalar_object_key: &str,
+    stats: &mut InferStats,
+) -> bool {
     if !matches!(record.node(), crate::value::Node::Object { .. }) {
         return false;
     }
-    let mut ctx = Ctx { limits, scalar_object_key, stats: *stats };
+    let mut ctx = Ctx {
+        limits,
+        scalar_object_key,
+        stats: *stats,
+    };
     absorb_object_into_struct(root, record, Level::default(), &mut ctx);
     *stats = ctx.stats;
     true
 }
 
-fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level: Level, ctx: &mut Ctx<'_>) {
+fn absorb_object_into_struct(
+    node: &mut StructNode,
+    object: ValueRef<'_>,
+    level: Level,
+    ctx: &mut Ctx<'_>,
+) {
     for (key, child) in object.entries() {
         let c = classify(child, level, ctx.limits);
         note_depth(&c, ctx);
@@ -96,7 +111,8 @@ fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level:
 }
 
 fn note_depth(c: &Classified<'_>, ctx: &mut Ctx<'_>) {
-    let depth = c.level.containers + usize::from(matches!(c.class, ValueClass::List | ValueClass::Object));
+    let depth =
+        c.level.containers + usize::from(matches!(c.class, ValueClass::List | ValueClass::Object));
     ctx.stats.max_depth_seen = ctx.stats.max_depth_seen.max(depth);
     if c.class == ValueClass::Flattened {
         ctx.stats.values_flattened += 1;
@@ -104,7 +120,13 @@ fn note_depth(c: &Classified<'_>, ctx: &mut Ctx<'_>) {
 }
 
 fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
-    match choose_version(family, c, Growth::Allowed, ctx.limits, ctx.scalar_object_key) {
+    match choose_version(
+        family,
+        c,
+        Growth::Allowed,
+        ctx.limits,
+        ctx.scalar_object_key,
+    ) {
         Some(i) => {
             let v = &mut family.versions[i];
             absorb(&mut v.ty, v.established, c, ctx);
@@ -112,7 +134,12 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
         None => {
             if let Some(ty) = type_of(c, ctx) {
                 let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
-                family.versions.push(Version { number, ty, established: false, output_name: String::new() });
+                family.versions.push(Version {
+                    number,
+                    ty,
+                    established: false,
+                    output_name: String::new(),
+                });
             }
         }
     }
@@ -121,7 +148,13 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
 /// Picks the version of `family` that should receive the value, or `None`
 /// when no version can take it (inference then opens a new version; the
 /// scan counts a violation).
-pub fn choose_version(family: &Family, c: &Classified<'_>, growth: Growth, limits: DepthLimits, key: &str) -> Option<usize> {
+pub fn choose_version(
+    family: &Family,
+    c: &Classified<'_>,
+    growth: Growth,
+    limits: DepthLimits,
+    key: &str,
+) -> Option<usize> {
     let best = |g: Growth| {
         let mut best: Option<(Fit, u32, usize)> = None;
         for (i, v) in family.versions.iter().enumerate() {
@@ -143,14 +176,27 @@ pub fn choose_version(family: &Family, c: &Classified<'_>, growth: Growth, limit
 
 /// Objects prefer no kind of container over another (the seed routes a
 /// singleton object to a newer list-of-struct version), so both count Exact.
-fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, limits: DepthLimits, key: &str) -> Option<Fit> {
+fn fits(
+    ty: &TypeNode,
+    established: bool,
+    c: &Classified<'_>,
+    growth: Growth,
+    limits: DepthLimits,
+    key: &str,
+) -> Option<Fit> {
     let may_transform = growth == Growth::Allowed && !established;
     match (ty, c.class) {
         (_, ValueClass::Nothing) => Some(Fit::Exact),
-        (TypeNode::Scalar(ScalarKind::Json), _) => Some(if c.class.is_string_like() { Fit::Exact } else { Fit::Fallback }),
+        (TypeNode::Scalar(ScalarKind::Json), _) => Some(if c.class.is_string_like() {
+            Fit::Exact
+        } else {
+            Fit::Fallback
+        }),
         (TypeNode::Scalar(k), _) => {
             let direct = match (k, c.class) {
-                (ScalarKind::Bool, ValueClass::Bool) | (ScalarKind::Int, ValueClass::Int) | (ScalarKind::Float, ValueClass::Float) => Some(Fit::Exact),
+                (ScalarKind::Bool, ValueClass::Bool)
+                | (ScalarKind::Int, ValueClass::Int)
+                | (ScalarKind::Float, ValueClass::Float) => Some(Fit::Exact),
                 (ScalarKind::Str, cl) if cl.is_string_like() => Some(Fit::Exact),
                 (ScalarKind::Float, ValueClass::Int) => Some(Fit::Widen),
                 _ => None,
@@ -209,7 +255,11 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, li
         }
         (TypeNode::List(elem), _) => {
             // A singleton wraps into the list when the element type takes it.
-            let ec = Classified { value: c.value, class: c.class, level: c.level };
+            let ec = Classified {
+                value: c.value,
+                class: c.class,
+                level: c.level,
+            };
             fits(elem, established, &ec, growth, limits, key).map(|f| match (c.class, f) {
                 (ValueClass::Object, Fit::Exact) => Fit::Exact,
                 (_, Fit::Transform) => Fit::Transform,
@@ -221,7 +271,14 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, li
 }
 
 fn is_scalar_class(c: ValueClass) -> bool {
-    matches!(c, ValueClass::Bool | ValueClass::Int | ValueClass::Float | ValueClass::Str | ValueClass::Flattened)
+    matches!(
+        c,
+        ValueClass::Bool
+            | ValueClass::Int
+            | ValueClass::Float
+            | ValueClass::Str
+            | ValueClass::Flattened
+    )
 }
 
 /// Without growth, a struct takes an object when every entry with evidence
@@ -270,7 +327,16 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
                         None => continue,
                     },
                     Some(mut t) => {
-                        if fits(&t, false, &ec, Growth::Allowed, ctx.limits, ctx.scalar_object_key).is_some() {
+                        if fits(
+                            &t,
+                            false,
+                            &ec,
+                            Growth::Allowed,
+                            ctx.limits,
+                            ctx.scalar_object_key,
+                        )
+                        .is_some()
+                        {
                             absorb(&mut t, false, &ec, ctx);
                             t
                         } else {
@@ -308,7 +374,12 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
                     s.add_family(Family {
                         source_key: key.to_string(),
                         name: String::new(),
-                        versions: vec![Version { number: 1, ty: TypeNode::Scalar(kind), established: false, output_name: String::new() }],
+                        versions: vec![Version {
+                            number: 1,
+                            ty: TypeNode::Scalar(kind),
+                            established: false,
+                            output_name: String::new(),
+                        }],
                         registry_position: None,
                     });
                     absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);
@@ -327,7 +398,9 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
             }
         }
         TypeNode::Struct(s) => match c.class {
-            ValueClass::Object => absorb_object_into_struct(s, c.value, c.level.inside_struct(), ctx),
+            ValueClass::Object => {
+                absorb_object_into_struct(s, c.value, c.level.inside_struct(), ctx)
+            }
             ValueClass::List if !established => {
                 let mut elem = TypeNode::Struct(std::mem::take(s));
                 for e in c.value.elements() {

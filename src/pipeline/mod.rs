@@ -2,10 +2,10 @@
 //! the probe, finalize the registry) and [`Scanner`] (produce chunks).
 
 mod clock;
-mod scanner;
-mod stats;
 #[cfg(test)]
 mod proptests;
+mod scanner;
+mod stats;
 #[cfg(test)]
 mod tests;
 
@@ -43,7 +43,10 @@ pub struct ScanPlan {
 
 impl ScanPlan {
     pub fn limits(&self) -> DepthLimits {
-        DepthLimits { arrow_max_depth: self.options.arrow_max_depth, parquet_max_depth: self.options.parquet_max_depth }
+        DepthLimits {
+            arrow_max_depth: self.options.arrow_max_depth,
+            parquet_max_depth: self.options.parquet_max_depth,
+        }
     }
 }
 
@@ -63,16 +66,29 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
             registry.field_name_policy.name()
         )));
     }
-    let limits = DepthLimits { arrow_max_depth: options.arrow_max_depth, parquet_max_depth: options.parquet_max_depth };
+    let limits = DepthLimits {
+        arrow_max_depth: options.arrow_max_depth,
+        parquet_max_depth: options.parquet_max_depth,
+    };
     let mut stats = Stats::default();
     if options.schema_mode == SchemaMode::Additive {
-        probe_files(function, &files, &options, limits, &mut registry.root, &mut stats)?;
+        probe_files(
+            function,
+            &files,
+            &options,
+            limits,
+            &mut registry.root,
+            &mut stats,
+        )?;
     } else {
         stats.files = files.len() as u64;
     }
     let events = finalize(
         &mut registry.root,
-        &FinalizeOptions { policy: options.field_name_policy, order: options.column_order },
+        &FinalizeOptions {
+            policy: options.field_name_policy,
+            order: options.column_order,
+        },
     )
     .map_err(|e| e.in_function(function))?;
     if !events.is_empty() {
@@ -103,7 +119,14 @@ fn check_format_supported(function: &str, format: InputFormat) -> Result<()> {
 }
 
 /// The registry probe: a full scan that infers every record's shape.
-fn probe_files(function: &str, files: &[String], options: &Options, limits: DepthLimits, root: &mut StructNode, stats: &mut Stats) -> Result<()> {
+fn probe_files(
+    function: &str,
+    files: &[String],
+    options: &Options,
+    limits: DepthLimits,
+    root: &mut StructNode,
+    stats: &mut Stats,
+) -> Result<()> {
     let mut infer_stats = InferStats::default();
     let mut batch = Batch::default();
     for file in files {
@@ -112,7 +135,9 @@ fn probe_files(function: &str, files: &[String], options: &Options, limits: Dept
         stats.files += 1;
         loop {
             batch.clear();
-            let n = reader.next_batch(&mut batch, BATCH_RECORDS).map_err(|e| e.in_function(function))?;
+            let n = reader
+                .next_batch(&mut batch, BATCH_RECORDS)
+                .map_err(|e| e.in_function(function))?;
             if n == 0 {
                 break;
             }
@@ -122,7 +147,9 @@ fn probe_files(function: &str, files: &[String], options: &Options, limits: Dept
                 let meta = &batch.meta[i];
                 if let Some(err) = &meta.error {
                     match options.on_error {
-                        OnError::Stop => return Err(bad_record_error(function, file, meta.line, meta.byte, err)),
+                        OnError::Stop => {
+                            return Err(bad_record_error(function, file, meta.line, meta.byte, err))
+                        }
                         OnError::SkipRow => stats.rows_skipped += 1,
                         OnError::EmitNullRow => {
                             stats.rows_nulled += 1;
@@ -131,7 +158,13 @@ fn probe_files(function: &str, files: &[String], options: &Options, limits: Dept
                     }
                     continue;
                 }
-                absorb_record(root, batch.tape.record(i), limits, &options.scalar_object_key, &mut infer_stats);
+                absorb_record(
+                    root,
+                    batch.tape.record(i),
+                    limits,
+                    &options.scalar_object_key,
+                    &mut infer_stats,
+                );
                 stats.rows_emitted += 1;
             }
         }
@@ -143,10 +176,17 @@ fn probe_files(function: &str, files: &[String], options: &Options, limits: Dept
 }
 
 pub(crate) fn open(function: &str, file: &str) -> Result<File> {
-    File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{file}\": {e}")))
+    File::open(file)
+        .map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{file}\": {e}")))
 }
 
-pub(crate) fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
+pub(crate) fn bad_record_error(
+    function: &str,
+    file: &str,
+    line: u64,
+    byte: u64,
+    cause: &str,
+) -> SanitizeError {
     SanitizeError::input(format!(
         "{function}: bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
     ))

@@ -23,17 +23,22 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[abcAB_]{1,2}", inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map("[abcAB_]{1,2}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }
 
 fn record() -> impl Strategy<Value = Map<String, Value>> {
-    prop::collection::btree_map("[xyzXY ]{1,2}", json_value(), 0..5).prop_map(|m| m.into_iter().collect())
+    prop::collection::btree_map("[xyzXY ]{1,2}", json_value(), 0..5)
+        .prop_map(|m| m.into_iter().collect())
 }
 
 fn to_lines(records: &[Map<String, Value>]) -> String {
-    records.iter().map(|r| Value::Object(r.clone()).to_string() + "\n").collect()
+    records
+        .iter()
+        .map(|r| Value::Object(r.clone()).to_string() + "\n")
+        .collect()
 }
 
 fn has_evidence(v: &Value) -> bool {

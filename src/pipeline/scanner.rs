@@ -18,7 +18,11 @@ pub struct Chunk {
 
 impl Chunk {
     pub fn new(plan: &ScanPlan) -> Self {
-        Chunk { columns: columns_for_struct(&plan.schema), rows: 0, file_index: 0 }
+        Chunk {
+            columns: columns_for_struct(&plan.schema),
+            rows: 0,
+            file_index: 0,
+        }
     }
     fn clear(&mut self) {
         self.columns.iter_mut().for_each(Column::clear);
@@ -64,7 +68,9 @@ impl Scanner {
             if self.cursor == self.batch.len() && !self.refill()? {
                 return Ok(chunk.rows);
             }
-            let Some((file_index, _)) = &self.reader else { continue };
+            let Some((file_index, _)) = &self.reader else {
+                continue;
+            };
             let file_index = *file_index;
             if chunk.rows > 0 && chunk.file_index != file_index {
                 return Ok(chunk.rows);
@@ -78,7 +84,9 @@ impl Scanner {
                 let meta = &self.batch.meta[i];
                 if let Some(err) = &meta.error {
                     match on_error {
-                        OnError::Stop => return Err(bad_record_error(function, file, meta.line, meta.byte, err)),
+                        OnError::Stop => {
+                            return Err(bad_record_error(function, file, meta.line, meta.byte, err))
+                        }
                         OnError::SkipRow => {
                             self.stats.rows_skipped += 1;
                             continue;
@@ -114,7 +122,8 @@ impl Scanner {
                         }
                     }
                 }
-                self.router.write_record(&plan.schema, record, &mut chunk.columns);
+                self.router
+                    .write_record(&plan.schema, record, &mut chunk.columns);
                 self.stats.rows_emitted += 1;
                 chunk.rows += 1;
             }
@@ -139,13 +148,20 @@ impl Scanner {
                 self.next_file += 1;
                 let file = &plan.files[index];
                 let f = open(function, file)?;
-                self.reader = Some((index, JsonLinesReader::new(f, file, plan.options.read_chunk_bytes)));
+                self.reader = Some((
+                    index,
+                    JsonLinesReader::new(f, file, plan.options.read_chunk_bytes),
+                ));
                 self.stats.files += 1;
             }
-            let Some((_, reader)) = self.reader.as_mut() else { continue };
+            let Some((_, reader)) = self.reader.as_mut() else {
+                continue;
+            };
             self.batch.clear();
             self.cursor = 0;
-            let n = reader.next_batch(&mut self.batch, BATCH_RECORDS).map_err(|e| e.in_function(function))?;
+            let n = reader
+                .next_batch(&mut self.batch, BATCH_RECORDS)
+                .map_err(|e| e.in_function(function))?;
             if n > 0 {
                 self.stats.batches += 1;
                 return Ok(true);

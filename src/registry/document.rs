@@ -17,7 +17,11 @@ pub struct Registry {
 
 impl Registry {
     pub fn empty(policy: FieldNamePolicy) -> Self {
-        Registry { root: StructNode::default(), schema_generation: 0, field_name_policy: policy }
+        Registry {
+            root: StructNode::default(),
+            schema_generation: 0,
+            field_name_policy: policy,
+        }
     }
 
     /// The registry document. `root` must be finalized (names and output order set).
@@ -129,7 +133,11 @@ fn collect_variants(s: &StructNode, prefix: &str, out: &mut Map<String, Value>) 
             continue;
         }
         let f = &s.families[fi];
-        let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
+        let path = if prefix.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
         let newest = f.versions.iter().map(|v| v.number).max().unwrap_or(1);
         let mut versions: Vec<&Version> = f.versions.iter().collect();
         versions.sort_by_key(|v| v.number);
@@ -144,7 +152,10 @@ fn collect_variants(s: &StructNode, prefix: &str, out: &mut Map<String, Value>) 
                 })
             })
             .collect();
-        out.insert(path.clone(), json!({"source_key": f.source_key, "versions": list}));
+        out.insert(
+            path.clone(),
+            json!({"source_key": f.source_key, "versions": list}),
+        );
         for v in versions {
             let child_prefix = version_path(prefix, &v.output_name);
             collect_nested(&v.ty, &child_prefix, out);
@@ -164,17 +175,30 @@ fn collect_nested(t: &TypeNode, prefix: &str, out: &mut Map<String, Value>) {
 /// path of the problem.
 pub fn parse_registry(text: &str) -> Result<Registry> {
     let bad = |m: String| SanitizeError::options(format!("invalid registry: {m}"));
-    let doc: Value = serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON ({e})")))?;
-    let obj = doc.as_object().ok_or_else(|| bad("the document must be a JSON object".into()))?;
+    let doc: Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON ({e})")))?;
+    let obj = doc
+        .as_object()
+        .ok_or_else(|| bad("the document must be a JSON object".into()))?;
     match obj.get("registry_version").and_then(Value::as_u64) {
         Some(REGISTRY_VERSION) => {}
-        Some(v) => return Err(bad(format!("registry_version {v} is not supported (this build reads version {REGISTRY_VERSION})"))),
-        None => return Err(bad("\"registry_version\" is missing or not an integer".into())),
+        Some(v) => {
+            return Err(bad(format!(
+            "registry_version {v} is not supported (this build reads version {REGISTRY_VERSION})"
+        )))
+        }
+        None => {
+            return Err(bad(
+                "\"registry_version\" is missing or not an integer".into()
+            ))
+        }
     }
     let schema_generation = obj
         .get("schema_generation")
         .and_then(Value::as_u64)
-        .ok_or_else(|| bad("\"schema_generation\" is missing or not a non-negative integer".into()))?;
+        .ok_or_else(|| {
+            bad("\"schema_generation\" is missing or not a non-negative integer".into())
+        })?;
     let policy_text = obj
         .get("field_name_policy")
         .and_then(Value::as_str)
@@ -192,7 +216,11 @@ pub fn parse_registry(text: &str) -> Result<Registry> {
         }
     }
     let root = parse_fields(fields, "canonical_schema.fields").map_err(bad)?;
-    Ok(Registry { root, schema_generation, field_name_policy })
+    Ok(Registry {
+        root,
+        schema_generation,
+        field_name_policy,
+    })
 }
 
 fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode, String> {
@@ -200,34 +228,52 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
     let mut names = std::collections::HashSet::new();
     for (i, f) in fields.iter().enumerate() {
         let here = format!("{path}[{i}]");
-        let name = f.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or(format!("{here}.name is missing or empty"))?;
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or(format!("{here}.name is missing or empty"))?;
         if !names.insert(name.to_lowercase()) {
-            return Err(format!("{here}.name '{name}' appears twice at the same level (names are case-insensitive)"));
+            return Err(format!(
+                "{here}.name '{name}' appears twice at the same level (names are case-insensitive)"
+            ));
         }
-        let source_key = f.get("source_key").and_then(Value::as_str).ok_or(format!("{here}.source_key is missing or not a string"))?;
+        let source_key = f
+            .get("source_key")
+            .and_then(Value::as_str)
+            .ok_or(format!("{here}.source_key is missing or not a string"))?;
         let number = f
             .get("version")
             .and_then(Value::as_u64)
             .filter(|n| *n >= 1 && *n <= u32::MAX as u64)
-            .ok_or(format!("{here}.version is missing or not a positive integer"))? as u32;
-        let ty = parse_type(f.get("type").ok_or(format!("{here}.type is missing"))?, &format!("{here}.type"))?;
+            .ok_or(format!(
+                "{here}.version is missing or not a positive integer"
+            ))? as u32;
+        let ty = parse_type(
+            f.get("type").ok_or(format!("{here}.type is missing"))?,
+            &format!("{here}.type"),
+        )?;
         let fi = match node.index.get(source_key) {
             Some(&fi) => fi,
-            None => {
-                let fi = node.add_family(Family {
-                    source_key: source_key.to_string(),
-                    name: String::new(),
-                    versions: Vec::new(),
-                    registry_position: Some(node.families.len()),
-                });
-                fi
-            }
+            None => node.add_family(Family {
+                source_key: source_key.to_string(),
+                name: String::new(),
+                versions: Vec::new(),
+                registry_position: Some(node.families.len()),
+            }),
         };
         let family = &mut node.families[fi];
         if family.versions.iter().any(|v| v.number == number) {
-            return Err(format!("{here}: source_key '{source_key}' has version {number} twice"));
+            return Err(format!(
+                "{here}: source_key '{source_key}' has version {number} twice"
+            ));
         }
-        family.versions.push(Version { number, ty, established: true, output_name: name.to_string() });
+        family.versions.push(Version {
+            number,
+            ty,
+            established: true,
+            output_name: name.to_string(),
+        });
     }
     // The family's base name is version 1's name; without a version 1 (it
     // can't happen in documents we write) fall back to the lowest version's.
@@ -245,7 +291,10 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
 }
 
 fn parse_type(t: &Value, path: &str) -> std::result::Result<TypeNode, String> {
-    let kind = t.get("kind").and_then(Value::as_str).ok_or(format!("{path}.kind is missing or not a string"))?;
+    let kind = t
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or(format!("{path}.kind is missing or not a string"))?;
     Ok(match kind {
         "boolean" => TypeNode::Scalar(ScalarKind::Bool),
         "int64" => TypeNode::Scalar(ScalarKind::Int),

@@ -10,10 +10,18 @@ pub enum ColumnData {
     Int(Vec<i64>),
     Float(Vec<f64>),
     /// UTF-8 text; row i is `bytes[offsets[i]..offsets[i + 1]]`.
-    Str { offsets: Vec<u32>, bytes: String },
+    Str {
+        offsets: Vec<u32>,
+        bytes: String,
+    },
     /// Row i holds child rows `offsets[i]..offsets[i + 1]`.
-    List { offsets: Vec<u32>, child: Box<Column> },
-    Struct { children: Vec<Column> },
+    List {
+        offsets: Vec<u32>,
+        child: Box<Column>,
+    },
+    Struct {
+        children: Vec<Column>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -27,15 +35,28 @@ impl Column {
         let data = match t {
             TypeNode::Scalar(k) => match k {
                 ScalarKind::Bool => ColumnData::Bool(Vec::new()),
-                ScalarKind::Int | ScalarKind::Timestamp | ScalarKind::Time => ColumnData::Int(Vec::new()),
+                ScalarKind::Int | ScalarKind::Timestamp | ScalarKind::Time => {
+                    ColumnData::Int(Vec::new())
+                }
                 ScalarKind::Date => ColumnData::Int(Vec::new()),
                 ScalarKind::Float => ColumnData::Float(Vec::new()),
-                ScalarKind::Str | ScalarKind::Json => ColumnData::Str { offsets: vec![0], bytes: String::new() },
+                ScalarKind::Str | ScalarKind::Json => ColumnData::Str {
+                    offsets: vec![0],
+                    bytes: String::new(),
+                },
             },
-            TypeNode::List(e) => ColumnData::List { offsets: vec![0], child: Box::new(Column::for_type(e)) },
-            TypeNode::Struct(s) => ColumnData::Struct { children: columns_for_struct(s) },
+            TypeNode::List(e) => ColumnData::List {
+                offsets: vec![0],
+                child: Box::new(Column::for_type(e)),
+            },
+            TypeNode::Struct(s) => ColumnData::Struct {
+                children: columns_for_struct(s),
+            },
         };
-        Column { valid: Vec::new(), data }
+        Column {
+            valid: Vec::new(),
+            data,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -106,7 +127,10 @@ impl Column {
 }
 
 pub fn columns_for_struct(s: &StructNode) -> Vec<Column> {
-    s.outputs.iter().map(|&(fi, vi)| Column::for_type(&s.families[fi].versions[vi].ty)).collect()
+    s.outputs
+        .iter()
+        .map(|&(fi, vi)| Column::for_type(&s.families[fi].versions[vi].ty))
+        .collect()
 }
 
 impl Column {
@@ -120,11 +144,17 @@ impl Column {
             ColumnData::Bool(v) => Value::Bool(v[row]),
             ColumnData::Int(v) => Value::from(v[row]),
             ColumnData::Float(v) => Value::from(v[row]),
-            ColumnData::Str { offsets, bytes } => Value::from(&bytes[offsets[row] as usize..offsets[row + 1] as usize]),
-            ColumnData::List { offsets, child } => {
-                Value::Array((offsets[row] as usize..offsets[row + 1] as usize).map(|i| child.row_json(i)).collect())
+            ColumnData::Str { offsets, bytes } => {
+                Value::from(&bytes[offsets[row] as usize..offsets[row + 1] as usize])
             }
-            ColumnData::Struct { children } => Value::Array(children.iter().map(|c| c.row_json(row)).collect()),
+            ColumnData::List { offsets, child } => Value::Array(
+                (offsets[row] as usize..offsets[row + 1] as usize)
+                    .map(|i| child.row_json(i))
+                    .collect(),
+            ),
+            ColumnData::Struct { children } => {
+                Value::Array(children.iter().map(|c| c.row_json(row)).collect())
+            }
         }
     }
 }

@@ -6,7 +6,10 @@ mod column;
 
 pub use column::{columns_for_struct, Column, ColumnData};
 
-use crate::infer::{choose_version, classify, Classified, DepthLimits, Growth, Level, ScalarKind, StructNode, TypeNode, ValueClass};
+use crate::infer::{
+    choose_version, classify, Classified, DepthLimits, Growth, Level, ScalarKind, StructNode,
+    TypeNode, ValueClass,
+};
 use crate::value::{write_compact_json, Node, ValueRef};
 
 /// Settings and counters of one materialization pass.
@@ -26,11 +29,22 @@ const NO_VALUE: usize = usize::MAX;
 
 impl Router {
     pub fn new(limits: DepthLimits, scalar_object_key: &str, trusted: bool) -> Self {
-        Router { limits, scalar_object_key: scalar_object_key.to_string(), trusted, values_nulled: 0, scratch: Vec::new() }
+        Router {
+            limits,
+            scalar_object_key: scalar_object_key.to_string(),
+            trusted,
+            values_nulled: 0,
+            scratch: Vec::new(),
+        }
     }
 
     /// Writes one record (an object) as one row of `columns`.
-    pub fn write_record(&mut self, root: &StructNode, record: ValueRef<'_>, columns: &mut [Column]) {
+    pub fn write_record(
+        &mut self,
+        root: &StructNode,
+        record: ValueRef<'_>,
+        columns: &mut [Column],
+    ) {
         self.write_entries(root, record, Level::default(), columns);
     }
 
@@ -50,7 +64,9 @@ impl Router {
             match s.family(key) {
                 None => n += 1,
                 Some(f) => {
-                    if choose_version(f, &c, Growth::None, self.limits, &self.scalar_object_key).is_none() {
+                    if choose_version(f, &c, Growth::None, self.limits, &self.scalar_object_key)
+                        .is_none()
+                    {
                         n += 1;
                     }
                 }
@@ -59,7 +75,13 @@ impl Router {
         n
     }
 
-    fn write_entries(&mut self, s: &StructNode, object: ValueRef<'_>, level: Level, columns: &mut [Column]) {
+    fn write_entries(
+        &mut self,
+        s: &StructNode,
+        object: ValueRef<'_>,
+        level: Level,
+        columns: &mut [Column],
+    ) {
         let base = self.scratch.len();
         self.scratch.resize(base + s.families.len(), NO_VALUE);
         for (key, v) in object.entries() {
@@ -78,7 +100,14 @@ impl Router {
     }
 
     /// Writes the row for every output of `s` from the slots at `base`.
-    fn write_slots(&mut self, s: &StructNode, any: ValueRef<'_>, level: Level, columns: &mut [Column], base: usize) {
+    fn write_slots(
+        &mut self,
+        s: &StructNode,
+        any: ValueRef<'_>,
+        level: Level,
+        columns: &mut [Column],
+        base: usize,
+    ) {
         let mut current_family = usize::MAX;
         let mut chosen: Option<usize> = None;
         let mut classified: Option<Classified<'_>> = None;
@@ -89,13 +118,26 @@ impl Router {
                 classified = None;
                 chosen = None;
                 if idx != NO_VALUE {
-                    let c = classify(ValueRef { tape: any.tape, idx }, level, self.limits);
+                    let c = classify(
+                        ValueRef {
+                            tape: any.tape,
+                            idx,
+                        },
+                        level,
+                        self.limits,
+                    );
                     if c.class != ValueClass::Nothing {
                         let family = &s.families[fi];
                         chosen = if self.trusted && family.versions.len() == 1 {
                             Some(0)
                         } else {
-                            choose_version(family, &c, Growth::None, self.limits, &self.scalar_object_key)
+                            choose_version(
+                                family,
+                                &c,
+                                Growth::None,
+                                self.limits,
+                                &self.scalar_object_key,
+                            )
                         };
                         if chosen.is_none() {
                             self.values_nulled += 1;
@@ -192,7 +234,9 @@ impl Router {
             }
             (ColumnData::Str { offsets, bytes }, ScalarKind::Str | ScalarKind::Json) => {
                 match (node, c.class) {
-                    (Node::Str { start, len }, _) => bytes.push_str(c.value.tape.text_of(start, len)),
+                    (Node::Str { start, len }, _) => {
+                        bytes.push_str(c.value.tape.text_of(start, len))
+                    }
                     (_, ValueClass::Flattened) => write_compact_json(c.value, bytes),
                     _ if kind == ScalarKind::Json => write_compact_json(c.value, bytes),
                     _ => {

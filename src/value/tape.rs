@@ -7,15 +7,29 @@ pub enum Node {
     Int(i64),
     Float(f64),
     /// A string: a range of [`Tape::text`].
-    Str { start: u32, len: u32 },
+    Str {
+        start: u32,
+        len: u32,
+    },
     /// An array of `len` values; `end` is the index one past its last node.
     /// `evidence`: some non-null scalar lies inside (else the value carries
     /// no type evidence, like `[]`, `[{}]` or `{"a": null}`).
-    List { len: u32, end: u32, evidence: bool },
+    List {
+        len: u32,
+        end: u32,
+        evidence: bool,
+    },
     /// An object of `len` entries, each a [`Node::Key`] followed by its value.
-    Object { len: u32, end: u32, evidence: bool },
+    Object {
+        len: u32,
+        end: u32,
+        evidence: bool,
+    },
     /// An object key: a range of [`Tape::text`].
-    Key { start: u32, len: u32 },
+    Key {
+        start: u32,
+        len: u32,
+    },
 }
 
 /// Records of one batch, stored flat. `roots` holds the index of each record.
@@ -38,7 +52,10 @@ impl Tape {
     }
 
     pub fn record(&self, i: usize) -> ValueRef<'_> {
-        ValueRef { tape: self, idx: self.roots[i] as usize }
+        ValueRef {
+            tape: self,
+            idx: self.roots[i] as usize,
+        }
     }
 
     pub fn text_of(&self, start: u32, len: u32) -> &str {
@@ -62,7 +79,9 @@ impl Tape {
 
     /// Approximate heap bytes held, for memory budgeting.
     pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>() + self.text.capacity() + self.roots.capacity() * 4
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.text.capacity()
+            + self.roots.capacity() * 4
     }
 }
 
@@ -88,22 +107,49 @@ impl<'t> ValueRef<'t> {
     /// True for null and for containers with no non-null scalar inside
     /// (`{}`, `[]`, `[{}]`, `{"a": null}`): values that carry no type evidence.
     pub fn is_empty_or_null(&self) -> bool {
-        matches!(self.node(), Node::Null | Node::List { evidence: false, .. } | Node::Object { evidence: false, .. })
+        matches!(
+            self.node(),
+            Node::Null
+                | Node::List {
+                    evidence: false,
+                    ..
+                }
+                | Node::Object {
+                    evidence: false,
+                    ..
+                }
+        )
     }
 
     /// Elements of an array (empty for anything else).
     pub fn elements(&self) -> Elements<'t> {
         match self.node() {
-            Node::List { len, .. } => Elements { tape: self.tape, next: self.idx + 1, left: len },
-            _ => Elements { tape: self.tape, next: 0, left: 0 },
+            Node::List { len, .. } => Elements {
+                tape: self.tape,
+                next: self.idx + 1,
+                left: len,
+            },
+            _ => Elements {
+                tape: self.tape,
+                next: 0,
+                left: 0,
+            },
         }
     }
 
     /// Entries of an object (empty for anything else).
     pub fn entries(&self) -> Entries<'t> {
         match self.node() {
-            Node::Object { len, .. } => Entries { tape: self.tape, next: self.idx + 1, left: len },
-            _ => Entries { tape: self.tape, next: 0, left: 0 },
+            Node::Object { len, .. } => Entries {
+                tape: self.tape,
+                next: self.idx + 1,
+                left: len,
+            },
+            _ => Entries {
+                tape: self.tape,
+                next: 0,
+                left: 0,
+            },
         }
     }
 }
@@ -121,7 +167,10 @@ impl<'t> Iterator for Elements<'t> {
             return None;
         }
         self.left -= 1;
-        let v = ValueRef { tape: self.tape, idx: self.next };
+        let v = ValueRef {
+            tape: self.tape,
+            idx: self.next,
+        };
         self.next = self.tape.skip(self.next);
         Some(v)
     }
@@ -144,7 +193,10 @@ impl<'t> Iterator for Entries<'t> {
             Node::Key { start, len } => self.tape.text_of(start, len),
             _ => "",
         };
-        let v = ValueRef { tape: self.tape, idx: self.next + 1 };
+        let v = ValueRef {
+            tape: self.tape,
+            idx: self.next + 1,
+        };
         self.next = self.tape.skip(self.next + 1);
         Some((key, v))
     }
