@@ -95,15 +95,21 @@ def input_path(case: dict, data_dir: str, size_mb: float, seed: int) -> str:
     return os.path.join(data_dir, f"{inp['prefix']}-{size_tag(size_mb)}mb-seed{seed}.{inp['ext']}")
 
 
-def _busy_cpu_seconds() -> float | None:
-    """CPU seconds spent by the whole machine (all cores, not idle/iowait)."""
+def _machine_cpu_seconds() -> tuple[float, float] | None:
+    """(busy, steal) CPU seconds of the whole machine since boot, all cores.
+
+    busy excludes idle, iowait and steal; steal is time the hypervisor gave
+    this VM's virtual CPUs to someone else.
+    """
     try:
         with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
+            v = [int(x) for x in f.readline().split()[1:]]
     except (OSError, ValueError):
         return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    v += [0] * (8 - len(v))
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = v[0] + v[1] + v[2] + v[5] + v[6]  # user nice system irq softirq
+    return busy / tick, v[7] / tick
 
 
 def _own_cpu_seconds() -> float:
@@ -340,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
             "order": [],
         }
         for s in SIDES:
-            res[s] = {"times_s": [], "cpu_s": [], "other_cpu_s": [], "rows": None, "error": None}
+            res[s] = {"times_s": [], "cpu_s": [], "other_cpu_s": [], "steal_s": [], "rows": None, "error": None}
 
         for run in range(a.runs):
             order = SIDES if run % 2 == 0 else SIDES[::-1]
@@ -349,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                 if side["error"]:
                     continue  # failed once: do not repeat a failing statement
                 res["order"].append(s)
-                busy0, own0 = _busy_cpu_seconds(), _own_cpu_seconds()
+                m0, own0 = _machine_cpu_seconds(), _own_cpu_seconds()
                 t0 = time.perf_counter()
                 try:
                     rows = con.execute(sql[s]).fetchall()[0][0]
@@ -359,17 +365,23 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  run {run + 1} {s}: ERROR {side['error']}", flush=True)
                     continue
                 dt = time.perf_counter() - t0
-                busy1, own1 = _busy_cpu_seconds(), _own_cpu_seconds()
+                m1, own1 = _machine_cpu_seconds(), _own_cpu_seconds()
                 own = own1 - own0
-                # CPU time other processes used during this run: noise indicator.
-                other = None if busy0 is None or busy1 is None else max(0.0, busy1 - busy0 - own)
+                # CPU time other processes used (and hypervisor steal) during
+                # this run: noise indicators.
+                other = steal = None
+                if m0 is not None and m1 is not None:
+                    other = max(0.0, m1[0] - m0[0] - own)
+                    steal = m1[1] - m0[1]
                 side["times_s"].append(dt)
                 side["cpu_s"].append(own)
                 side["other_cpu_s"].append(other)
+                side["steal_s"].append(steal)
                 side["rows"] = rows
                 print(
                     f"  run {run + 1} {s:8s} {dt:7.2f} s  {nbytes / 1e6 / dt:7.1f} MB/s  rows={rows}"
-                    f"  cpu {own:.1f} s" + ("" if other is None else f"  other processes {other:.1f} cpu-s"),
+                    f"  cpu {own:.1f} s"
+                    + ("" if other is None else f"  other processes {other:.1f} cpu-s  steal {steal:.1f} s"),
                     flush=True,
                 )
 
@@ -381,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
             others = [x for x in side["other_cpu_s"] if x is not None]
             if others:
                 side["other_cpu_s_total"] = sum(others)
+            steals = [x for x in side["steal_s"] if x is not None]
+            if steals:
+                side["steal_s_total"] = sum(steals)
             out = os.path.join(data_dir, f"{name}-{s}.parquet")
             if not side["error"] and os.path.exists(out):
                 side["output_schema"] = [
@@ -454,11 +469,12 @@ def report_markdown(results: dict) -> str:
         if c.get("note"):
             ratios.append(f"- {c['name']}: {c['note']}")
         other = sum(c[s].get("other_cpu_s_total", 0.0) for s in SIDES)
+        steal = sum(c[s].get("steal_s_total", 0.0) for s in SIDES)
         timed = sum(sum(c[s]["times_s"]) for s in SIDES)
         if timed:
             ratios.append(
-                f"- {c['name']}: other processes used {other:.1f} CPU-s during the {timed:.0f} s of timed runs"
-                f" ({100 * other / timed:.0f}% of one core)"
+                f"- {c['name']}: during the {timed:.0f} s of timed runs other processes used {other:.1f} CPU-s"
+                f" ({100 * other / timed:.0f}% of one core); hypervisor steal {steal:.1f} s"
             )
     lines.append("")
     lines.extend(ratios)

@@ -26,8 +26,8 @@ write the same bytes. Sizes are decimal megabytes (1 MB = 1,000,000 bytes);
 with --size-mb the generator stops after the first row that reaches the size.
 
 Rows are rendered from pre-encoded JSON fragments with one f-string per row
-and written in ~4 MB blocks: about 20 MB/s on the 2-core benchmark machine
-(300 MB in ~15 s). Serialising the same rows with json.dumps alone, without
+and written in ~4 MB blocks: 14-17 MB/s on the 2-core benchmark machine
+(300 MB in 18-21 s). Serialising the same rows with json.dumps alone, without
 generating any values, costs as much as this whole generator.
 """
 

@@ -10,7 +10,12 @@ cargo build --release --features extension
 case "$(uname -s)" in Darwin) LIB=target/release/lib${EXTENSION_NAME}.dylib ;; *) LIB=target/release/lib${EXTENSION_NAME}.so ;; esac
 mkdir -p build/release "build/repository/v${DUCKDB_VERSION}/${PLATFORM}"
 OUT="build/release/${EXTENSION_NAME}.duckdb_extension"
-python3 scripts/append_metadata.py --library "$LIB" --out "$OUT" --platform "$PLATFORM" \
+REPO_FILE="build/repository/v${DUCKDB_VERSION}/${PLATFORM}/${EXTENSION_NAME}.duckdb_extension"
+# Write to a temporary name and rename: a process that has the old file
+# loaded keeps its inode instead of crashing on a file rewritten in place.
+python3 scripts/append_metadata.py --library "$LIB" --out "$OUT.tmp" --platform "$PLATFORM" \
   --duckdb-version "$C_API_VERSION" --extension-version "v${EXTENSION_VERSION}" --abi-type "$ABI_TYPE"
-cp "$OUT" "build/repository/v${DUCKDB_VERSION}/${PLATFORM}/${EXTENSION_NAME}.duckdb_extension"
+cp "$OUT.tmp" "$REPO_FILE.tmp"
+mv -f "$REPO_FILE.tmp" "$REPO_FILE"
+mv -f "$OUT.tmp" "$OUT"
 echo "built $OUT and the repository build/repository (v${DUCKDB_VERSION}/${PLATFORM})"
