@@ -55,6 +55,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import gen_jsonl  # noqa: E402
+import gen_strings  # noqa: E402
 
 DEFAULT_EXTENSION = os.path.join(ROOT, "build", "release", "schema_sanitizer.duckdb_extension")
 
@@ -64,6 +65,18 @@ def _gen_jsonl(path: str, seed: int, size_mb: float) -> None:
     print(f"  generated {path}: {rows} rows, {nbytes / 1e6:.1f} MB", flush=True)
 
 
+def _gen_strings(path: str, seed: int, size_mb: float) -> None:
+    rows, nbytes = gen_strings.generate_file(path, seed, size_mb=size_mb)
+    print(f"  generated {path}: {rows} rows, {nbytes / 1e6:.1f} MB", flush=True)
+
+
+# Every string parser on, as a CSV-heavy pipeline would use them.
+ALL_PARSERS = (
+    "parse_integers := true, parse_floats := true, parse_iso_timestamps := true, "
+    "parse_iso_dates := true, parse_iso_times := true, true_tokens := ['yes', 'y'], false_tokens := ['no', 'n'], "
+    "custom_date_patterns := ['(\\d{{4}})/(\\d{{2}})/(\\d{{2}})']"  # braces doubled for str.format
+)
+
 CASES: list[dict] = [
     {
         "name": "jsonl",
@@ -72,6 +85,22 @@ CASES: list[dict] = [
         "ours": "COPY (FROM sanitize_jsonl({input})) TO {out}",
         "baseline": "COPY (FROM read_json({input}, sample_size=-1)) TO {out}",
         "labels": {"ours": "sanitize_jsonl", "baseline": "read_json(sample_size=-1)"},
+    },
+    {
+        "name": "strings-parsers",
+        "what": "CSV-like JSON Lines (every value a string): every parser on vs parsers off",
+        "input": {"prefix": "strings", "ext": "jsonl", "generate": _gen_strings},
+        "ours": "COPY (FROM sanitize_jsonl({input}, " + ALL_PARSERS + ")) TO {out}",
+        "baseline": "COPY (FROM sanitize_jsonl({input})) TO {out}",
+        "labels": {"ours": "sanitize_jsonl, all parsers on", "baseline": "sanitize_jsonl, parsers off"},
+    },
+    {
+        "name": "strings-vs-read_json",
+        "what": "CSV-like JSON Lines: every parser on vs read_json's own date/timestamp detection",
+        "input": {"prefix": "strings", "ext": "jsonl", "generate": _gen_strings},
+        "ours": "COPY (FROM sanitize_jsonl({input}, " + ALL_PARSERS + ")) TO {out}",
+        "baseline": "COPY (FROM read_json({input}, sample_size=-1)) TO {out}",
+        "labels": {"ours": "sanitize_jsonl, all parsers on", "baseline": "read_json(sample_size=-1)"},
     },
 ]
 

@@ -15,11 +15,7 @@ pub struct Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "file \"{}\" at line {} (byte {})",
-            self.file, self.line, self.byte
-        )
+        write!(f, "file \"{}\" at line {} (byte {})", self.file, self.line, self.byte)
     }
 }
 
@@ -43,28 +39,16 @@ pub struct SanitizeError {
 
 impl SanitizeError {
     pub fn options(message: impl Into<String>) -> Self {
-        Self {
-            kind: ErrorKind::Options,
-            message: message.into(),
-        }
+        Self { kind: ErrorKind::Options, message: message.into() }
     }
     pub fn input(message: impl Into<String>) -> Self {
-        Self {
-            kind: ErrorKind::Input,
-            message: message.into(),
-        }
+        Self { kind: ErrorKind::Input, message: message.into() }
     }
     pub fn io(message: impl Into<String>) -> Self {
-        Self {
-            kind: ErrorKind::Io,
-            message: message.into(),
-        }
+        Self { kind: ErrorKind::Io, message: message.into() }
     }
     pub fn internal(message: impl Into<String>) -> Self {
-        Self {
-            kind: ErrorKind::Internal,
-            message: format!("internal error (please report): {}", message.into()),
-        }
+        Self { kind: ErrorKind::Internal, message: format!("internal error (please report): {}", message.into()) }
     }
     /// Prefixes the message with the SQL function's name, DuckDB style.
     pub fn in_function(mut self, function: &str) -> Self {

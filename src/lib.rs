@@ -12,6 +12,7 @@ pub mod options;
 pub mod pipeline;
 pub mod registry;
 pub mod route;
+pub mod scalar;
 pub mod source;
 pub mod value;
 

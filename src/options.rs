@@ -3,6 +3,7 @@
 //! parameter cannot be registered without being parsed, or the reverse.
 
 use crate::error::{Result, SanitizeError};
+use crate::scalar::{CustomPatterns, FloatFormat, ScalarParsers};
 
 /// A named-parameter value as DuckDB handed it over, free of FFI types.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,10 +70,7 @@ pub const OPTION_SPECS: &[OptionSpec] = specs![
     "registry": Varchar,
 ];
 
-pub const INPUT_FORMAT_SPEC: OptionSpec = OptionSpec {
-    name: "input_format",
-    ty: ParamType::Varchar,
-};
+pub const INPUT_FORMAT_SPEC: OptionSpec = OptionSpec { name: "input_format", ty: ParamType::Varchar };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormat {
@@ -97,11 +95,7 @@ impl InputFormat {
     ];
 
     pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, f)| *f == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
+        Self::ALL.iter().find(|(_, f)| *f == self).map(|(n, _)| *n).unwrap_or("?")
     }
 
     /// File extensions (lower case, with the dot) this format accepts.
@@ -191,6 +185,8 @@ pub struct Options {
     pub read_chunk_bytes: usize,
     /// The registry JSON given with `registry :=`, if any.
     pub registry: Option<String>,
+    /// String-to-scalar parsing, compiled.
+    pub parsers: ScalarParsers,
 }
 
 impl Options {
@@ -209,28 +205,21 @@ impl Options {
             batch_memory_limit_bytes: None,
             read_chunk_bytes: 1 << 20,
             registry: None,
+            parsers: ScalarParsers::default(),
         }
     }
 
     /// Parses named parameters. `fixed_format` is the format implied by the
     /// function name; `None` means `input_format` is required.
-    pub fn parse(
-        function: &str,
-        fixed_format: Option<InputFormat>,
-        params: &[(&str, ParamValue)],
-    ) -> Result<Self> {
+    pub fn parse(function: &str, fixed_format: Option<InputFormat>, params: &[(&str, ParamValue)]) -> Result<Self> {
         let err = |m: String| SanitizeError::options(format!("{function}: {m}"));
         let input_format = match fixed_format {
             Some(f) => f,
-            None => parse_input_format(
-                function,
-                params
-                    .iter()
-                    .find(|(n, _)| *n == "input_format")
-                    .map(|(_, v)| v),
-            )?,
+            None => parse_input_format(function, params.iter().find(|(n, _)| *n == "input_format").map(|(_, v)| v))?,
         };
         let mut o = Options::defaults(input_format);
+        let (mut parse_floats, mut decimal, mut thousands) = (false, b'.', b',');
+        let (mut timestamp_patterns, mut date_patterns, mut time_patterns) = (Vec::new(), Vec::new(), Vec::new());
         for (name, value) in params {
             if matches!(value, ParamValue::Null) && *name != "input_format" {
                 // DuckDB passes NULL for `name := NULL`: keep the default, as
@@ -251,10 +240,7 @@ impl Options {
                         function,
                         name,
                         value,
-                        &[
-                            ("single_file", InputMode::SingleFile),
-                            ("directory", InputMode::Directory),
-                        ],
+                        &[("single_file", InputMode::SingleFile), ("directory", InputMode::Directory)],
                     )?
                 }
                 "schema_mode" => {
@@ -262,10 +248,7 @@ impl Options {
                         function,
                         name,
                         value,
-                        &[
-                            ("additive", SchemaMode::Additive),
-                            ("strict", SchemaMode::Strict),
-                        ],
+                        &[("additive", SchemaMode::Additive), ("strict", SchemaMode::Strict)],
                     )?
                 }
                 "column_order" => {
@@ -303,18 +286,12 @@ impl Options {
                         ],
                     )?
                 }
-                "arrow_max_depth" => {
-                    o.arrow_max_depth = positive(function, name, value, 1, 1000)? as usize
-                }
-                "parquet_max_depth" => {
-                    o.parquet_max_depth = positive(function, name, value, 1, 1000)? as usize
-                }
+                "arrow_max_depth" => o.arrow_max_depth = positive(function, name, value, 1, 1000)? as usize,
+                "parquet_max_depth" => o.parquet_max_depth = positive(function, name, value, 1, 1000)? as usize,
                 "scalar_object_key" => {
                     let key = string(function, name, value)?;
                     if key.is_empty() {
-                        return Err(err(
-                            "the \"scalar_object_key\" parameter must not be empty".into()
-                        ));
+                        return Err(err("the \"scalar_object_key\" parameter must not be empty".into()));
                     }
                     o.scalar_object_key = key;
                 }
@@ -331,13 +308,22 @@ impl Options {
                     )?
                 }
                 "batch_memory_limit_bytes" => {
-                    o.batch_memory_limit_bytes =
-                        Some(positive(function, name, value, 1, i64::MAX)? as u64)
+                    o.batch_memory_limit_bytes = Some(positive(function, name, value, 1, i64::MAX)? as u64)
                 }
-                "read_chunk_bytes" => {
-                    o.read_chunk_bytes = positive(function, name, value, 1, 1 << 30)? as usize
-                }
+                "read_chunk_bytes" => o.read_chunk_bytes = positive(function, name, value, 1, 1 << 30)? as usize,
                 "registry" => o.registry = Some(string(function, name, value)?),
+                "parse_integers" => o.parsers.integers = boolean(function, name, value)?,
+                "parse_floats" => parse_floats = boolean(function, name, value)?,
+                "parse_float_decimal_separator" => decimal = separator(function, name, value)?,
+                "parse_float_thousands_separator" => thousands = separator(function, name, value)?,
+                "parse_iso_timestamps" => o.parsers.iso_timestamps = boolean(function, name, value)?,
+                "parse_iso_dates" => o.parsers.iso_dates = boolean(function, name, value)?,
+                "parse_iso_times" => o.parsers.iso_times = boolean(function, name, value)?,
+                "true_tokens" => o.parsers.true_tokens = tokens(function, name, value)?,
+                "false_tokens" => o.parsers.false_tokens = tokens(function, name, value)?,
+                "custom_timestamp_patterns" => timestamp_patterns = strings(function, name, value)?,
+                "custom_date_patterns" => date_patterns = strings(function, name, value)?,
+                "custom_time_patterns" => time_patterns = strings(function, name, value)?,
                 other => {
                     let known = OPTION_SPECS.iter().any(|s| s.name == other);
                     if !known {
@@ -354,6 +340,21 @@ impl Options {
                 }
             }
         }
+        if decimal == thousands {
+            return Err(err(format!(
+                "\"parse_float_decimal_separator\" and \"parse_float_thousands_separator\" must differ, both are '{}'",
+                decimal as char
+            )));
+        }
+        if parse_floats {
+            o.parsers.floats = Some(FloatFormat { decimal, thousands });
+        }
+        if let Some(t) = o.parsers.true_tokens.iter().find(|t| o.parsers.false_tokens.contains(t)) {
+            return Err(err(format!(
+                "the token '{t}' is in both \"true_tokens\" and \"false_tokens\" (tokens are case-insensitive)"
+            )));
+        }
+        o.parsers.custom = CustomPatterns::compile(&timestamp_patterns, &date_patterns, &time_patterns).map_err(err)?;
         if o.schema_mode == SchemaMode::Strict && o.registry.is_none() {
             return Err(err(
                 "schema_mode 'strict' requires a registry: pass registry := <registry JSON from a previous run>".into(),
@@ -368,11 +369,7 @@ impl Options {
 fn is_default_value(name: &str, value: &ParamValue) -> bool {
     match (name, value) {
         (
-            "parse_integers"
-            | "parse_floats"
-            | "parse_iso_timestamps"
-            | "parse_iso_dates"
-            | "parse_iso_times",
+            "parse_integers" | "parse_floats" | "parse_iso_timestamps" | "parse_iso_dates" | "parse_iso_times",
             ParamValue::Bool(false),
         ) => true,
         ("parse_float_decimal_separator", ParamValue::Str(s)) => s == ".",
@@ -388,21 +385,14 @@ fn is_default_value(name: &str, value: &ParamValue) -> bool {
         ("csv_has_header", ParamValue::Bool(true)) => true,
         ("csv_delimiter", ParamValue::Str(s)) => s == ",",
         ("input_text_encoding", ParamValue::Str(s)) => {
-            matches!(
-                s.to_ascii_lowercase().replace('_', "-").as_str(),
-                "utf-8" | "utf8"
-            )
+            matches!(s.to_ascii_lowercase().replace('_', "-").as_str(), "utf-8" | "utf8")
         }
         _ => false,
     }
 }
 
 fn parse_input_format(function: &str, value: Option<&ParamValue>) -> Result<InputFormat> {
-    let valid = InputFormat::ALL
-        .iter()
-        .map(|(n, _)| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let valid = InputFormat::ALL.iter().map(|(n, _)| format!("'{n}'")).collect::<Vec<_>>().join(", ");
     match value {
         None | Some(ParamValue::Null) => Err(SanitizeError::options(format!(
             "{function}: the \"input_format\" parameter is required and must be one of {valid}; the format is never guessed"
@@ -415,6 +405,50 @@ fn parse_input_format(function: &str, value: Option<&ParamValue>) -> Result<Inpu
     }
 }
 
+fn boolean(function: &str, name: &str, value: &ParamValue) -> Result<bool> {
+    match value {
+        ParamValue::Bool(b) => Ok(*b),
+        other => Err(SanitizeError::options(format!(
+            "{function}: the \"{name}\" parameter must be a BOOLEAN, not {other:?}"
+        ))),
+    }
+}
+
+/// One ASCII punctuation character.
+fn separator(function: &str, name: &str, value: &ParamValue) -> Result<u8> {
+    let s = string(function, name, value)?;
+    match s.as_bytes() {
+        [c] if c.is_ascii_punctuation() => Ok(*c),
+        _ => Err(SanitizeError::options(format!(
+            "{function}: the \"{name}\" parameter must be one ASCII punctuation character such as '.', ',' or '_', not '{s}'"
+        ))),
+    }
+}
+
+fn strings(function: &str, name: &str, value: &ParamValue) -> Result<Vec<String>> {
+    match value {
+        ParamValue::List(items) => items
+            .iter()
+            .map(|i| match i {
+                ParamValue::Str(s) => Ok(s.clone()),
+                _ => Err(SanitizeError::options(format!("{function}: the \"{name}\" list must not contain NULL"))),
+            })
+            .collect(),
+        other => Err(SanitizeError::options(format!(
+            "{function}: the \"{name}\" parameter must be a VARCHAR[] list, not {other:?}"
+        ))),
+    }
+}
+
+/// Tokens are compared case-insensitively, so they are stored lower-cased.
+fn tokens(function: &str, name: &str, value: &ParamValue) -> Result<Vec<String>> {
+    let list = strings(function, name, value)?;
+    if list.iter().any(|t| t.is_empty()) {
+        return Err(SanitizeError::options(format!("{function}: the \"{name}\" list must not contain an empty token")));
+    }
+    Ok(list.into_iter().map(|t| t.to_lowercase()).collect())
+}
+
 fn string(function: &str, name: &str, value: &ParamValue) -> Result<String> {
     match value {
         ParamValue::Str(s) => Ok(s.clone()),
@@ -424,27 +458,12 @@ fn string(function: &str, name: &str, value: &ParamValue) -> Result<String> {
     }
 }
 
-fn choice<T: Copy>(
-    function: &str,
-    name: &str,
-    value: &ParamValue,
-    choices: &[(&str, T)],
-) -> Result<T> {
+fn choice<T: Copy>(function: &str, name: &str, value: &ParamValue, choices: &[(&str, T)]) -> Result<T> {
     let s = string(function, name, value)?;
-    choices
-        .iter()
-        .find(|(n, _)| *n == s)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let valid = choices
-                .iter()
-                .map(|(n, _)| format!("'{n}'"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            SanitizeError::options(format!(
-                "{function}: the \"{name}\" parameter must be one of {valid}, not '{s}'"
-            ))
-        })
+    choices.iter().find(|(n, _)| *n == s).map(|(_, v)| *v).ok_or_else(|| {
+        let valid = choices.iter().map(|(n, _)| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        SanitizeError::options(format!("{function}: the \"{name}\" parameter must be one of {valid}, not '{s}'"))
+    })
 }
 
 fn positive(function: &str, name: &str, value: &ParamValue, min: i64, max: i64) -> Result<i64> {
@@ -472,10 +491,7 @@ mod tests {
         let o = p(&[]).unwrap();
         assert_eq!(o.field_name_policy, FieldNamePolicy::LowerAlpha);
         assert_eq!(o.on_error, OnError::EmitNullRow);
-        assert_eq!(
-            (o.arrow_max_depth, o.parquet_max_depth, o.read_chunk_bytes),
-            (32, 15, 1 << 20)
-        );
+        assert_eq!((o.arrow_max_depth, o.parquet_max_depth, o.read_chunk_bytes), (32, 15, 1 << 20));
         assert_eq!(o.scalar_object_key, "default_key");
     }
 
@@ -483,9 +499,7 @@ mod tests {
     fn enumerations_name_the_parameter_and_the_bad_value() {
         let e = p(&[("on_error", ParamValue::Str("ignore".into()))]).unwrap_err();
         assert!(
-            e.message.contains("\"on_error\"")
-                && e.message.contains("'ignore'")
-                && e.message.contains("'skip_row'"),
+            e.message.contains("\"on_error\"") && e.message.contains("'ignore'") && e.message.contains("'skip_row'"),
             "{e}"
         );
         let e = p(&[("arrow_max_depth", ParamValue::Int(0))]).unwrap_err();
@@ -496,19 +510,9 @@ mod tests {
     fn input_format_is_required_and_never_auto() {
         let e = Options::parse("sanitize", None, &[]).unwrap_err();
         assert!(e.message.contains("required"), "{e}");
-        let e = Options::parse(
-            "sanitize",
-            None,
-            &[("input_format", ParamValue::Str("auto".into()))],
-        )
-        .unwrap_err();
+        let e = Options::parse("sanitize", None, &[("input_format", ParamValue::Str("auto".into()))]).unwrap_err();
         assert!(e.message.contains("never guessed"), "{e}");
-        let o = Options::parse(
-            "sanitize",
-            None,
-            &[("input_format", ParamValue::Str("ndjson".into()))],
-        )
-        .unwrap();
+        let o = Options::parse("sanitize", None, &[("input_format", ParamValue::Str("ndjson".into()))]).unwrap();
         assert_eq!(o.input_format, InputFormat::Ndjson);
     }
 
@@ -520,8 +524,32 @@ mod tests {
 
     #[test]
     fn unbuilt_options_fail_unless_default() {
-        assert!(p(&[("parse_integers", ParamValue::Bool(false))]).is_ok());
-        let e = p(&[("parse_integers", ParamValue::Bool(true))]).unwrap_err();
+        assert!(p(&[("csv_delimiter", ParamValue::Str(",".into()))]).is_ok());
+        let e = p(&[("csv_delimiter", ParamValue::Str(";".into()))]).unwrap_err();
         assert!(e.message.contains("not supported by this build yet"), "{e}");
+    }
+
+    #[test]
+    fn parser_options_are_validated() {
+        let e = p(&[("parse_float_decimal_separator", ParamValue::Str(",".into()))]).unwrap_err();
+        assert!(
+            e.message.contains("parse_float_decimal_separator")
+                && e.message.contains("parse_float_thousands_separator"),
+            "{e}"
+        );
+        let e = p(&[("parse_float_decimal_separator", ParamValue::Str("ab".into()))]).unwrap_err();
+        assert!(e.message.contains("one ASCII punctuation character"), "{e}");
+        let list = |v: &[&str]| ParamValue::List(v.iter().map(|s| ParamValue::Str(s.to_string())).collect());
+        let e = p(&[("true_tokens", list(&["Yes"])), ("false_tokens", list(&["YES"]))]).unwrap_err();
+        assert!(e.message.contains("'yes' is in both"), "{e}");
+        let e = p(&[("custom_date_patterns", list(&["(\\d+"]))]).unwrap_err();
+        assert!(e.message.contains("custom_date_patterns"), "{e}");
+        let o = p(&[
+            ("parse_floats", ParamValue::Bool(true)),
+            ("parse_float_decimal_separator", ParamValue::Str(",".into())),
+            ("parse_float_thousands_separator", ParamValue::Str(".".into())),
+        ])
+        .unwrap();
+        assert_eq!(o.parsers.floats, Some(FloatFormat { decimal: b',', thousands: b'.' }));
     }
 }

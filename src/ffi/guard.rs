@@ -13,9 +13,7 @@ pub fn catch<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            Err(format!(
-                "schema_sanitizer internal error (please report): {detail}"
-            ))
+            Err(format!("schema_sanitizer internal error (please report): {detail}"))
         }
     }
 }

@@ -39,18 +39,14 @@ pub unsafe extern "C" fn schema_sanitizer_init_c_api(
     }
 }
 
-unsafe fn init(
-    info: ffi::duckdb_extension_info,
-    access: *const ffi::duckdb_extension_access,
-) -> Result<bool, String> {
-    let have_api = unsafe { ffi::duckdb_rs_extension_api_init(info, access, C_API_VERSION) }
-        .map_err(|e| e.to_string())?;
+unsafe fn init(info: ffi::duckdb_extension_info, access: *const ffi::duckdb_extension_access) -> Result<bool, String> {
+    let have_api =
+        unsafe { ffi::duckdb_rs_extension_api_init(info, access, C_API_VERSION) }.map_err(|e| e.to_string())?;
     if !have_api {
         // DuckDB has already recorded why (an older C API than we need).
         return Ok(false);
     }
-    let get_database =
-        unsafe { (*access).get_database }.ok_or("DuckDB gave no get_database function")?;
+    let get_database = unsafe { (*access).get_database }.ok_or("DuckDB gave no get_database function")?;
     let db = unsafe { get_database(info) };
     if db.is_null() {
         return Err("DuckDB gave no database to register the functions in".into());

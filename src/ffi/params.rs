@@ -22,9 +22,7 @@ unsafe fn read_value(value: ffi::duckdb_value, ty: ParamType) -> ParamValue {
     }
     match ty {
         ParamType::Boolean => ParamValue::Bool(unsafe { ffi::duckdb_get_bool(value) }),
-        ParamType::Integer | ParamType::Bigint => {
-            ParamValue::Int(unsafe { ffi::duckdb_get_int64(value) })
-        }
+        ParamType::Integer | ParamType::Bigint => ParamValue::Int(unsafe { ffi::duckdb_get_int64(value) }),
         ParamType::Varchar => ParamValue::Str(unsafe { varchar(value) }),
         ParamType::VarcharList => {
             let n = unsafe { ffi::duckdb_get_list_size(value) };
@@ -43,9 +41,7 @@ unsafe fn varchar(value: ffi::duckdb_value) -> String {
     if ptr.is_null() {
         return String::new();
     }
-    let s = unsafe { CStr::from_ptr(ptr) }
-        .to_string_lossy()
-        .into_owned();
+    let s = unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned();
     unsafe { ffi::duckdb_free(ptr as *mut _) };
     s
 }

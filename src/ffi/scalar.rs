@@ -17,10 +17,7 @@ pub fn register_sanitize_registry(con: ffi::duckdb_connection) -> Result<(), Str
                 ffi::duckdb_scalar_function_add_parameter(f, LogicalType::varchar().0);
             }
             ffi::duckdb_scalar_function_set_return_type(f, LogicalType::varchar().0);
-            ffi::duckdb_scalar_function_set_function(
-                f,
-                Some(if arity == 0 { empty_fn } else { canonical_fn }),
-            );
+            ffi::duckdb_scalar_function_set_function(f, Some(if arity == 0 { empty_fn } else { canonical_fn }));
             ffi::duckdb_add_scalar_function_to_set(set, f);
             ffi::duckdb_destroy_scalar_function(&mut f);
         }
@@ -71,8 +68,7 @@ unsafe extern "C" fn canonical_fn(
             let bytes = std::slice::from_raw_parts(data, len);
             let text = std::str::from_utf8(bytes)
                 .map_err(|_| "sanitize_registry: the registry is not valid UTF-8".to_string())?;
-            let canonical = canonical_registry(text)
-                .map_err(|e| format!("sanitize_registry: {}", e.message))?;
+            let canonical = canonical_registry(text).map_err(|e| format!("sanitize_registry: {}", e.message))?;
             ffi::duckdb_vector_assign_string_element_len(
                 output,
                 row as u64,

@@ -44,20 +44,14 @@ pub fn register(con: ffi::duckdb_connection, def: &'static TableFunctionDef) -> 
         ffi::duckdb_table_function_set_name(tf, name.as_ptr());
         let varchar = LogicalType::varchar();
         ffi::duckdb_table_function_add_parameter(tf, varchar.0);
-        let specs = OPTION_SPECS
-            .iter()
-            .chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC));
+        let specs = OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC));
         for spec in specs {
             let ty = param_logical_type(spec.ty);
             let n = CString::new(spec.name).map_err(|e| e.to_string())?;
             ffi::duckdb_table_function_add_named_parameter(tf, n.as_ptr(), ty.0);
         }
         // The definition is 'static: no destructor needed for the extra info.
-        ffi::duckdb_table_function_set_extra_info(
-            tf,
-            def as *const TableFunctionDef as *mut c_void,
-            None,
-        );
+        ffi::duckdb_table_function_set_extra_info(tf, def as *const TableFunctionDef as *mut c_void, None);
         ffi::duckdb_table_function_set_bind(tf, Some(bind));
         ffi::duckdb_table_function_set_init(tf, Some(init));
         ffi::duckdb_table_function_set_function(tf, Some(scan));
@@ -90,22 +84,17 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
 
 unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
     let def = unsafe { &*(ffi::duckdb_bind_get_extra_info(info) as *const TableFunctionDef) };
-    let path =
-        match unsafe { take_value(ffi::duckdb_bind_get_parameter(info, 0), ParamType::Varchar) } {
-            ParamValue::Str(s) => s,
-            _ => return Err(format!("{}: the path argument must not be NULL", def.name)),
-        };
+    let path = match unsafe { take_value(ffi::duckdb_bind_get_parameter(info, 0), ParamType::Varchar) } {
+        ParamValue::Str(s) => s,
+        _ => return Err(format!("{}: the path argument must not be NULL", def.name)),
+    };
     let mut params: Vec<(&str, ParamValue)> = Vec::new();
-    for spec in OPTION_SPECS
-        .iter()
-        .chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC))
-    {
+    for spec in OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC)) {
         if let Some(v) = unsafe { named(info, spec.name, spec.ty) } {
             params.push((spec.name, v));
         }
     }
-    let options =
-        crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
+    let options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
     let plan = plan(def.name, &path, options).map_err(|e| e.message)?;
     unsafe {
         match def.kind {
@@ -115,11 +104,7 @@ unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
                     add_column(info, &v.output_name, &LogicalType::for_node(&v.ty));
                 }
                 add_column(info, ETL_COLUMNS[0], &LogicalType::varchar());
-                add_column(
-                    info,
-                    ETL_COLUMNS[1],
-                    &LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ),
-                );
+                add_column(info, ETL_COLUMNS[1], &LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ));
                 add_column(info, ETL_COLUMNS[2], &LogicalType::varchar());
                 add_column(info, ETL_COLUMNS[3], &LogicalType::varchar());
             }
@@ -136,15 +121,8 @@ unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
                 plan.options.schema_mode == crate::options::SchemaMode::Additive,
             );
         }
-        let data = Box::new(BindData {
-            kind: def.kind,
-            plan: Arc::new(plan),
-        });
-        ffi::duckdb_bind_set_bind_data(
-            info,
-            Box::into_raw(data) as *mut c_void,
-            Some(drop_box::<BindData>),
-        );
+        let data = Box::new(BindData { kind: def.kind, plan: Arc::new(plan) });
+        ffi::duckdb_bind_set_bind_data(info, Box::into_raw(data) as *mut c_void, Some(drop_box::<BindData>));
     }
     Ok(())
 }
@@ -196,16 +174,10 @@ unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_d
     }
 }
 
-unsafe fn scan_inner(
-    info: ffi::duckdb_function_info,
-    output: ffi::duckdb_data_chunk,
-) -> Result<(), String> {
+unsafe fn scan_inner(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) -> Result<(), String> {
     let bind = unsafe { &*(ffi::duckdb_function_get_bind_data(info) as *const BindData) };
     let state = unsafe { &*(ffi::duckdb_function_get_init_data(info) as *const ScanState) };
-    let mut guard = state
-        .inner
-        .lock()
-        .map_err(|_| "scan state poisoned by an earlier failure".to_string())?;
+    let mut guard = state.inner.lock().map_err(|_| "scan state poisoned by an earlier failure".to_string())?;
     let inner = &mut *guard;
     if inner.done {
         unsafe { ffi::duckdb_data_chunk_set_size(output, 0) };
@@ -215,18 +187,13 @@ unsafe fn scan_inner(
         TableKind::Probe => {
             let row = probe_row(&bind.plan);
             for (i, text) in row.iter().enumerate() {
-                unsafe {
-                    fill_varchar(ffi::duckdb_data_chunk_get_vector(output, i as u64), text, 1)
-                };
+                unsafe { fill_varchar(ffi::duckdb_data_chunk_get_vector(output, i as u64), text, 1) };
             }
             inner.done = true;
             unsafe { ffi::duckdb_data_chunk_set_size(output, 1) };
         }
         TableKind::Scan => {
-            let rows = inner
-                .scanner
-                .next_chunk(&mut inner.chunk, VECTOR_SIZE)
-                .map_err(|e| e.message)?;
+            let rows = inner.scanner.next_chunk(&mut inner.chunk, VECTOR_SIZE).map_err(|e| e.message)?;
             if rows == 0 {
                 inner.done = true;
                 unsafe { ffi::duckdb_data_chunk_set_size(output, 0) };
@@ -236,11 +203,7 @@ unsafe fn scan_inner(
             let n_data = inner.chunk.columns.len();
             unsafe {
                 for (i, col) in inner.chunk.columns.iter().enumerate() {
-                    write_column(
-                        ffi::duckdb_data_chunk_get_vector(output, i as u64),
-                        col,
-                        rows,
-                    );
+                    write_column(ffi::duckdb_data_chunk_get_vector(output, i as u64), col, rows);
                 }
                 let vec = |k: usize| ffi::duckdb_data_chunk_get_vector(output, (n_data + k) as u64);
                 fill_varchar(vec(0), &plan.files[inner.chunk.file_index], rows);

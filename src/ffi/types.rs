@@ -4,7 +4,7 @@ use std::ffi::CString;
 
 use duckdb::ffi;
 
-use crate::infer::{ScalarKind, StructNode, TypeNode};
+use crate::infer::{ScalarKind, StructNode, TimeUnit, TypeNode};
 
 /// An owned logical type, destroyed on drop.
 pub struct LogicalType(pub ffi::duckdb_logical_type);
@@ -35,7 +35,10 @@ impl LogicalType {
                 ScalarKind::Int => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT,
                 ScalarKind::Float => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE,
                 ScalarKind::Str | ScalarKind::Json => ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
-                ScalarKind::Timestamp => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ,
+                // The SQL surface: MICROS → TIMESTAMPTZ (BigQuery TIMESTAMP), MILLIS → TIMESTAMP_MS, NANOS → TIMESTAMP_NS.
+                ScalarKind::Timestamp(TimeUnit::Micros) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ,
+                ScalarKind::Timestamp(TimeUnit::Millis) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_MS,
+                ScalarKind::Timestamp(TimeUnit::Nanos) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_NS,
                 ScalarKind::Date => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DATE,
                 ScalarKind::Time => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIME,
             }),
@@ -45,28 +48,19 @@ impl LogicalType {
     }
 
     fn for_struct(s: &StructNode) -> Self {
-        let children: Vec<LogicalType> = s
-            .outputs
-            .iter()
-            .map(|&(fi, vi)| Self::for_node(&s.families[fi].versions[vi].ty))
-            .collect();
+        let children: Vec<LogicalType> =
+            s.outputs.iter().map(|&(fi, vi)| Self::for_node(&s.families[fi].versions[vi].ty)).collect();
         let names: Vec<CString> = s
             .outputs
             .iter()
             .map(|&(fi, vi)| {
-                CString::new(s.families[fi].versions[vi].output_name.replace('\0', " "))
-                    .unwrap_or_default()
+                CString::new(s.families[fi].versions[vi].output_name.replace('\0', " ")).unwrap_or_default()
             })
             .collect();
         let mut raw_types: Vec<ffi::duckdb_logical_type> = children.iter().map(|c| c.0).collect();
-        let mut raw_names: Vec<*const std::os::raw::c_char> =
-            names.iter().map(|n| n.as_ptr()).collect();
+        let mut raw_names: Vec<*const std::os::raw::c_char> = names.iter().map(|n| n.as_ptr()).collect();
         LogicalType(unsafe {
-            ffi::duckdb_create_struct_type(
-                raw_types.as_mut_ptr(),
-                raw_names.as_mut_ptr(),
-                raw_types.len() as u64,
-            )
+            ffi::duckdb_create_struct_type(raw_types.as_mut_ptr(), raw_names.as_mut_ptr(), raw_types.len() as u64)
         })
     }
 }

@@ -10,6 +10,7 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
         match &col.data {
             ColumnData::Bool(v) => copy_slice(vector, &v[..rows]),
             ColumnData::Int(v) => copy_slice(vector, &v[..rows]),
+            ColumnData::Date(v) => copy_slice(vector, &v[..rows]),
             ColumnData::Float(v) => copy_slice(vector, &v[..rows]),
             ColumnData::Str { offsets, bytes } => {
                 for row in 0..rows {
@@ -28,10 +29,8 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
                 let entries = ffi::duckdb_vector_get_data(vector) as *mut ffi::duckdb_list_entry;
                 for row in 0..rows {
                     let start = offsets[row] as u64;
-                    *entries.add(row) = ffi::duckdb_list_entry {
-                        offset: start,
-                        length: offsets[row + 1] as u64 - start,
-                    };
+                    *entries.add(row) =
+                        ffi::duckdb_list_entry { offset: start, length: offsets[row + 1] as u64 - start };
                 }
                 let child_rows = offsets[rows] as usize;
                 ffi::duckdb_list_vector_reserve(vector, child_rows as u64);
@@ -41,11 +40,7 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
             }
             ColumnData::Struct { children } => {
                 for (i, child) in children.iter().enumerate() {
-                    write_column(
-                        ffi::duckdb_struct_vector_get_child(vector, i as u64),
-                        child,
-                        rows,
-                    );
+                    write_column(ffi::duckdb_struct_vector_get_child(vector, i as u64), child, rows);
                 }
             }
         }

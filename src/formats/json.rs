@@ -45,10 +45,7 @@ struct Open {
 pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
     let nodes_before = tape.nodes.len();
     let text_before = tape.text.len();
-    let mut p = Parser {
-        bytes: text.as_bytes(),
-        pos: 0,
-    };
+    let mut p = Parser { bytes: text.as_bytes(), pos: 0 };
     let result = p.parse(tape);
     if result.is_err() {
         tape.nodes.truncate(nodes_before);
@@ -59,10 +56,7 @@ pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
 
 impl<'a> Parser<'a> {
     fn err<T>(&self, message: impl Into<String>) -> Result<T, JsonError> {
-        Err(JsonError {
-            offset: self.pos,
-            message: message.into(),
-        })
+        Err(JsonError { offset: self.pos, message: message.into() })
     }
 
     fn skip_ws(&mut self) {
@@ -81,11 +75,7 @@ impl<'a> Parser<'a> {
             // 1. Parse one value: a scalar, or the opening of a container.
             self.skip_ws();
             let Some(&b) = self.bytes.get(self.pos) else {
-                return self.err(if stack.is_empty() {
-                    "empty input"
-                } else {
-                    "unexpected end of input"
-                });
+                return self.err(if stack.is_empty() { "empty input" } else { "unexpected end of input" });
             };
             match b {
                 b'{' | b'[' => {
@@ -100,22 +90,9 @@ impl<'a> Parser<'a> {
                     let close = if is_object { b'}' } else { b']' };
                     if self.bytes.get(self.pos) == Some(&close) {
                         self.pos += 1;
-                        close_container(
-                            tape,
-                            Open {
-                                node,
-                                count: 0,
-                                is_object,
-                                evidence: false,
-                            },
-                        );
+                        close_container(tape, Open { node, count: 0, is_object, evidence: false });
                     } else {
-                        stack.push(Open {
-                            node,
-                            count: 0,
-                            is_object,
-                            evidence: false,
-                        });
+                        stack.push(Open { node, count: 0, is_object, evidence: false });
                         if is_object {
                             self.parse_key(tape)?;
                         }
@@ -134,19 +111,11 @@ impl<'a> Parser<'a> {
                     let n = self.parse_number()?;
                     tape.nodes.push(n);
                 }
-                _ => {
-                    return self.err(format!(
-                        "unexpected character {}",
-                        describe_byte(self.bytes, self.pos)
-                    ))
-                }
+                _ => return self.err(format!("unexpected character {}", describe_byte(self.bytes, self.pos))),
             }
             // 2. A value is complete: move to the next entry or close containers.
             if let (Some(top), Some(last)) = (stack.last_mut(), tape.nodes.last()) {
-                if matches!(
-                    last,
-                    Node::Bool(_) | Node::Int(_) | Node::Float(_) | Node::Str { .. }
-                ) {
+                if matches!(last, Node::Bool(_) | Node::Int(_) | Node::Float(_) | Node::Str { .. }) {
                     top.evidence = true;
                 }
             }
@@ -224,10 +193,7 @@ impl<'a> Parser<'a> {
             tape.nodes.push(node);
             Ok(())
         } else {
-            self.err(format!(
-                "invalid literal {}",
-                describe_byte(self.bytes, self.pos)
-            ))
+            self.err(format!("invalid literal {}", describe_byte(self.bytes, self.pos)))
         }
     }
 
@@ -263,10 +229,7 @@ impl<'a> Parser<'a> {
                 b'u' => self.parse_unicode_escape()?,
                 _ => {
                     self.pos -= 1;
-                    return self.err(format!(
-                        "invalid escape sequence {}",
-                        describe_byte(self.bytes, self.pos)
-                    ));
+                    return self.err(format!("invalid escape sequence {}", describe_byte(self.bytes, self.pos)));
                 }
             };
             tape.text.push(c);
@@ -380,11 +343,8 @@ impl<'a> Parser<'a> {
 fn close_container(tape: &mut Tape, open: Open) {
     let end = tape.nodes.len() as u32;
     let (len, evidence) = (open.count, open.evidence);
-    tape.nodes[open.node] = if open.is_object {
-        Node::Object { len, end, evidence }
-    } else {
-        Node::List { len, end, evidence }
-    };
+    tape.nodes[open.node] =
+        if open.is_object { Node::Object { len, end, evidence } } else { Node::List { len, end, evidence } };
 }
 
 /// The caller guarantees UTF-8 input, and we only split at ASCII bytes.
@@ -409,13 +369,7 @@ mod tests {
         let mut tape = Tape::default();
         let root = parse_value(text, &mut tape).expect("valid json");
         let mut out = String::new();
-        write_compact_json(
-            crate::value::ValueRef {
-                tape: &tape,
-                idx: root as usize,
-            },
-            &mut out,
-        );
+        write_compact_json(crate::value::ValueRef { tape: &tape, idx: root as usize }, &mut out);
         out
     }
 
@@ -427,10 +381,7 @@ mod tests {
         );
         assert_eq!(roundtrip("[]"), "[]");
         assert_eq!(roundtrip("[[[]],[{}]]"), "[[[]],[{}]]");
-        assert_eq!(
-            roundtrip(r#""a\"b\\c\u00e9\ud83d\ude00""#),
-            "\"a\\\"b\\\\cé😀\""
-        );
+        assert_eq!(roundtrip(r#""a\"b\\c\u00e9\ud83d\ude00""#), "\"a\\\"b\\\\cé😀\"");
     }
 
     #[test]
@@ -448,17 +399,7 @@ mod tests {
         let mut tape = Tape::default();
         parse_value("{\"a\":1}", &mut tape).unwrap();
         let before = tape.nodes.len();
-        for bad in [
-            "{\"a\":",
-            "{\"a\" 1}",
-            "[1,]",
-            "{\"a\":1}}",
-            "tru",
-            "01",
-            "\"abc",
-            "",
-            "   ",
-        ] {
+        for bad in ["{\"a\":", "{\"a\" 1}", "[1,]", "{\"a\":1}}", "tru", "01", "\"abc", "", "   "] {
             assert!(parse_value(bad, &mut tape).is_err(), "{bad:?} must fail");
             assert_eq!(tape.nodes.len(), before);
         }
@@ -474,18 +415,9 @@ mod tests {
         parse_value(&text, &mut tape).unwrap();
         assert_eq!(tape.nodes.len(), depth);
         let mut out = String::new();
-        write_compact_json(
-            crate::value::ValueRef {
-                tape: &tape,
-                idx: 0,
-            },
-            &mut out,
-        );
+        write_compact_json(crate::value::ValueRef { tape: &tape, idx: 0 }, &mut out);
         assert_eq!(out, text);
         let too_deep = "[".repeat(MAX_NESTING + 1);
-        assert!(parse_value(&too_deep, &mut tape)
-            .unwrap_err()
-            .message
-            .contains("nesting"));
+        assert!(parse_value(&too_deep, &mut tape).unwrap_err().message.contains("nesting"));
     }
 }

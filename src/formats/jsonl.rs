@@ -55,10 +55,7 @@ impl<R: Read> JsonLinesReader<R> {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     self.buf.truncate(old);
-                    return Err(SanitizeError::io(format!(
-                        "reading file \"{}\" failed: {e}",
-                        self.file
-                    )));
+                    return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
                 }
             }
         };
@@ -102,11 +99,7 @@ impl<R: Read> JsonLinesReader<R> {
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
             if !is_blank {
                 let meta = decode_line(raw, batch);
-                batch.meta.push(RecordMeta {
-                    line: line_no,
-                    byte: offset,
-                    error: meta,
-                });
+                batch.meta.push(RecordMeta { line: line_no, byte: offset, error: meta });
                 added += 1;
             }
             self.start += consumed;
@@ -121,10 +114,7 @@ impl<R: Read> JsonLinesReader<R> {
 fn decode_line(raw: &[u8], batch: &mut Batch) -> Option<String> {
     let tape = &mut batch.tape;
     let error = match std::str::from_utf8(raw) {
-        Err(e) => Some(format!(
-            "invalid UTF-8 at byte {} of the line",
-            e.valid_up_to()
-        )),
+        Err(e) => Some(format!("invalid UTF-8 at byte {} of the line", e.valid_up_to())),
         Ok(text) => match parse_value(text, tape) {
             Err(e) => Some(format!("malformed JSON: {e}")),
             Ok(root) => match tape.nodes[root as usize] {
@@ -134,10 +124,7 @@ fn decode_line(raw: &[u8], batch: &mut Batch) -> Option<String> {
                 }
                 other => {
                     tape.nodes.truncate(root as usize);
-                    Some(format!(
-                        "the line is a JSON {}, not an object",
-                        node_kind(other)
-                    ))
+                    Some(format!("the line is a JSON {}, not an object", node_kind(other)))
                 }
             },
         },
@@ -186,8 +173,7 @@ mod tests {
 
     #[test]
     fn same_records_for_every_chunk_size() {
-        let input =
-            b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \n{\"b\":[1,2]}\nnot json\n[1]\n{\"c\":\"\xC3\xA9\"}";
+        let input = b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \n{\"b\":[1,2]}\nnot json\n[1]\n{\"c\":\"\xC3\xA9\"}";
         let expected = read_all(input, 1 << 20);
         assert_eq!(expected.len(), 5);
         assert_eq!(expected[0], (1, 3, "{\"a\":1}".to_string()));

@@ -24,51 +24,15 @@ pub struct TableFunctionDef {
 }
 
 pub const TABLE_FUNCTIONS: &[TableFunctionDef] = &[
-    TableFunctionDef {
-        name: "sanitize",
-        format: None,
-        kind: TableKind::Scan,
-    },
-    TableFunctionDef {
-        name: "sanitize_csv",
-        format: Some(InputFormat::Csv),
-        kind: TableKind::Scan,
-    },
-    TableFunctionDef {
-        name: "sanitize_json",
-        format: Some(InputFormat::Json),
-        kind: TableKind::Scan,
-    },
-    TableFunctionDef {
-        name: "sanitize_json_array",
-        format: Some(InputFormat::JsonArray),
-        kind: TableKind::Scan,
-    },
-    TableFunctionDef {
-        name: "sanitize_jsonl",
-        format: Some(InputFormat::Jsonl),
-        kind: TableKind::Scan,
-    },
-    TableFunctionDef {
-        name: "sanitize_ndjson",
-        format: Some(InputFormat::Ndjson),
-        kind: TableKind::Scan,
-    },
-    TableFunctionDef {
-        name: "sanitize_xml",
-        format: Some(InputFormat::Xml),
-        kind: TableKind::Scan,
-    },
-    TableFunctionDef {
-        name: "sanitize_parquet",
-        format: Some(InputFormat::Parquet),
-        kind: TableKind::Scan,
-    },
-    TableFunctionDef {
-        name: "sanitize_probe",
-        format: None,
-        kind: TableKind::Probe,
-    },
+    TableFunctionDef { name: "sanitize", format: None, kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_csv", format: Some(InputFormat::Csv), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_json", format: Some(InputFormat::Json), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_json_array", format: Some(InputFormat::JsonArray), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_jsonl", format: Some(InputFormat::Jsonl), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_ndjson", format: Some(InputFormat::Ndjson), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_xml", format: Some(InputFormat::Xml), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_parquet", format: Some(InputFormat::Parquet), kind: TableKind::Scan },
+    TableFunctionDef { name: "sanitize_probe", format: None, kind: TableKind::Probe },
 ];
 
 /// The ETL columns every scan appends, in order (SQL surface contract).

@@ -14,10 +14,8 @@ pub fn empty_registry() -> String {
 /// fields in registry order, `variants` rebuilt from `canonical_schema`.
 pub fn canonical_registry(text: &str) -> Result<String> {
     let mut registry = parse_registry(text)?;
-    let opts = FinalizeOptions {
-        policy: registry.field_name_policy,
-        order: crate::options::ColumnOrder::SchemaContractFirst,
-    };
+    let opts =
+        FinalizeOptions { policy: registry.field_name_policy, order: crate::options::ColumnOrder::SchemaContractFirst };
     // Every field is established, so finalizing only orders the outputs.
     finalize(&mut registry.root, &opts)?;
     Ok(registry.to_json_string())

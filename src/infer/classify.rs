@@ -1,3 +1,5 @@
+use super::schema::TimeUnit;
+use crate::scalar::{Parsed, ScalarParsers};
 use crate::value::{Node, ValueRef};
 
 /// The depth limits of the seed: `arrow_max_depth` counts struct and list
@@ -6,6 +8,16 @@ use crate::value::{Node, ValueRef};
 pub struct DepthLimits {
     pub arrow_max_depth: usize,
     pub parquet_max_depth: usize,
+}
+
+/// Everything that decides how a value is seen, fixed for one scan.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules<'a> {
+    pub limits: DepthLimits,
+    pub scalar_object_key: &'a str,
+    pub parsers: &'a ScalarParsers,
+    /// Unit of timestamp versions born in this scan (`timestamp_precision`).
+    pub timestamp_unit: TimeUnit,
 }
 
 /// How deep a value sits: containers and structs above it.
@@ -17,16 +29,10 @@ pub struct Level {
 
 impl Level {
     pub fn inside_list(self) -> Level {
-        Level {
-            containers: self.containers + 1,
-            structs: self.structs,
-        }
+        Level { containers: self.containers + 1, structs: self.structs }
     }
     pub fn inside_struct(self) -> Level {
-        Level {
-            containers: self.containers + 1,
-            structs: self.structs + 1,
-        }
+        Level { containers: self.containers + 1, structs: self.structs + 1 }
     }
 }
 
@@ -39,6 +45,9 @@ pub enum ValueClass {
     Int,
     Float,
     Str,
+    Timestamp,
+    Date,
+    Time,
     /// A container past a depth limit: materialized as its compact JSON text,
     /// so it behaves like a string.
     Flattened,
@@ -51,23 +60,50 @@ pub struct Classified<'t> {
     pub value: ValueRef<'t>,
     pub class: ValueClass,
     pub level: Level,
+    /// What a string parsed to (`Parsed::None` for anything else).
+    pub parsed: Parsed,
 }
 
-pub fn classify<'t>(value: ValueRef<'t>, level: Level, limits: DepthLimits) -> Classified<'t> {
+impl Classified<'_> {
+    /// A string that a parser typed: it targets typed versions, and a
+    /// string version takes it only as a fallback.
+    pub fn is_parsed_string(&self) -> bool {
+        self.parsed != Parsed::None
+    }
+}
+
+pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Classified<'t> {
+    let limits = rules.limits;
+    let mut parsed = Parsed::None;
     let class = match value.node() {
         Node::Null => ValueClass::Nothing,
         Node::Bool(_) => ValueClass::Bool,
         Node::Int(_) => ValueClass::Int,
         Node::Float(_) => ValueClass::Float,
+        Node::Str { start, len } if rules.parsers.any() => {
+            parsed = rules.parsers.parse(value.tape.text_of(start, len));
+            match parsed {
+                Parsed::None => ValueClass::Str,
+                Parsed::Bool(_) => ValueClass::Bool,
+                Parsed::Int(_) => ValueClass::Int,
+                Parsed::Float(_) => ValueClass::Float,
+                Parsed::Timestamp(t) => {
+                    if rules.timestamp_unit.from_instant(t).is_some() {
+                        ValueClass::Timestamp
+                    } else {
+                        // Out of range for the unit (NANOS spans 1677–2262): stays a string.
+                        parsed = Parsed::None;
+                        ValueClass::Str
+                    }
+                }
+                Parsed::Date(_) => ValueClass::Date,
+                Parsed::Time(_) => ValueClass::Time,
+            }
+        }
         Node::Str { .. } | Node::Key { .. } => ValueClass::Str,
         // Containers without a non-null scalar inside are no evidence (the
         // seed's empty-container rule, applied recursively).
-        Node::List {
-            evidence: false, ..
-        }
-        | Node::Object {
-            evidence: false, ..
-        } => ValueClass::Nothing,
+        Node::List { evidence: false, .. } | Node::Object { evidence: false, .. } => ValueClass::Nothing,
         Node::List { .. } => {
             if level.containers + 1 > limits.arrow_max_depth {
                 ValueClass::Flattened
@@ -76,20 +112,14 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, limits: DepthLimits) -> C
             }
         }
         Node::Object { .. } => {
-            if level.containers + 1 > limits.arrow_max_depth
-                || level.structs + 1 > limits.parquet_max_depth
-            {
+            if level.containers + 1 > limits.arrow_max_depth || level.structs + 1 > limits.parquet_max_depth {
                 ValueClass::Flattened
             } else {
                 ValueClass::Object
             }
         }
     };
-    Classified {
-        value,
-        class,
-        level,
-    }
+    Classified { value, class, level, parsed }
 }
 
 impl ValueClass {

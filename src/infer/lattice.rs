@@ -25,7 +25,7 @@
 //! of that value), which makes inference within one scan a join over the
 //! lattice rather than a pile of versions.
 
-use super::classify::{classify, Classified, DepthLimits, Level, ValueClass};
+use super::classify::{classify, Classified, Level, Rules, ValueClass};
 use super::schema::{Family, ScalarKind, StructNode, TypeNode, Version};
 use crate::value::ValueRef;
 
@@ -56,63 +56,44 @@ pub struct InferStats {
     pub max_depth_seen: usize,
     pub values_flattened: u64,
 }
-
 pub struct Ctx<'a> {
-    pub limits: DepthLimits,
-    pub scalar_object_key: &'a str,
+    pub rules: Rules<'a>,
     pub stats: InferStats,
 }
 
 /// Absorbs one record (an object) into the root struct. Returns false when
 /// the record is not an object and so cannot be a row.
-pub fn absorb_record(
-    root: &mut StructNode,
-    record: ValueRef<'_>,
-    limits: DepthLimits,
-    scalar_object_key: &str,
-    stats: &mut InferStats,
-) -> bool {
+pub fn absorb_record(root: &mut StructNode, record: ValueRef<'_>, rules: &Rules<'_>, stats: &mut InferStats) -> bool {
     if !matches!(record.node(), crate::value::Node::Object { .. }) {
         return false;
     }
-    let mut ctx = Ctx {
-        limits,
-        scalar_object_key,
-        stats: *stats,
-    };
+    let mut ctx = Ctx { rules: *rules, stats: *stats };
     absorb_object_into_struct(root, record, Level::default(), &mut ctx);
     *stats = ctx.stats;
     true
 }
 
-fn absorb_object_into_struct(
-    node: &mut StructNode,
-    object: ValueRef<'_>,
-    level: Level,
-    ctx: &mut Ctx<'_>,
-) {
+fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level: Level, ctx: &mut Ctx<'_>) {
     for (key, child) in object.entries() {
-        let c = classify(child, level, ctx.limits);
+        let c = classify(child, level, &ctx.rules);
         note_depth(&c, ctx);
         if c.class == ValueClass::Nothing {
             continue;
         }
         let fi = match node.index.get(key) {
             Some(&i) => i,
-            None => node.add_family(Family {
-                source_key: key.to_string(),
-                name: String::new(),
-                versions: Vec::new(),
-                registry_position: None,
-            }),
+            None => node.add_family(new_family(key)),
         };
         absorb_into_family(&mut node.families[fi], &c, ctx);
     }
 }
 
+fn new_family(key: &str) -> Family {
+    Family { source_key: key.to_string(), name: String::new(), versions: Vec::new(), registry_position: None }
+}
+
 fn note_depth(c: &Classified<'_>, ctx: &mut Ctx<'_>) {
-    let depth =
-        c.level.containers + usize::from(matches!(c.class, ValueClass::List | ValueClass::Object));
+    let depth = c.level.containers + usize::from(matches!(c.class, ValueClass::List | ValueClass::Object));
     ctx.stats.max_depth_seen = ctx.stats.max_depth_seen.max(depth);
     if c.class == ValueClass::Flattened {
         ctx.stats.values_flattened += 1;
@@ -120,13 +101,7 @@ fn note_depth(c: &Classified<'_>, ctx: &mut Ctx<'_>) {
 }
 
 fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
-    match choose_version(
-        family,
-        c,
-        Growth::Allowed,
-        ctx.limits,
-        ctx.scalar_object_key,
-    ) {
+    match choose_version(family, c, Growth::Allowed, &ctx.rules) {
         Some(i) => {
             let v = &mut family.versions[i];
             absorb(&mut v.ty, v.established, c, ctx);
@@ -134,12 +109,7 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
         None => {
             if let Some(ty) = type_of(c, ctx) {
                 let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
-                family.versions.push(Version {
-                    number,
-                    ty,
-                    established: false,
-                    output_name: String::new(),
-                });
+                family.versions.push(Version { number, ty, established: false, output_name: String::new() });
             }
         }
     }
@@ -148,21 +118,19 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
 /// Picks the version of `family` that should receive the value, or `None`
 /// when no version can take it (inference then opens a new version; the
 /// scan counts a violation).
-pub fn choose_version(
-    family: &Family,
-    c: &Classified<'_>,
-    growth: Growth,
-    limits: DepthLimits,
-    key: &str,
-) -> Option<usize> {
+pub fn choose_version(family: &Family, c: &Classified<'_>, growth: Growth, rules: &Rules<'_>) -> Option<usize> {
     let best = |g: Growth| {
         let mut best: Option<(Fit, u32, usize)> = None;
         for (i, v) in family.versions.iter().enumerate() {
-            if let Some(fit) = fits(&v.ty, v.established, c, g, limits, key) {
-                let candidate = (fit, v.number, i);
-                if best.is_none_or(|b| (candidate.0, candidate.1) > (b.0, b.1)) {
-                    best = Some(candidate);
-                }
+            let Some(fit) = fits(&v.ty, v.established, c, g, rules) else { continue };
+            // While the schema may grow, a text fallback is no fit: a parsed
+            // "7" beside a string version opens an integer version.
+            if growth == Growth::Allowed && fit == Fit::Fallback {
+                continue;
+            }
+            let candidate = (fit, v.number, i);
+            if best.is_none_or(|b| (candidate.0, candidate.1) > (b.0, b.1)) {
+                best = Some(candidate);
             }
         }
         best.map(|b| b.2)
@@ -174,31 +142,37 @@ pub fn choose_version(
     }
 }
 
-/// Objects prefer no kind of container over another (the seed routes a
-/// singleton object to a newer list-of-struct version), so both count Exact.
-fn fits(
-    ty: &TypeNode,
-    established: bool,
-    c: &Classified<'_>,
-    growth: Growth,
-    limits: DepthLimits,
-    key: &str,
-) -> Option<Fit> {
+/// True when every element of an array fits `ty`.
+fn elements_fit(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, rules: &Rules<'_>) -> bool {
+    c.value.elements().all(|e| {
+        let ec = classify(e, c.level.inside_list(), rules);
+        fits(ty, established, &ec, growth, rules).is_some()
+    })
+}
+
+/// How `ty` takes the value, if it does. Objects prefer no kind of container
+/// over another (the seed routes a singleton object to a newer list-of-struct
+/// version), so both count Exact.
+fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, rules: &Rules<'_>) -> Option<Fit> {
     let may_transform = growth == Growth::Allowed && !established;
+    let key = rules.scalar_object_key;
     match (ty, c.class) {
         (_, ValueClass::Nothing) => Some(Fit::Exact),
-        (TypeNode::Scalar(ScalarKind::Json), _) => Some(if c.class.is_string_like() {
-            Fit::Exact
-        } else {
-            Fit::Fallback
-        }),
+        (TypeNode::Scalar(ScalarKind::Json), cl) => {
+            Some(if cl.is_string_like() || c.is_parsed_string() { Fit::Exact } else { Fit::Fallback })
+        }
         (TypeNode::Scalar(k), _) => {
             let direct = match (k, c.class) {
                 (ScalarKind::Bool, ValueClass::Bool)
                 | (ScalarKind::Int, ValueClass::Int)
-                | (ScalarKind::Float, ValueClass::Float) => Some(Fit::Exact),
+                | (ScalarKind::Float, ValueClass::Float)
+                | (ScalarKind::Timestamp(_), ValueClass::Timestamp)
+                | (ScalarKind::Date, ValueClass::Date)
+                | (ScalarKind::Time, ValueClass::Time) => Some(Fit::Exact),
                 (ScalarKind::Str, cl) if cl.is_string_like() => Some(Fit::Exact),
                 (ScalarKind::Float, ValueClass::Int) => Some(Fit::Widen),
+                // A parsed string is still a string.
+                (ScalarKind::Str, _) if c.is_parsed_string() => Some(Fit::Fallback),
                 _ => None,
             };
             if direct.is_some() || !may_transform {
@@ -208,90 +182,55 @@ fn fits(
                 (ScalarKind::Int, ValueClass::Float) => Some(Fit::Transform),
                 // A scalar can become a struct holding it under scalar_object_key.
                 (_, ValueClass::Object) => Some(Fit::Transform),
-                // ... or a list whose elements accept it and the array's elements.
-                (_, ValueClass::List) => {
-                    let all = c.value.elements().all(|e| {
-                        let ec = classify(e, c.level.inside_list(), limits);
-                        fits(ty, false, &ec, growth, limits, key).is_some()
-                    });
-                    all.then_some(Fit::Transform)
-                }
+                // ... or a list whose elements take it and the array's elements.
+                (_, ValueClass::List) => elements_fit(ty, false, c, growth, rules).then_some(Fit::Transform),
                 _ => None,
             }
         }
         (TypeNode::Struct(s), ValueClass::Object) => {
-            if growth == Growth::Allowed || struct_takes_object(s, c, limits, key) {
-                Some(Fit::Exact)
-            } else {
-                None
-            }
+            (growth == Growth::Allowed || struct_takes_object(s, c, rules)).then_some(Fit::Exact)
         }
-        (TypeNode::Struct(s), cl) if is_scalar_class(cl) => {
+        (TypeNode::Struct(s), ValueClass::List) => {
+            // Only a struct born in this scan may turn into a list of itself.
+            let _ = s;
+            (may_transform && elements_fit(ty, false, c, growth, rules)).then_some(Fit::Transform)
+        }
+        (TypeNode::Struct(s), _) => {
             // A scalar wraps into the struct under scalar_object_key.
             match s.family(key) {
-                Some(f) if choose_version(f, c, growth, limits, key).is_some() => Some(Fit::Wrap),
+                Some(f) if growth == Growth::Allowed || choose_version(f, c, growth, rules).is_some() => {
+                    Some(Fit::Wrap)
+                }
                 None if growth == Growth::Allowed => Some(Fit::Wrap),
-                Some(_) if growth == Growth::Allowed => Some(Fit::Wrap),
                 _ => None,
             }
         }
-        (TypeNode::Struct(_), ValueClass::List) => {
-            // Only a struct born in this scan may turn into a list of itself.
-            if !may_transform {
-                return None;
-            }
-            let all = c.value.elements().all(|e| {
-                let ec = classify(e, c.level.inside_list(), limits);
-                fits(ty, false, &ec, growth, limits, key).is_some()
-            });
-            all.then_some(Fit::Transform)
-        }
         (TypeNode::List(elem), ValueClass::List) => {
-            let all = c.value.elements().all(|e| {
-                let ec = classify(e, c.level.inside_list(), limits);
-                fits(elem, established, &ec, growth, limits, key).is_some()
-            });
-            all.then_some(Fit::Exact)
+            elements_fit(elem, established, c, growth, rules).then_some(Fit::Exact)
         }
         (TypeNode::List(elem), _) => {
             // A singleton wraps into the list when the element type takes it.
-            let ec = Classified {
-                value: c.value,
-                class: c.class,
-                level: c.level,
-            };
-            fits(elem, established, &ec, growth, limits, key).map(|f| match (c.class, f) {
+            fits(elem, established, c, growth, rules).map(|f| match (c.class, f) {
                 (ValueClass::Object, Fit::Exact) => Fit::Exact,
                 (_, Fit::Transform) => Fit::Transform,
+                (_, Fit::Fallback) => Fit::Fallback,
                 _ => Fit::Wrap,
             })
         }
-        (TypeNode::Struct(_), _) => None,
     }
-}
-
-fn is_scalar_class(c: ValueClass) -> bool {
-    matches!(
-        c,
-        ValueClass::Bool
-            | ValueClass::Int
-            | ValueClass::Float
-            | ValueClass::Str
-            | ValueClass::Flattened
-    )
 }
 
 /// Without growth, a struct takes an object when every entry with evidence
 /// has a family with a version that takes it.
-fn struct_takes_object(s: &StructNode, c: &Classified<'_>, limits: DepthLimits, key: &str) -> bool {
+fn struct_takes_object(s: &StructNode, c: &Classified<'_>, rules: &Rules<'_>) -> bool {
     let inner = c.level.inside_struct();
     c.value.entries().all(|(k, v)| {
-        let vc = classify(v, inner, limits);
+        let vc = classify(v, inner, rules);
         if vc.class == ValueClass::Nothing {
             return true;
         }
         match s.family(k) {
-            Some(f) => choose_version(f, &vc, Growth::None, limits, key).is_some(),
+            Some(f) => choose_version(f, &vc, Growth::None, rules).is_some(),
             None => false,
         }
     })
@@ -305,6 +244,9 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
         ValueClass::Int => TypeNode::Scalar(ScalarKind::Int),
         ValueClass::Float => TypeNode::Scalar(ScalarKind::Float),
         ValueClass::Str | ValueClass::Flattened => TypeNode::Scalar(ScalarKind::Str),
+        ValueClass::Timestamp => TypeNode::Scalar(ScalarKind::Timestamp(ctx.rules.timestamp_unit)),
+        ValueClass::Date => TypeNode::Scalar(ScalarKind::Date),
+        ValueClass::Time => TypeNode::Scalar(ScalarKind::Time),
         ValueClass::Object => {
             let mut s = StructNode::default();
             absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);
@@ -316,7 +258,7 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
         ValueClass::List => {
             let mut elem: Option<TypeNode> = None;
             for e in c.value.elements() {
-                let ec = classify(e, c.level.inside_list(), ctx.limits);
+                let ec = classify(e, c.level.inside_list(), &ctx.rules);
                 note_depth(&ec, ctx);
                 if ec.class == ValueClass::Nothing {
                     continue;
@@ -327,18 +269,12 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
                         None => continue,
                     },
                     Some(mut t) => {
-                        if fits(
-                            &t,
-                            false,
-                            &ec,
-                            Growth::Allowed,
-                            ctx.limits,
-                            ctx.scalar_object_key,
-                        )
-                        .is_some()
-                        {
+                        if fits(&t, false, &ec, Growth::Allowed, &ctx.rules).is_some() {
                             absorb(&mut t, false, &ec, ctx);
                             t
+                        } else if c.value.elements().all(|e| e.as_str().is_some() || e.is_empty_or_null()) {
+                            // Strings that parse differently ("7", "a") stay strings.
+                            TypeNode::Scalar(ScalarKind::Str)
                         } else {
                             // Elements that cannot share a type: keep them all as text.
                             TypeNode::Scalar(ScalarKind::Json)
@@ -357,82 +293,63 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
     if c.class == ValueClass::Nothing {
         return;
     }
-    let key = ctx.scalar_object_key;
+    let key = ctx.rules.scalar_object_key;
     match ty {
         TypeNode::Scalar(ScalarKind::Json) => {}
         TypeNode::Scalar(k) => {
             let kind = *k;
             match (kind, c.class) {
-                (ScalarKind::Bool, ValueClass::Bool)
-                | (ScalarKind::Int, ValueClass::Int)
-                | (ScalarKind::Float, ValueClass::Float | ValueClass::Int) => {}
-                (ScalarKind::Str, cl) if cl.is_string_like() => {}
                 (ScalarKind::Int, ValueClass::Float) if !established => *k = ScalarKind::Float,
                 (_, ValueClass::Object) if !established => {
                     // scalar → struct { scalar_object_key: scalar }, then the object.
                     let mut s = StructNode::default();
-                    s.add_family(Family {
-                        source_key: key.to_string(),
-                        name: String::new(),
-                        versions: vec![Version {
-                            number: 1,
-                            ty: TypeNode::Scalar(kind),
-                            established: false,
-                            output_name: String::new(),
-                        }],
-                        registry_position: None,
+                    let mut family = new_family(key);
+                    family.versions.push(Version {
+                        number: 1,
+                        ty: TypeNode::Scalar(kind),
+                        established: false,
+                        output_name: String::new(),
                     });
+                    s.add_family(family);
                     absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);
                     *ty = TypeNode::Struct(s);
                 }
                 (_, ValueClass::List) if !established => {
                     let mut elem = TypeNode::Scalar(kind);
-                    for e in c.value.elements() {
-                        let ec = classify(e, c.level.inside_list(), ctx.limits);
-                        note_depth(&ec, ctx);
-                        absorb(&mut elem, false, &ec, ctx);
-                    }
+                    absorb_elements(&mut elem, false, c, ctx);
                     *ty = TypeNode::List(Box::new(elem));
                 }
+                // Everything else that fits needs no change.
                 _ => {}
             }
         }
         TypeNode::Struct(s) => match c.class {
-            ValueClass::Object => {
-                absorb_object_into_struct(s, c.value, c.level.inside_struct(), ctx)
-            }
+            ValueClass::Object => absorb_object_into_struct(s, c.value, c.level.inside_struct(), ctx),
             ValueClass::List if !established => {
                 let mut elem = TypeNode::Struct(std::mem::take(s));
-                for e in c.value.elements() {
-                    let ec = classify(e, c.level.inside_list(), ctx.limits);
-                    note_depth(&ec, ctx);
-                    absorb(&mut elem, false, &ec, ctx);
-                }
+                absorb_elements(&mut elem, false, c, ctx);
                 *ty = TypeNode::List(Box::new(elem));
             }
             _ => {
                 // A scalar wraps under scalar_object_key.
                 let fi = match s.index.get(key) {
                     Some(&i) => i,
-                    None => s.add_family(Family {
-                        source_key: key.to_string(),
-                        name: String::new(),
-                        versions: Vec::new(),
-                        registry_position: None,
-                    }),
+                    None => s.add_family(new_family(key)),
                 };
                 absorb_into_family(&mut s.families[fi], c, ctx);
             }
         },
         TypeNode::List(elem) => match c.class {
-            ValueClass::List => {
-                for e in c.value.elements() {
-                    let ec = classify(e, c.level.inside_list(), ctx.limits);
-                    note_depth(&ec, ctx);
-                    absorb(elem, established, &ec, ctx);
-                }
-            }
+            ValueClass::List => absorb_elements(elem, established, c, ctx),
             _ => absorb(elem, established, c, ctx),
         },
+    }
+}
+
+fn absorb_elements(elem: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
+    for e in c.value.elements() {
+        let ec = classify(e, c.level.inside_list(), &ctx.rules);
+        note_depth(&ec, ctx);
+        absorb(elem, established, &ec, ctx);
     }
 }

@@ -9,6 +9,6 @@ mod classify;
 mod lattice;
 mod schema;
 
-pub use classify::{classify, Classified, DepthLimits, Level, ValueClass};
+pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
 pub use lattice::{absorb_record, choose_version, Growth, InferStats};
-pub use schema::{Family, ScalarKind, StructNode, TypeNode, Version};
+pub use schema::{Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};

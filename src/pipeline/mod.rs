@@ -9,7 +9,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use clock::{format_utc_micros, now_utc_micros};
+pub use clock::{civil_from_days, format_utc_micros, now_utc_micros};
 pub use scanner::{Chunk, Scanner};
 pub use stats::Stats;
 
@@ -18,8 +18,8 @@ use std::fs::File;
 use crate::error::{Result, SanitizeError};
 use crate::formats::jsonl::JsonLinesReader;
 use crate::formats::Batch;
-use crate::infer::{absorb_record, DepthLimits, InferStats, StructNode};
-use crate::options::{InputFormat, OnError, Options, SchemaMode};
+use crate::infer::{absorb_record, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
+use crate::options::{InputFormat, OnError, Options, SchemaMode, TimestampPrecision};
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
 use crate::source::resolve_files;
 
@@ -42,10 +42,23 @@ pub struct ScanPlan {
 }
 
 impl ScanPlan {
-    pub fn limits(&self) -> DepthLimits {
-        DepthLimits {
-            arrow_max_depth: self.options.arrow_max_depth,
-            parquet_max_depth: self.options.parquet_max_depth,
+    pub fn rules(&self) -> Rules<'_> {
+        self.options.rules()
+    }
+}
+
+impl Options {
+    /// How values are seen in this scan: depth limits, parsers, wrapping key.
+    pub fn rules(&self) -> Rules<'_> {
+        Rules {
+            limits: DepthLimits { arrow_max_depth: self.arrow_max_depth, parquet_max_depth: self.parquet_max_depth },
+            scalar_object_key: &self.scalar_object_key,
+            parsers: &self.parsers,
+            timestamp_unit: match self.timestamp_precision {
+                TimestampPrecision::Millis => TimeUnit::Millis,
+                TimestampPrecision::Micros => TimeUnit::Micros,
+                TimestampPrecision::Nanos => TimeUnit::Nanos,
+            },
         }
     }
 }
@@ -66,29 +79,15 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
             registry.field_name_policy.name()
         )));
     }
-    let limits = DepthLimits {
-        arrow_max_depth: options.arrow_max_depth,
-        parquet_max_depth: options.parquet_max_depth,
-    };
     let mut stats = Stats::default();
     if options.schema_mode == SchemaMode::Additive {
-        probe_files(
-            function,
-            &files,
-            &options,
-            limits,
-            &mut registry.root,
-            &mut stats,
-        )?;
+        probe_files(function, &files, &options, &mut registry.root, &mut stats)?;
     } else {
         stats.files = files.len() as u64;
     }
     let events = finalize(
         &mut registry.root,
-        &FinalizeOptions {
-            policy: options.field_name_policy,
-            order: options.column_order,
-        },
+        &FinalizeOptions { policy: options.field_name_policy, order: options.column_order },
     )
     .map_err(|e| e.in_function(function))?;
     if !events.is_empty() {
@@ -123,21 +122,19 @@ fn probe_files(
     function: &str,
     files: &[String],
     options: &Options,
-    limits: DepthLimits,
     root: &mut StructNode,
     stats: &mut Stats,
 ) -> Result<()> {
     let mut infer_stats = InferStats::default();
     let mut batch = Batch::default();
+    let rules = options.rules();
     for file in files {
         let f = open(function, file)?;
         let mut reader = JsonLinesReader::new(f, file, options.read_chunk_bytes);
         stats.files += 1;
         loop {
             batch.clear();
-            let n = reader
-                .next_batch(&mut batch, BATCH_RECORDS)
-                .map_err(|e| e.in_function(function))?;
+            let n = reader.next_batch(&mut batch, BATCH_RECORDS).map_err(|e| e.in_function(function))?;
             if n == 0 {
                 break;
             }
@@ -147,9 +144,7 @@ fn probe_files(
                 let meta = &batch.meta[i];
                 if let Some(err) = &meta.error {
                     match options.on_error {
-                        OnError::Stop => {
-                            return Err(bad_record_error(function, file, meta.line, meta.byte, err))
-                        }
+                        OnError::Stop => return Err(bad_record_error(function, file, meta.line, meta.byte, err)),
                         OnError::SkipRow => stats.rows_skipped += 1,
                         OnError::EmitNullRow => {
                             stats.rows_nulled += 1;
@@ -158,13 +153,7 @@ fn probe_files(
                     }
                     continue;
                 }
-                absorb_record(
-                    root,
-                    batch.tape.record(i),
-                    limits,
-                    &options.scalar_object_key,
-                    &mut infer_stats,
-                );
+                absorb_record(root, batch.tape.record(i), &rules, &mut infer_stats);
                 stats.rows_emitted += 1;
             }
         }
@@ -176,17 +165,10 @@ fn probe_files(
 }
 
 pub(crate) fn open(function: &str, file: &str) -> Result<File> {
-    File::open(file)
-        .map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{file}\": {e}")))
+    File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{file}\": {e}")))
 }
 
-pub(crate) fn bad_record_error(
-    function: &str,
-    file: &str,
-    line: u64,
-    byte: u64,
-    cause: &str,
-) -> SanitizeError {
+pub(crate) fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
     SanitizeError::input(format!(
         "{function}: bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
     ))

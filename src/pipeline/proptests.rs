@@ -30,15 +30,11 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 fn record() -> impl Strategy<Value = Map<String, Value>> {
-    prop::collection::btree_map("[xyzXY ]{1,2}", json_value(), 0..5)
-        .prop_map(|m| m.into_iter().collect())
+    prop::collection::btree_map("[xyzXY ]{1,2}", json_value(), 0..5).prop_map(|m| m.into_iter().collect())
 }
 
 fn to_lines(records: &[Map<String, Value>]) -> String {
-    records
-        .iter()
-        .map(|r| Value::Object(r.clone()).to_string() + "\n")
-        .collect()
+    records.iter().map(|r| Value::Object(r.clone()).to_string() + "\n").collect()
 }
 
 fn has_evidence(v: &Value) -> bool {

@@ -18,11 +18,7 @@ pub struct Chunk {
 
 impl Chunk {
     pub fn new(plan: &ScanPlan) -> Self {
-        Chunk {
-            columns: columns_for_struct(&plan.schema),
-            rows: 0,
-            file_index: 0,
-        }
+        Chunk { columns: columns_for_struct(&plan.schema), rows: 0, file_index: 0 }
     }
     fn clear(&mut self) {
         self.columns.iter_mut().for_each(Column::clear);
@@ -46,7 +42,7 @@ impl Scanner {
     pub fn new(plan: Arc<ScanPlan>) -> Self {
         let trusted = plan.options.schema_mode == SchemaMode::Additive;
         Scanner {
-            router: Router::new(plan.limits(), &plan.options.scalar_object_key, trusted),
+            router: Router::new(trusted),
             plan: Arc::clone(&plan),
             next_file: 0,
             reader: None,
@@ -63,6 +59,7 @@ impl Scanner {
         let plan = Arc::clone(&self.plan);
         let function = plan.function.as_str();
         let on_error = plan.options.on_error;
+        let rules = plan.rules();
         let strict = plan.options.schema_mode == SchemaMode::Strict;
         loop {
             if self.cursor == self.batch.len() && !self.refill()? {
@@ -84,9 +81,7 @@ impl Scanner {
                 let meta = &self.batch.meta[i];
                 if let Some(err) = &meta.error {
                     match on_error {
-                        OnError::Stop => {
-                            return Err(bad_record_error(function, file, meta.line, meta.byte, err))
-                        }
+                        OnError::Stop => return Err(bad_record_error(function, file, meta.line, meta.byte, err)),
                         OnError::SkipRow => {
                             self.stats.rows_skipped += 1;
                             continue;
@@ -102,7 +97,7 @@ impl Scanner {
                 }
                 let record = self.batch.tape.record(i);
                 if strict {
-                    let violations = self.router.count_violations(&plan.schema, record);
+                    let violations = self.router.count_violations(&plan.schema, record, &rules);
                     if violations > 0 {
                         match on_error {
                             OnError::Stop => {
@@ -111,7 +106,9 @@ impl Scanner {
                                     file,
                                     meta.line,
                                     meta.byte,
-                                    &format!("{violations} value(s) do not fit the registry's schema (schema_mode 'strict')"),
+                                    &format!(
+                                        "{violations} value(s) do not fit the registry's schema (schema_mode 'strict')"
+                                    ),
                                 ))
                             }
                             OnError::SkipRow => {
@@ -122,8 +119,7 @@ impl Scanner {
                         }
                     }
                 }
-                self.router
-                    .write_record(&plan.schema, record, &mut chunk.columns);
+                self.router.write_record(&plan.schema, record, &mut chunk.columns, &rules);
                 self.stats.rows_emitted += 1;
                 chunk.rows += 1;
             }
@@ -148,10 +144,7 @@ impl Scanner {
                 self.next_file += 1;
                 let file = &plan.files[index];
                 let f = open(function, file)?;
-                self.reader = Some((
-                    index,
-                    JsonLinesReader::new(f, file, plan.options.read_chunk_bytes),
-                ));
+                self.reader = Some((index, JsonLinesReader::new(f, file, plan.options.read_chunk_bytes)));
                 self.stats.files += 1;
             }
             let Some((_, reader)) = self.reader.as_mut() else {
@@ -159,9 +152,7 @@ impl Scanner {
             };
             self.batch.clear();
             self.cursor = 0;
-            let n = reader
-                .next_batch(&mut self.batch, BATCH_RECORDS)
-                .map_err(|e| e.in_function(function))?;
+            let n = reader.next_batch(&mut self.batch, BATCH_RECORDS).map_err(|e| e.in_function(function))?;
             if n > 0 {
                 self.stats.batches += 1;
                 return Ok(true);

@@ -18,11 +18,8 @@ pub(crate) struct Run {
 
 impl Run {
     pub fn column(&self, name: &str) -> Vec<Value> {
-        let i = self
-            .names
-            .iter()
-            .position(|n| n == name)
-            .unwrap_or_else(|| panic!("no column {name} in {:?}", self.names));
+        let i =
+            self.names.iter().position(|n| n == name).unwrap_or_else(|| panic!("no column {name} in {:?}", self.names));
         self.rows.iter().map(|r| r[i].clone()).collect()
     }
     pub fn registry(&self) -> Value {
@@ -34,14 +31,10 @@ impl Run {
 }
 
 pub(crate) fn run(lines: &str, params: &[(&str, ParamValue)]) -> Result<Run, String> {
-    let dir =
-        std::env::temp_dir().join(format!("ss-test-{}-{}", std::process::id(), rand_suffix()));
+    let dir = std::env::temp_dir().join(format!("ss-test-{}-{}", std::process::id(), rand_suffix()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("input.jsonl");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
+    std::fs::File::create(&path).unwrap().write_all(lines.as_bytes()).unwrap();
     let result = run_file(path.to_str().unwrap(), params);
     let _ = std::fs::remove_dir_all(&dir);
     result
@@ -54,22 +47,15 @@ fn rand_suffix() -> u64 {
 }
 
 pub(crate) fn run_file(path: &str, params: &[(&str, ParamValue)]) -> Result<Run, String> {
-    let options = Options::parse("sanitize_jsonl", Some(InputFormat::Jsonl), params)
-        .map_err(|e| e.message)?;
+    let options = Options::parse("sanitize_jsonl", Some(InputFormat::Jsonl), params).map_err(|e| e.message)?;
     let plan = Arc::new(plan("sanitize_jsonl", path, options).map_err(|e| e.message)?);
-    let names = plan
-        .schema
-        .outputs
-        .iter()
-        .map(|&(f, v)| plan.schema.families[f].versions[v].output_name.clone())
-        .collect();
+    let names =
+        plan.schema.outputs.iter().map(|&(f, v)| plan.schema.families[f].versions[v].output_name.clone()).collect();
     let mut scanner = Scanner::new(Arc::clone(&plan));
     let mut chunk = Chunk::new(&plan);
     let mut rows = Vec::new();
     loop {
-        let n = scanner
-            .next_chunk(&mut chunk, 2048)
-            .map_err(|e| e.message)?;
+        let n = scanner.next_chunk(&mut chunk, 2048).map_err(|e| e.message)?;
         if n == 0 {
             break;
         }
@@ -77,10 +63,7 @@ pub(crate) fn run_file(path: &str, params: &[(&str, ParamValue)]) -> Result<Run,
             rows.push(chunk.columns.iter().map(|c| c.row_json(r)).collect());
         }
     }
-    assert_eq!(
-        scanner.stats.rows_read,
-        scanner.stats.rows_emitted + scanner.stats.rows_skipped
-    );
+    assert_eq!(scanner.stats.rows_read, scanner.stats.rows_emitted + scanner.stats.rows_skipped);
     Ok(Run { plan, rows, names })
 }
 
@@ -105,21 +88,11 @@ fn flat_inference_types_and_nulls() {
 
 #[test]
 fn the_seeds_amount_family_routes_each_value_once() {
-    let r = run(
-        "{\"amount\":\"unknown\"}\n{\"amount\":7}\n{\"amount\":2.5}\n{\"amount\":null}\n",
-        &[],
-    )
-    .unwrap();
+    let r = run("{\"amount\":\"unknown\"}\n{\"amount\":7}\n{\"amount\":2.5}\n{\"amount\":null}\n", &[]).unwrap();
     // Within one scan, 7 and 2.5 reconcile to one float version (v2).
     assert_eq!(r.names, ["amount", "amount_v2_float"]);
-    assert_eq!(
-        r.column("amount"),
-        [json!("unknown"), Value::Null, Value::Null, Value::Null]
-    );
-    assert_eq!(
-        r.column("amount_v2_float"),
-        [Value::Null, json!(7.0), json!(2.5), Value::Null]
-    );
+    assert_eq!(r.column("amount"), [json!("unknown"), Value::Null, Value::Null, Value::Null]);
+    assert_eq!(r.column("amount_v2_float"), [Value::Null, json!(7.0), json!(2.5), Value::Null]);
     let d = r.drifts();
     assert_eq!(d[1]["drift_type"], "new_version_generated");
     assert_eq!(d[1]["output_name"], "amount_v2_float");
@@ -134,34 +107,15 @@ fn a_registry_carries_versions_into_the_next_run() {
     let registry = first.plan.registry_json.clone();
     // The next run sees a float: an established integer column is a
     // contract and is not widened, so a third version appears.
-    let second = run(
-        "{\"amount\":2.5}\n{\"amount\":8}\n{\"amount\":\"n/a\"}\n",
-        &[("registry", s(&registry))],
-    )
-    .unwrap();
-    assert_eq!(
-        second.names,
-        ["amount", "amount_v2_integer", "amount_v3_float"]
-    );
-    assert_eq!(
-        second.column("amount_v3_float"),
-        [json!(2.5), Value::Null, Value::Null]
-    );
-    assert_eq!(
-        second.column("amount_v2_integer"),
-        [Value::Null, json!(8), Value::Null]
-    );
-    assert_eq!(
-        second.column("amount"),
-        [Value::Null, Value::Null, json!("n/a")]
-    );
+    let second =
+        run("{\"amount\":2.5}\n{\"amount\":8}\n{\"amount\":\"n/a\"}\n", &[("registry", s(&registry))]).unwrap();
+    assert_eq!(second.names, ["amount", "amount_v2_integer", "amount_v3_float"]);
+    assert_eq!(second.column("amount_v3_float"), [json!(2.5), Value::Null, Value::Null]);
+    assert_eq!(second.column("amount_v2_integer"), [Value::Null, json!(8), Value::Null]);
+    assert_eq!(second.column("amount"), [Value::Null, Value::Null, json!("n/a")]);
     assert_eq!(second.registry()["schema_generation"], json!(2));
     // Repeating a known shape changes nothing, not even the generation.
-    let third = run(
-        "{\"amount\":9}\n",
-        &[("registry", s(&second.plan.registry_json))],
-    )
-    .unwrap();
+    let third = run("{\"amount\":9}\n", &[("registry", s(&second.plan.registry_json))]).unwrap();
     assert_eq!(third.plan.registry_json, second.plan.registry_json);
     assert_eq!(third.drifts(), Vec::<Value>::new());
 }
@@ -177,18 +131,11 @@ fn an_established_double_takes_integers_without_a_new_version() {
 
 #[test]
 fn singletons_wrap_into_lists_and_scalars_into_structs() {
-    let r = run(
-        "{\"t\":[1,2],\"o\":{\"a\":1}}\n{\"t\":3,\"o\":5}\n{\"t\":[],\"o\":{}}\n",
-        &[],
-    )
-    .unwrap();
+    let r = run("{\"t\":[1,2],\"o\":{\"a\":1}}\n{\"t\":3,\"o\":5}\n{\"t\":[],\"o\":{}}\n", &[]).unwrap();
     assert_eq!(r.names, ["o", "t"]);
     assert_eq!(r.column("t"), [json!([1, 2]), json!([3]), Value::Null]);
     // Struct children in alphabetical order: a, default_key → defaultkey (lower_alpha).
-    assert_eq!(
-        r.column("o"),
-        [json!([1, null]), json!([null, 5]), Value::Null]
-    );
+    assert_eq!(r.column("o"), [json!([1, null]), json!([null, 5]), Value::Null]);
     let reg = r.registry();
     let o = &reg["canonical_schema"]["fields"][0]["type"]["fields"];
     assert_eq!(o[1]["name"], "defaultkey");
@@ -197,11 +144,7 @@ fn singletons_wrap_into_lists_and_scalars_into_structs() {
 
 #[test]
 fn empty_containers_are_no_evidence_and_keep_list_positions() {
-    let r = run(
-        "{\"e\":{},\"l\":[],\"x\":{\"y\":{}}}\n{\"l\":[[1],[],[2]]}\n",
-        &[],
-    )
-    .unwrap();
+    let r = run("{\"e\":{},\"l\":[],\"x\":{\"y\":{}}}\n{\"l\":[[1],[],[2]]}\n", &[]).unwrap();
     assert_eq!(r.names, ["l"]);
     assert_eq!(r.column("l"), [Value::Null, json!([[1], null, [2]])]);
 }
@@ -214,17 +157,13 @@ fn drift_inside_a_struct_versions_the_child_not_the_struct() {
     )
     .unwrap();
     assert_eq!(r.names, ["sentiment"]);
-    assert_eq!(
-        r.column("sentiment"),
-        [json!([[0.5, null]]), json!([[null, "high"]])]
-    );
+    assert_eq!(r.column("sentiment"), [json!([[0.5, null]]), json!([[null, "high"]])]);
     let t = &r.registry()["canonical_schema"]["fields"][0]["type"];
     assert_eq!(t["kind"], "list");
     assert_eq!(t["element"]["fields"][1]["name"], "magnitude_v2_string");
     let d = r.drifts();
     assert!(
-        d.iter().any(|e| e["source_path"] == "sentiment[].magnitude"
-            && e["output_name"] == "magnitude_v2_string"),
+        d.iter().any(|e| e["source_path"] == "sentiment[].magnitude" && e["output_name"] == "magnitude_v2_string"),
         "{d:?}"
     );
 }
@@ -239,10 +178,7 @@ fn an_established_struct_gets_a_list_version_and_singletons_route_to_it() {
     .unwrap();
     assert_eq!(second.names, ["items", "items_v2_struct_array"]);
     // Both the array and the compatible singleton object go to the list version.
-    assert_eq!(
-        second.column("items_v2_struct_array"),
-        [json!([["b"], ["c"]]), json!([["d"]])]
-    );
+    assert_eq!(second.column("items_v2_struct_array"), [json!([["b"], ["c"]]), json!([["d"]])]);
     assert_eq!(second.column("items"), [Value::Null, Value::Null]);
 }
 
@@ -250,11 +186,7 @@ fn an_established_struct_gets_a_list_version_and_singletons_route_to_it() {
 fn reserved_top_level_names_fail_but_nested_ones_are_fine() {
     let e = run("{\"source_file\":1}\n", &[]).unwrap_err();
     assert!(e.contains("reserved column name \"source_file\""), "{e}");
-    let e = run(
-        "{\"Schema Drifts\":1}\n",
-        &[("field_name_policy", s("lower_snake"))],
-    )
-    .unwrap_err();
+    let e = run("{\"Schema Drifts\":1}\n", &[("field_name_policy", s("lower_snake"))]).unwrap_err();
     assert!(e.contains("schema_drifts"), "{e}");
     let r = run("{\"payload\":{\"source_file\":\"a.csv\"}}\n", &[]).unwrap();
     assert_eq!(r.column("payload"), [json!(["a.csv"])]);
@@ -269,32 +201,20 @@ fn collisions_get_suffixes_that_do_not_depend_on_order() {
     na.sort();
     nb.sort();
     assert_eq!(na, nb);
-    assert!(
-        a.names.contains(&"name".to_string()),
-        "the key spelled like the name keeps it: {:?}",
-        a.names
-    );
+    assert!(a.names.contains(&"name".to_string()), "the key spelled like the name keeps it: {:?}", a.names);
     let e = run("{\"$$$\":1}\n", &[]).unwrap();
     assert!(e.names[0].starts_with("field_"), "{:?}", e.names);
 }
 
 #[test]
 fn depth_limits_flatten_to_json_text() {
-    let r = run(
-        "{\"a\":{\"b\":{\"c\":[1,{\"d\":2}]}}}\n",
-        &[("arrow_max_depth", ParamValue::Int(2))],
-    )
-    .unwrap();
+    let r = run("{\"a\":{\"b\":{\"c\":[1,{\"d\":2}]}}}\n", &[("arrow_max_depth", ParamValue::Int(2))]).unwrap();
     // a (level 1) and b (level 2) stay structs; c would be level 3.
     assert_eq!(r.column("a"), [json!([["[1,{\"d\":2}]"]])]);
     assert_eq!(r.plan.probe_stats.values_flattened, 1);
     // parquet_max_depth counts structs only: the list adds no RECORD level,
     // so its element struct is level 1 and b would be level 2.
-    let r = run(
-        "{\"a\":[{\"b\":{\"c\":1}}]}\n",
-        &[("parquet_max_depth", ParamValue::Int(1))],
-    )
-    .unwrap();
+    let r = run("{\"a\":[{\"b\":{\"c\":1}}]}\n", &[("parquet_max_depth", ParamValue::Int(1))]).unwrap();
     assert_eq!(r.column("a"), [json!([["{\"c\":1}"]])]);
 }
 
@@ -306,23 +226,14 @@ fn bad_lines_follow_on_error() {
     let r = run(text, &[("on_error", s("skip_row"))]).unwrap();
     assert_eq!(r.column("a"), [json!(1), json!(2)]);
     let e = run(text, &[("on_error", s("stop"))]).unwrap_err();
-    assert!(
-        e.contains("line 2") && e.contains("input.jsonl") && e.contains("on_error"),
-        "{e}"
-    );
+    assert!(e.contains("line 2") && e.contains("input.jsonl") && e.contains("on_error"), "{e}");
 }
 
 #[test]
 fn strict_mode_uses_the_registry_and_nulls_what_does_not_fit() {
     let first = run("{\"a\":1,\"b\":\"x\"}\n", &[]).unwrap();
     let reg = first.plan.registry_json.clone();
-    let params = |mode: &str| {
-        vec![
-            ("registry", s(&reg)),
-            ("schema_mode", s("strict")),
-            ("on_error", s(mode)),
-        ]
-    };
+    let params = |mode: &str| vec![("registry", s(&reg)), ("schema_mode", s("strict")), ("on_error", s(mode))];
     let text = "{\"a\":2,\"b\":\"y\"}\n{\"a\":\"oops\",\"b\":\"z\",\"c\":1}\n";
     let r = run(text, &params("emit_null_row")).unwrap();
     assert_eq!(r.names, ["a", "b"]);
@@ -337,31 +248,18 @@ fn strict_mode_uses_the_registry_and_nulls_what_does_not_fit() {
 #[test]
 fn registry_policy_must_match() {
     let first = run("{\"a\":1}\n", &[]).unwrap();
-    let e = run(
-        "{\"a\":1}\n",
-        &[
-            ("registry", s(&first.plan.registry_json)),
-            ("field_name_policy", s("preserve")),
-        ],
-    )
-    .unwrap_err();
+    let e = run("{\"a\":1}\n", &[("registry", s(&first.plan.registry_json)), ("field_name_policy", s("preserve"))])
+        .unwrap_err();
     assert!(e.contains("field_name_policy 'lower_alpha'"), "{e}");
 }
 
 #[test]
 fn schema_contract_first_keeps_registered_fields_first() {
-    let first = run(
-        "{\"zeta\":1,\"alpha\":2}\n",
-        &[("column_order", s("schema_contract_first"))],
-    )
-    .unwrap();
+    let first = run("{\"zeta\":1,\"alpha\":2}\n", &[("column_order", s("schema_contract_first"))]).unwrap();
     assert_eq!(first.names, ["alpha", "zeta"]);
     let second = run(
         "{\"beta\":1,\"zeta\":1,\"aardvark\":1}\n",
-        &[
-            ("registry", s(&first.plan.registry_json)),
-            ("column_order", s("schema_contract_first")),
-        ],
+        &[("registry", s(&first.plan.registry_json)), ("column_order", s("schema_contract_first"))],
     )
     .unwrap();
     assert_eq!(second.names, ["alpha", "zeta", "aardvark", "beta"]);

@@ -2,7 +2,7 @@ use serde_json::{json, Map, Value};
 
 use super::finalize::{version_path, DriftEvent};
 use crate::error::{Result, SanitizeError};
-use crate::infer::{Family, ScalarKind, StructNode, TypeNode, Version};
+use crate::infer::{Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};
 use crate::options::FieldNamePolicy;
 
 pub const REGISTRY_VERSION: u64 = 1;
@@ -17,11 +17,7 @@ pub struct Registry {
 
 impl Registry {
     pub fn empty(policy: FieldNamePolicy) -> Self {
-        Registry {
-            root: StructNode::default(),
-            schema_generation: 0,
-            field_name_policy: policy,
-        }
+        Registry { root: StructNode::default(), schema_generation: 0, field_name_policy: policy }
     }
 
     /// The registry document. `root` must be finalized (names and output order set).
@@ -76,7 +72,7 @@ fn fields_json(s: &StructNode) -> Vec<Value> {
 fn type_json(t: &TypeNode) -> Value {
     match t {
         TypeNode::Scalar(k) => match k {
-            ScalarKind::Timestamp => json!({"kind": "timestamp", "unit": "us", "timezone": "UTC"}),
+            ScalarKind::Timestamp(unit) => json!({"kind": "timestamp", "unit": unit.name(), "timezone": "UTC"}),
             ScalarKind::Time => json!({"kind": "time", "unit": "us"}),
             _ => json!({"kind": scalar_kind_name(*k)}),
         },
@@ -92,7 +88,7 @@ fn scalar_kind_name(k: ScalarKind) -> &'static str {
         ScalarKind::Float => "double",
         ScalarKind::Str => "string",
         ScalarKind::Json => "json",
-        ScalarKind::Timestamp => "timestamp",
+        ScalarKind::Timestamp(_) => "timestamp",
         ScalarKind::Date => "date",
         ScalarKind::Time => "time",
     }
@@ -107,7 +103,9 @@ pub fn schema_string(t: &TypeNode) -> String {
             ScalarKind::Int => "int64".into(),
             ScalarKind::Float => "double".into(),
             ScalarKind::Str | ScalarKind::Json => "string".into(),
-            ScalarKind::Timestamp => "timestamp[us, tz=UTC]".into(),
+            // Arrow spelling; only microseconds carry the UTC zone in DuckDB's types.
+            ScalarKind::Timestamp(TimeUnit::Micros) => "timestamp[us, tz=UTC]".into(),
+            ScalarKind::Timestamp(unit) => format!("timestamp[{}]", unit.name()),
             ScalarKind::Date => "date32[day]".into(),
             ScalarKind::Time => "time64[us]".into(),
         },
@@ -133,11 +131,7 @@ fn collect_variants(s: &StructNode, prefix: &str, out: &mut Map<String, Value>) 
             continue;
         }
         let f = &s.families[fi];
-        let path = if prefix.is_empty() {
-            f.name.clone()
-        } else {
-            format!("{prefix}.{}", f.name)
-        };
+        let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
         let newest = f.versions.iter().map(|v| v.number).max().unwrap_or(1);
         let mut versions: Vec<&Version> = f.versions.iter().collect();
         versions.sort_by_key(|v| v.number);
@@ -152,10 +146,7 @@ fn collect_variants(s: &StructNode, prefix: &str, out: &mut Map<String, Value>) 
                 })
             })
             .collect();
-        out.insert(
-            path.clone(),
-            json!({"source_key": f.source_key, "versions": list}),
-        );
+        out.insert(path.clone(), json!({"source_key": f.source_key, "versions": list}));
         for v in versions {
             let child_prefix = version_path(prefix, &v.output_name);
             collect_nested(&v.ty, &child_prefix, out);
@@ -175,36 +166,28 @@ fn collect_nested(t: &TypeNode, prefix: &str, out: &mut Map<String, Value>) {
 /// path of the problem.
 pub fn parse_registry(text: &str) -> Result<Registry> {
     let bad = |m: String| SanitizeError::options(format!("invalid registry: {m}"));
-    let doc: Value =
-        serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON ({e})")))?;
-    let obj = doc
-        .as_object()
-        .ok_or_else(|| bad("the document must be a JSON object".into()))?;
+    let doc: Value = serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON ({e})")))?;
+    let obj = doc.as_object().ok_or_else(|| bad("the document must be a JSON object".into()))?;
     match obj.get("registry_version").and_then(Value::as_u64) {
         Some(REGISTRY_VERSION) => {}
         Some(v) => {
             return Err(bad(format!(
-            "registry_version {v} is not supported (this build reads version {REGISTRY_VERSION})"
-        )))
+                "registry_version {v} is not supported (this build reads version {REGISTRY_VERSION})"
+            )))
         }
-        None => {
-            return Err(bad(
-                "\"registry_version\" is missing or not an integer".into()
-            ))
-        }
+        None => return Err(bad("\"registry_version\" is missing or not an integer".into())),
     }
     let schema_generation = obj
         .get("schema_generation")
         .and_then(Value::as_u64)
-        .ok_or_else(|| {
-            bad("\"schema_generation\" is missing or not a non-negative integer".into())
-        })?;
+        .ok_or_else(|| bad("\"schema_generation\" is missing or not a non-negative integer".into()))?;
     let policy_text = obj
         .get("field_name_policy")
         .and_then(Value::as_str)
         .ok_or_else(|| bad("\"field_name_policy\" is missing or not a string".into()))?;
-    let field_name_policy = FieldNamePolicy::parse(policy_text)
-        .ok_or_else(|| bad(format!("\"field_name_policy\" must be 'lower_alpha', 'lower_snake' or 'preserve', not '{policy_text}'")))?;
+    let field_name_policy = FieldNamePolicy::parse(policy_text).ok_or_else(|| {
+        bad(format!("\"field_name_policy\" must be 'lower_alpha', 'lower_snake' or 'preserve', not '{policy_text}'"))
+    })?;
     let fields = obj
         .get("canonical_schema")
         .and_then(|c| c.get("fields"))
@@ -216,11 +199,7 @@ pub fn parse_registry(text: &str) -> Result<Registry> {
         }
     }
     let root = parse_fields(fields, "canonical_schema.fields").map_err(bad)?;
-    Ok(Registry {
-        root,
-        schema_generation,
-        field_name_policy,
-    })
+    Ok(Registry { root, schema_generation, field_name_policy })
 }
 
 fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode, String> {
@@ -234,9 +213,7 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
             .filter(|s| !s.is_empty())
             .ok_or(format!("{here}.name is missing or empty"))?;
         if !names.insert(name.to_lowercase()) {
-            return Err(format!(
-                "{here}.name '{name}' appears twice at the same level (names are case-insensitive)"
-            ));
+            return Err(format!("{here}.name '{name}' appears twice at the same level (names are case-insensitive)"));
         }
         let source_key = f
             .get("source_key")
@@ -246,13 +223,8 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
             .get("version")
             .and_then(Value::as_u64)
             .filter(|n| *n >= 1 && *n <= u32::MAX as u64)
-            .ok_or(format!(
-                "{here}.version is missing or not a positive integer"
-            ))? as u32;
-        let ty = parse_type(
-            f.get("type").ok_or(format!("{here}.type is missing"))?,
-            &format!("{here}.type"),
-        )?;
+            .ok_or(format!("{here}.version is missing or not a positive integer"))? as u32;
+        let ty = parse_type(f.get("type").ok_or(format!("{here}.type is missing"))?, &format!("{here}.type"))?;
         let fi = match node.index.get(source_key) {
             Some(&fi) => fi,
             None => node.add_family(Family {
@@ -264,16 +236,9 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
         };
         let family = &mut node.families[fi];
         if family.versions.iter().any(|v| v.number == number) {
-            return Err(format!(
-                "{here}: source_key '{source_key}' has version {number} twice"
-            ));
+            return Err(format!("{here}: source_key '{source_key}' has version {number} twice"));
         }
-        family.versions.push(Version {
-            number,
-            ty,
-            established: true,
-            output_name: name.to_string(),
-        });
+        family.versions.push(Version { number, ty, established: true, output_name: name.to_string() });
     }
     // The family's base name is version 1's name; without a version 1 (it
     // can't happen in documents we write) fall back to the lowest version's.
@@ -291,17 +256,20 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
 }
 
 fn parse_type(t: &Value, path: &str) -> std::result::Result<TypeNode, String> {
-    let kind = t
-        .get("kind")
-        .and_then(Value::as_str)
-        .ok_or(format!("{path}.kind is missing or not a string"))?;
+    let kind = t.get("kind").and_then(Value::as_str).ok_or(format!("{path}.kind is missing or not a string"))?;
     Ok(match kind {
         "boolean" => TypeNode::Scalar(ScalarKind::Bool),
         "int64" => TypeNode::Scalar(ScalarKind::Int),
         "double" => TypeNode::Scalar(ScalarKind::Float),
         "string" => TypeNode::Scalar(ScalarKind::Str),
         "json" => TypeNode::Scalar(ScalarKind::Json),
-        "timestamp" => TypeNode::Scalar(ScalarKind::Timestamp),
+        "timestamp" => {
+            let unit = match t.get("unit") {
+                None => TimeUnit::Micros,
+                Some(u) => u.as_str().and_then(TimeUnit::parse).ok_or(format!("{path}.unit must be 'ms', 'us' or 'ns'"))?,
+            };
+            TypeNode::Scalar(ScalarKind::Timestamp(unit))
+        }
         "date" => TypeNode::Scalar(ScalarKind::Date),
         "time" => TypeNode::Scalar(ScalarKind::Time),
         "struct" => {

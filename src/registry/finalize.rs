@@ -39,10 +39,7 @@ pub fn finalize(root: &mut StructNode, opts: &FinalizeOptions) -> Result<Vec<Dri
 fn check_reserved(root: &StructNode, policy: FieldNamePolicy) -> Result<()> {
     for f in &root.families {
         let clean = sanitize(&f.source_key, policy);
-        if let Some(r) = RESERVED_COLUMNS
-            .iter()
-            .find(|r| **r == f.source_key || **r == clean)
-        {
+        if let Some(r) = RESERVED_COLUMNS.iter().find(|r| **r == f.source_key || **r == clean) {
             return Err(SanitizeError::input(format!(
                 "the source has a top-level field \"{}\" that is (or sanitizes to) the reserved column name \"{r}\"; the reserved names are {}. Rename the field upstream or nest it",
                 f.source_key,
@@ -88,19 +85,9 @@ fn finalize_struct(
         let mut child_events = Vec::new();
         for v in &mut f.versions {
             let child_prefix = version_path(prefix, &v.output_name);
-            finalize_type(
-                &mut v.ty,
-                opts,
-                &child_prefix,
-                v.established,
-                &mut child_events,
-            );
+            finalize_type(&mut v.ty, opts, &child_prefix, v.established, &mut child_events);
         }
-        let mut schemas: Vec<(u32, String)> = f
-            .versions
-            .iter()
-            .map(|v| (v.number, schema_string(&v.ty)))
-            .collect();
+        let mut schemas: Vec<(u32, String)> = f.versions.iter().map(|v| (v.number, schema_string(&v.ty))).collect();
         schemas.sort();
         let mut versions: Vec<&crate::infer::Version> = f.versions.iter().collect();
         versions.sort_by_key(|v| v.number);
@@ -115,11 +102,7 @@ fn finalize_struct(
                 new_schema: new_schema.clone(),
             };
             if v.number >= 2 {
-                let previous = schemas
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| *n < v.number)
-                    .map(|(_, s)| s.clone());
+                let previous = schemas.iter().rev().find(|(n, _)| *n < v.number).map(|(_, s)| s.clone());
                 events.push(event("new_version_generated", previous));
             } else if family_is_new && parent_established {
                 events.push(event("field_added", None));
@@ -150,25 +133,14 @@ fn finalize_type(
 /// the order the source presented them.
 fn assign_family_names(s: &mut StructNode, policy: FieldNamePolicy) {
     // DuckDB identifiers are case-insensitive, so names collide by lower case.
-    let mut taken: HashSet<String> = s
-        .families
-        .iter()
-        .filter(|f| !f.name.is_empty())
-        .map(|f| f.name.to_lowercase())
-        .collect();
+    let mut taken: HashSet<String> =
+        s.families.iter().filter(|f| !f.name.is_empty()).map(|f| f.name.to_lowercase()).collect();
     let mut groups: HashMap<String, Vec<(usize, String)>> = HashMap::new();
     for (i, f) in s.families.iter().enumerate() {
         if f.name.is_empty() {
             let clean = sanitize(&f.source_key, policy);
-            let clean = if clean.is_empty() {
-                empty_name(&f.source_key)
-            } else {
-                clean
-            };
-            groups
-                .entry(clean.to_lowercase())
-                .or_default()
-                .push((i, clean));
+            let clean = if clean.is_empty() { empty_name(&f.source_key) } else { clean };
+            groups.entry(clean.to_lowercase()).or_default().push((i, clean));
         }
     }
     let mut group_keys: Vec<String> = groups.keys().cloned().collect();
@@ -181,11 +153,8 @@ fn assign_family_names(s: &mut StructNode, policy: FieldNamePolicy) {
         });
         for (rank, (i, clean)) in members.into_iter().enumerate() {
             let key = s.families[i].source_key.clone();
-            let mut name = if rank == 0 && !taken.contains(&lower) {
-                clean.clone()
-            } else {
-                collision_name(&clean, &key)
-            };
+            let mut name =
+                if rank == 0 && !taken.contains(&lower) { clean.clone() } else { collision_name(&clean, &key) };
             // A second-order clash (a key literally spelled like a suffixed name).
             let mut salt = 1u32;
             while taken.contains(&name.to_lowercase()) {
@@ -235,25 +204,15 @@ fn assign_version_names(s: &mut StructNode) {
 
 /// Families in column order, each followed by its versions in version order.
 fn order_outputs(s: &mut StructNode, order: ColumnOrder) {
-    let mut fams: Vec<usize> = (0..s.families.len())
-        .filter(|&i| !s.families[i].versions.is_empty())
-        .collect();
+    let mut fams: Vec<usize> = (0..s.families.len()).filter(|&i| !s.families[i].versions.is_empty()).collect();
     match order {
         // Case-insensitive, as DuckDB compares identifiers; byte order breaks ties.
-        ColumnOrder::Alphabetically => fams.sort_by_cached_key(|&i| {
-            (
-                s.families[i].name.to_lowercase(),
-                s.families[i].name.clone(),
-            )
-        }),
+        ColumnOrder::Alphabetically => {
+            fams.sort_by_cached_key(|&i| (s.families[i].name.to_lowercase(), s.families[i].name.clone()))
+        }
         ColumnOrder::SchemaContractFirst => fams.sort_by_cached_key(|&i| {
             let f = &s.families[i];
-            (
-                f.registry_position.is_none(),
-                f.registry_position,
-                f.name.to_lowercase(),
-                f.name.clone(),
-            )
+            (f.registry_position.is_none(), f.registry_position, f.name.to_lowercase(), f.name.clone())
         }),
     }
     s.outputs.clear();

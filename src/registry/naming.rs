@@ -4,12 +4,7 @@ use crate::options::FieldNamePolicy;
 
 /// The output columns every scan appends; a top-level source field may not
 /// take these names, before or after sanitizing.
-pub const RESERVED_COLUMNS: [&str; 4] = [
-    "source_file",
-    "ingestion_timestamp",
-    "schema_registry",
-    "schema_drifts",
-];
+pub const RESERVED_COLUMNS: [&str; 4] = ["source_file", "ingestion_timestamp", "schema_registry", "schema_drifts"];
 
 /// Sanitizes one source key under a policy. May return an empty string; the
 /// caller then falls back to [`empty_name`].
@@ -23,11 +18,9 @@ pub const RESERVED_COLUMNS: [&str; 4] = [
 pub fn sanitize(key: &str, policy: FieldNamePolicy) -> String {
     match policy {
         FieldNamePolicy::Preserve => key.to_string(),
-        FieldNamePolicy::LowerAlpha => key
-            .chars()
-            .filter(|c| c.is_ascii_alphabetic())
-            .map(|c| c.to_ascii_lowercase())
-            .collect(),
+        FieldNamePolicy::LowerAlpha => {
+            key.chars().filter(|c| c.is_ascii_alphabetic()).map(|c| c.to_ascii_lowercase()).collect()
+        }
         FieldNamePolicy::LowerSnake => {
             let mut out = String::with_capacity(key.len());
             let mut pending_sep = false;
@@ -98,14 +91,8 @@ mod tests {
 
     #[test]
     fn generated_names_are_stable() {
-        assert_eq!(
-            collision_name("name", "Name"),
-            collision_name("name", "Name")
-        );
-        assert_ne!(
-            collision_name("name", "Name"),
-            collision_name("name", "NAME")
-        );
+        assert_eq!(collision_name("name", "Name"), collision_name("name", "Name"));
+        assert_ne!(collision_name("name", "Name"), collision_name("name", "NAME"));
         assert!(empty_name("$$$").starts_with("field_"));
     }
 }

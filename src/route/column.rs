@@ -7,7 +7,10 @@ use crate::infer::{ScalarKind, StructNode, TypeNode};
 #[derive(Debug, Clone, PartialEq)]
 pub enum ColumnData {
     Bool(Vec<bool>),
+    /// BIGINT, and timestamps and times in their unit.
     Int(Vec<i64>),
+    /// DATE: days since the epoch.
+    Date(Vec<i32>),
     Float(Vec<f64>),
     /// UTF-8 text; row i is `bytes[offsets[i]..offsets[i + 1]]`.
     Str {
@@ -35,28 +38,15 @@ impl Column {
         let data = match t {
             TypeNode::Scalar(k) => match k {
                 ScalarKind::Bool => ColumnData::Bool(Vec::new()),
-                ScalarKind::Int | ScalarKind::Timestamp | ScalarKind::Time => {
-                    ColumnData::Int(Vec::new())
-                }
-                ScalarKind::Date => ColumnData::Int(Vec::new()),
+                ScalarKind::Int | ScalarKind::Timestamp(_) | ScalarKind::Time => ColumnData::Int(Vec::new()),
+                ScalarKind::Date => ColumnData::Date(Vec::new()),
                 ScalarKind::Float => ColumnData::Float(Vec::new()),
-                ScalarKind::Str | ScalarKind::Json => ColumnData::Str {
-                    offsets: vec![0],
-                    bytes: String::new(),
-                },
+                ScalarKind::Str | ScalarKind::Json => ColumnData::Str { offsets: vec![0], bytes: String::new() },
             },
-            TypeNode::List(e) => ColumnData::List {
-                offsets: vec![0],
-                child: Box::new(Column::for_type(e)),
-            },
-            TypeNode::Struct(s) => ColumnData::Struct {
-                children: columns_for_struct(s),
-            },
+            TypeNode::List(e) => ColumnData::List { offsets: vec![0], child: Box::new(Column::for_type(e)) },
+            TypeNode::Struct(s) => ColumnData::Struct { children: columns_for_struct(s) },
         };
-        Column {
-            valid: Vec::new(),
-            data,
-        }
+        Column { valid: Vec::new(), data }
     }
 
     pub fn len(&self) -> usize {
@@ -73,6 +63,7 @@ impl Column {
         match &mut self.data {
             ColumnData::Bool(v) => v.clear(),
             ColumnData::Int(v) => v.clear(),
+            ColumnData::Date(v) => v.clear(),
             ColumnData::Float(v) => v.clear(),
             ColumnData::Str { offsets, bytes } => {
                 offsets.truncate(1);
@@ -93,6 +84,7 @@ impl Column {
         match &mut self.data {
             ColumnData::Bool(v) => v.push(false),
             ColumnData::Int(v) => v.push(0),
+            ColumnData::Date(v) => v.push(0),
             ColumnData::Float(v) => v.push(0.0),
             ColumnData::Str { offsets, bytes } => offsets.push(bytes.len() as u32),
             ColumnData::List { offsets, .. } => {
@@ -112,6 +104,7 @@ impl Column {
         match &mut self.data {
             ColumnData::Bool(v) => v.truncate(len),
             ColumnData::Int(v) => v.truncate(len),
+            ColumnData::Date(v) => v.truncate(len),
             ColumnData::Float(v) => v.truncate(len),
             ColumnData::Str { offsets, bytes } => {
                 offsets.truncate(len + 1);
@@ -127,10 +120,7 @@ impl Column {
 }
 
 pub fn columns_for_struct(s: &StructNode) -> Vec<Column> {
-    s.outputs
-        .iter()
-        .map(|&(fi, vi)| Column::for_type(&s.families[fi].versions[vi].ty))
-        .collect()
+    s.outputs.iter().map(|&(fi, vi)| Column::for_type(&s.families[fi].versions[vi].ty)).collect()
 }
 
 impl Column {
@@ -143,18 +133,13 @@ impl Column {
         match &self.data {
             ColumnData::Bool(v) => Value::Bool(v[row]),
             ColumnData::Int(v) => Value::from(v[row]),
+            ColumnData::Date(v) => Value::from(v[row]),
             ColumnData::Float(v) => Value::from(v[row]),
-            ColumnData::Str { offsets, bytes } => {
-                Value::from(&bytes[offsets[row] as usize..offsets[row + 1] as usize])
+            ColumnData::Str { offsets, bytes } => Value::from(&bytes[offsets[row] as usize..offsets[row + 1] as usize]),
+            ColumnData::List { offsets, child } => {
+                Value::Array((offsets[row] as usize..offsets[row + 1] as usize).map(|i| child.row_json(i)).collect())
             }
-            ColumnData::List { offsets, child } => Value::Array(
-                (offsets[row] as usize..offsets[row + 1] as usize)
-                    .map(|i| child.row_json(i))
-                    .collect(),
-            ),
-            ColumnData::Struct { children } => {
-                Value::Array(children.iter().map(|c| c.row_json(row)).collect())
-            }
+            ColumnData::Struct { children } => Value::Array(children.iter().map(|c| c.row_json(row)).collect()),
         }
     }
 }

@@ -7,15 +7,13 @@ mod column;
 pub use column::{columns_for_struct, Column, ColumnData};
 
 use crate::infer::{
-    choose_version, classify, Classified, DepthLimits, Growth, Level, ScalarKind, StructNode,
-    TypeNode, ValueClass,
+    choose_version, classify, Classified, Growth, Level, Rules, ScalarKind, StructNode, TypeNode, ValueClass,
 };
+use crate::scalar::Parsed;
 use crate::value::{write_compact_json, Node, ValueRef};
 
-/// Settings and counters of one materialization pass.
+/// Counters and scratch space of one materialization pass.
 pub struct Router {
-    pub limits: DepthLimits,
-    pub scalar_object_key: String,
     /// The schema was inferred from this same data (additive mode), so a
     /// single-version family needs no compatibility check: it took every value.
     pub trusted: bool,
@@ -28,49 +26,26 @@ pub struct Router {
 const NO_VALUE: usize = usize::MAX;
 
 impl Router {
-    pub fn new(limits: DepthLimits, scalar_object_key: &str, trusted: bool) -> Self {
-        Router {
-            limits,
-            scalar_object_key: scalar_object_key.to_string(),
-            trusted,
-            values_nulled: 0,
-            scratch: Vec::new(),
-        }
+    pub fn new(trusted: bool) -> Self {
+        Router { trusted, values_nulled: 0, scratch: Vec::new() }
     }
 
     /// Writes one record (an object) as one row of `columns`.
-    pub fn write_record(
-        &mut self,
-        root: &StructNode,
-        record: ValueRef<'_>,
-        columns: &mut [Column],
-    ) {
-        self.write_entries(root, record, Level::default(), columns);
+    pub fn write_record(&mut self, root: &StructNode, record: ValueRef<'_>, columns: &mut [Column], rules: &Rules<'_>) {
+        self.write_entries(root, record, Level::default(), columns, rules);
     }
 
     /// Counts the values of a record that the schema cannot take, without
     /// writing anything (strict mode decides on_error with it).
-    pub fn count_violations(&self, root: &StructNode, record: ValueRef<'_>) -> u64 {
-        self.violations_in(root, record, Level::default())
-    }
-
-    fn violations_in(&self, s: &StructNode, object: ValueRef<'_>, level: Level) -> u64 {
+    pub fn count_violations(&self, root: &StructNode, record: ValueRef<'_>, rules: &Rules<'_>) -> u64 {
         let mut n = 0;
-        for (key, v) in object.entries() {
-            let c = classify(v, level, self.limits);
+        for (key, v) in record.entries() {
+            let c = classify(v, Level::default(), rules);
             if c.class == ValueClass::Nothing {
                 continue;
             }
-            match s.family(key) {
-                None => n += 1,
-                Some(f) => {
-                    if choose_version(f, &c, Growth::None, self.limits, &self.scalar_object_key)
-                        .is_none()
-                    {
-                        n += 1;
-                    }
-                }
-            }
+            let fits = root.family(key).is_some_and(|f| choose_version(f, &c, Growth::None, rules).is_some());
+            n += u64::from(!fits);
         }
         n
     }
@@ -81,6 +56,7 @@ impl Router {
         object: ValueRef<'_>,
         level: Level,
         columns: &mut [Column],
+        rules: &Rules<'_>,
     ) {
         let base = self.scratch.len();
         self.scratch.resize(base + s.families.len(), NO_VALUE);
@@ -89,13 +65,13 @@ impl Router {
                 // Duplicate keys: the last one wins, as in most JSON readers.
                 Some(&fi) => self.scratch[base + fi] = v.idx,
                 None => {
-                    if !ValueRef::is_empty_or_null(&v) {
+                    if !v.is_empty_or_null() {
                         self.values_nulled += 1;
                     }
                 }
             }
         }
-        self.write_slots(s, object, level, columns, base);
+        self.write_slots(s, object, level, columns, base, rules);
         self.scratch.truncate(base);
     }
 
@@ -107,6 +83,7 @@ impl Router {
         level: Level,
         columns: &mut [Column],
         base: usize,
+        rules: &Rules<'_>,
     ) {
         let mut current_family = usize::MAX;
         let mut chosen: Option<usize> = None;
@@ -118,26 +95,13 @@ impl Router {
                 classified = None;
                 chosen = None;
                 if idx != NO_VALUE {
-                    let c = classify(
-                        ValueRef {
-                            tape: any.tape,
-                            idx,
-                        },
-                        level,
-                        self.limits,
-                    );
+                    let c = classify(ValueRef { tape: any.tape, idx }, level, rules);
                     if c.class != ValueClass::Nothing {
                         let family = &s.families[fi];
                         chosen = if self.trusted && family.versions.len() == 1 {
                             Some(0)
                         } else {
-                            choose_version(
-                                family,
-                                &c,
-                                Growth::None,
-                                self.limits,
-                                &self.scalar_object_key,
-                            )
+                            choose_version(family, &c, Growth::None, rules)
                         };
                         if chosen.is_none() {
                             self.values_nulled += 1;
@@ -149,14 +113,14 @@ impl Router {
             match (chosen, classified) {
                 (Some(v), Some(c)) if v == vi => {
                     let ty = &s.families[fi].versions[vi].ty;
-                    self.write_value(ty, &c, col);
+                    self.write_value(ty, &c, col, rules);
                 }
                 _ => col.push_null(),
             }
         }
     }
 
-    fn write_value(&mut self, ty: &TypeNode, c: &Classified<'_>, col: &mut Column) {
+    fn write_value(&mut self, ty: &TypeNode, c: &Classified<'_>, col: &mut Column, rules: &Rules<'_>) {
         if c.class == ValueClass::Nothing {
             col.push_null();
             return;
@@ -170,15 +134,15 @@ impl Router {
                 };
                 col.valid.push(true);
                 if c.class == ValueClass::Object {
-                    self.write_entries(s, c.value, c.level.inside_struct(), children);
+                    self.write_entries(s, c.value, c.level.inside_struct(), children, rules);
                 } else {
                     // A scalar wrapped under scalar_object_key.
                     let base = self.scratch.len();
                     self.scratch.resize(base + s.families.len(), NO_VALUE);
-                    if let Some(&fi) = s.index.get(self.scalar_object_key.as_str()) {
+                    if let Some(&fi) = s.index.get(rules.scalar_object_key) {
                         self.scratch[base + fi] = c.value.idx;
                     }
-                    self.write_slots(s, c.value, c.level, children, base);
+                    self.write_slots(s, c.value, c.level, children, base, rules);
                     self.scratch.truncate(base);
                 }
             }
@@ -190,13 +154,13 @@ impl Router {
                 col.valid.push(true);
                 if c.class == ValueClass::List {
                     for e in c.value.elements() {
-                        let ec = classify(e, c.level.inside_list(), self.limits);
+                        let ec = classify(e, c.level.inside_list(), rules);
                         // An empty element keeps its position as a NULL element.
-                        self.write_value(elem, &ec, child);
+                        self.write_value(elem, &ec, child, rules);
                     }
                 } else {
                     // A singleton becomes a one-element list.
-                    self.write_value(elem, c, child);
+                    self.write_value(elem, c, child, rules);
                 }
                 offsets.push(child.len() as u32);
             }
@@ -205,55 +169,88 @@ impl Router {
 
     fn write_scalar(&mut self, kind: ScalarKind, c: &Classified<'_>, col: &mut Column) {
         let node = c.value.node();
-        match (&mut col.data, kind) {
-            (ColumnData::Bool(v), ScalarKind::Bool) => {
-                if let Node::Bool(b) = node {
-                    v.push(b);
-                    col.valid.push(true);
-                    return;
-                }
-            }
-            (ColumnData::Int(v), ScalarKind::Int) => {
-                if let Node::Int(n) = node {
-                    v.push(n);
-                    col.valid.push(true);
-                    return;
-                }
-            }
-            (ColumnData::Float(v), ScalarKind::Float) => {
-                let f = match node {
-                    Node::Float(f) => Some(f),
-                    Node::Int(n) => Some(n as f64),
-                    _ => None,
-                };
-                if let Some(f) = f {
-                    v.push(f);
-                    col.valid.push(true);
-                    return;
-                }
-            }
+        let ok = match (&mut col.data, kind) {
             (ColumnData::Str { offsets, bytes }, ScalarKind::Str | ScalarKind::Json) => {
-                match (node, c.class) {
-                    (Node::Str { start, len }, _) => {
-                        bytes.push_str(c.value.tape.text_of(start, len))
+                let wrote = match node {
+                    // A string keeps its text even when a parser also typed it.
+                    Node::Str { start, len } => {
+                        bytes.push_str(c.value.tape.text_of(start, len));
+                        true
                     }
-                    (_, ValueClass::Flattened) => write_compact_json(c.value, bytes),
-                    _ if kind == ScalarKind::Json => write_compact_json(c.value, bytes),
-                    _ => {
-                        col.push_null();
-                        self.values_nulled += 1;
-                        return;
+                    _ if c.class == ValueClass::Flattened || kind == ScalarKind::Json => {
+                        write_compact_json(c.value, bytes);
+                        true
                     }
+                    _ => false,
+                };
+                if wrote {
+                    offsets.push(bytes.len() as u32);
                 }
-                offsets.push(bytes.len() as u32);
-                col.valid.push(true);
-                return;
+                wrote
             }
-            _ => {}
+            (ColumnData::Bool(v), ScalarKind::Bool) => push(
+                v,
+                match (node, c.parsed) {
+                    (Node::Bool(b), _) | (_, Parsed::Bool(b)) => Some(b),
+                    _ => None,
+                },
+            ),
+            (ColumnData::Int(v), ScalarKind::Int) => push(
+                v,
+                match (node, c.parsed) {
+                    (Node::Int(n), _) | (_, Parsed::Int(n)) => Some(n),
+                    _ => None,
+                },
+            ),
+            (ColumnData::Float(v), ScalarKind::Float) => push(
+                v,
+                match (node, c.parsed) {
+                    (Node::Float(f), _) | (_, Parsed::Float(f)) => Some(f),
+                    (Node::Int(n), _) | (_, Parsed::Int(n)) => Some(n as f64),
+                    _ => None,
+                },
+            ),
+            (ColumnData::Int(v), ScalarKind::Timestamp(unit)) => push(
+                v,
+                match c.parsed {
+                    Parsed::Timestamp(t) => unit.from_instant(t),
+                    _ => None,
+                },
+            ),
+            (ColumnData::Int(v), ScalarKind::Time) => push(
+                v,
+                match c.parsed {
+                    // DuckDB's TIME is microseconds of the day (truncated).
+                    Parsed::Time(nanos) => Some(nanos / 1000),
+                    _ => None,
+                },
+            ),
+            (ColumnData::Date(v), ScalarKind::Date) => push(
+                v,
+                match c.parsed {
+                    Parsed::Date(d) => Some(d),
+                    _ => None,
+                },
+            ),
+            _ => false,
+        };
+        if ok {
+            col.valid.push(true);
+        } else {
+            // The chosen version cannot hold this value: never a reason to
+            // crash the host; count it as nulled.
+            col.push_null();
+            self.values_nulled += 1;
         }
-        // The chosen version cannot hold this value: a broken invariant, but
-        // never a reason to crash the host; count it as nulled.
-        col.push_null();
-        self.values_nulled += 1;
+    }
+}
+
+fn push<T>(values: &mut Vec<T>, v: Option<T>) -> bool {
+    match v {
+        Some(v) => {
+            values.push(v);
+            true
+        }
+        None => false,
     }
 }

@@ -6,27 +6,17 @@ use crate::error::{Result, SanitizeError};
 use crate::options::{InputFormat, InputMode};
 
 const REMOTE_SCHEMES: [&str; 11] = [
-    "s3://", "gs://", "gcs://", "abfs://", "abfss://", "az://", "azure://", "wasb://", "wasbs://",
-    "http://", "https://",
+    "s3://", "gs://", "gcs://", "abfs://", "abfss://", "az://", "azure://", "wasb://", "wasbs://", "http://",
+    "https://",
 ];
 
 /// Turns the user's path into the files to read, in deterministic order,
 /// checking the format's extension before anything is read.
-pub fn resolve_files(
-    function: &str,
-    path: &str,
-    format: InputFormat,
-    mode: InputMode,
-) -> Result<Vec<String>> {
+pub fn resolve_files(function: &str, path: &str, format: InputFormat, mode: InputMode) -> Result<Vec<String>> {
     if path.is_empty() {
-        return Err(SanitizeError::options(format!(
-            "{function}: the path argument is empty"
-        )));
+        return Err(SanitizeError::options(format!("{function}: the path argument is empty")));
     }
-    if let Some(scheme) = REMOTE_SCHEMES
-        .iter()
-        .find(|s| path.to_ascii_lowercase().starts_with(**s))
-    {
+    if let Some(scheme) = REMOTE_SCHEMES.iter().find(|s| path.to_ascii_lowercase().starts_with(**s)) {
         return Err(SanitizeError::options(format!(
             "{function}: remote paths ({scheme}) are not supported by this build yet (see docs/status.md): \"{path}\""
         )));
@@ -42,22 +32,18 @@ pub fn resolve_files(
             }
             check_extension(function, local, format)?;
             if !p.exists() {
-                return Err(SanitizeError::io(format!(
-                    "{function}: no such file \"{path}\""
-                )));
+                return Err(SanitizeError::io(format!("{function}: no such file \"{path}\"")));
             }
             Ok(vec![local.to_string()])
         }
         InputMode::Directory => {
             let dir = Path::new(local);
-            let entries = std::fs::read_dir(dir).map_err(|e| {
-                SanitizeError::io(format!("{function}: cannot list directory \"{path}\": {e}"))
-            })?;
+            let entries = std::fs::read_dir(dir)
+                .map_err(|e| SanitizeError::io(format!("{function}: cannot list directory \"{path}\": {e}")))?;
             let mut files = Vec::new();
             for entry in entries {
-                let entry = entry.map_err(|e| {
-                    SanitizeError::io(format!("{function}: cannot list directory \"{path}\": {e}"))
-                })?;
+                let entry = entry
+                    .map_err(|e| SanitizeError::io(format!("{function}: cannot list directory \"{path}\": {e}")))?;
                 let p = entry.path();
                 if p.is_file() && has_extension(&p.to_string_lossy(), format) {
                     files.push(p.to_string_lossy().into_owned());
@@ -101,21 +87,10 @@ mod tests {
 
     #[test]
     fn extension_is_checked_before_reading() {
-        let e = resolve_files(
-            "sanitize_jsonl",
-            "events.ndjson",
-            InputFormat::Jsonl,
-            InputMode::SingleFile,
-        )
-        .unwrap_err();
+        let e =
+            resolve_files("sanitize_jsonl", "events.ndjson", InputFormat::Jsonl, InputMode::SingleFile).unwrap_err();
         assert!(e.message.contains("requires .jsonl, not .ndjson"), "{e}");
-        let e = resolve_files(
-            "sanitize_parquet",
-            "x.csv",
-            InputFormat::Parquet,
-            InputMode::SingleFile,
-        )
-        .unwrap_err();
+        let e = resolve_files("sanitize_parquet", "x.csv", InputFormat::Parquet, InputMode::SingleFile).unwrap_err();
         assert!(e.message.contains(".parquet or .pq"), "{e}");
     }
 }

@@ -52,10 +52,7 @@ impl Tape {
     }
 
     pub fn record(&self, i: usize) -> ValueRef<'_> {
-        ValueRef {
-            tape: self,
-            idx: self.roots[i] as usize,
-        }
+        ValueRef { tape: self, idx: self.roots[i] as usize }
     }
 
     pub fn text_of(&self, start: u32, len: u32) -> &str {
@@ -79,9 +76,7 @@ impl Tape {
 
     /// Approximate heap bytes held, for memory budgeting.
     pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.text.capacity()
-            + self.roots.capacity() * 4
+        self.nodes.capacity() * std::mem::size_of::<Node>() + self.text.capacity() + self.roots.capacity() * 4
     }
 }
 
@@ -107,49 +102,22 @@ impl<'t> ValueRef<'t> {
     /// True for null and for containers with no non-null scalar inside
     /// (`{}`, `[]`, `[{}]`, `{"a": null}`): values that carry no type evidence.
     pub fn is_empty_or_null(&self) -> bool {
-        matches!(
-            self.node(),
-            Node::Null
-                | Node::List {
-                    evidence: false,
-                    ..
-                }
-                | Node::Object {
-                    evidence: false,
-                    ..
-                }
-        )
+        matches!(self.node(), Node::Null | Node::List { evidence: false, .. } | Node::Object { evidence: false, .. })
     }
 
     /// Elements of an array (empty for anything else).
     pub fn elements(&self) -> Elements<'t> {
         match self.node() {
-            Node::List { len, .. } => Elements {
-                tape: self.tape,
-                next: self.idx + 1,
-                left: len,
-            },
-            _ => Elements {
-                tape: self.tape,
-                next: 0,
-                left: 0,
-            },
+            Node::List { len, .. } => Elements { tape: self.tape, next: self.idx + 1, left: len },
+            _ => Elements { tape: self.tape, next: 0, left: 0 },
         }
     }
 
     /// Entries of an object (empty for anything else).
     pub fn entries(&self) -> Entries<'t> {
         match self.node() {
-            Node::Object { len, .. } => Entries {
-                tape: self.tape,
-                next: self.idx + 1,
-                left: len,
-            },
-            _ => Entries {
-                tape: self.tape,
-                next: 0,
-                left: 0,
-            },
+            Node::Object { len, .. } => Entries { tape: self.tape, next: self.idx + 1, left: len },
+            _ => Entries { tape: self.tape, next: 0, left: 0 },
         }
     }
 }
@@ -167,10 +135,7 @@ impl<'t> Iterator for Elements<'t> {
             return None;
         }
         self.left -= 1;
-        let v = ValueRef {
-            tape: self.tape,
-            idx: self.next,
-        };
+        let v = ValueRef { tape: self.tape, idx: self.next };
         self.next = self.tape.skip(self.next);
         Some(v)
     }
@@ -193,10 +158,7 @@ impl<'t> Iterator for Entries<'t> {
             Node::Key { start, len } => self.tape.text_of(start, len),
             _ => "",
         };
-        let v = ValueRef {
-            tape: self.tape,
-            idx: self.next + 1,
-        };
+        let v = ValueRef { tape: self.tape, idx: self.next + 1 };
         self.next = self.tape.skip(self.next + 1);
         Some((key, v))
     }

@@ -1,0 +1,195 @@
+//! String-to-scalar parsing: the seed's `parse_*`, `*_tokens` and
+//! `custom_*_patterns` options. Only strings are parsed (CSV cells, XML text,
+//! quoted JSON values); JSON numbers and booleans are typed by their syntax.
+//!
+//! Every enabled parser first tries the value unchanged, then once more
+//! without surrounding ASCII whitespace (space, tab, CR, LF, FF, VT); the
+//! trimmed attempt is a sub-slice, so nothing is allocated. A value no parser
+//! takes stays the original string.
+
+mod number;
+mod patterns;
+#[cfg(test)]
+mod proptests;
+mod temporal;
+
+pub use number::{parse_float, parse_int, FloatFormat};
+pub use patterns::{CustomPatterns, PatternKind};
+pub use temporal::{days_from_civil, parse_iso_date, parse_iso_time, parse_iso_timestamp, Instant};
+
+/// What a string parsed to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Parsed {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Timestamp(Instant),
+    /// Days since the epoch.
+    Date(i32),
+    /// Nanoseconds since midnight.
+    Time(i64),
+}
+
+/// The configured parsers, compiled once at bind.
+#[derive(Clone, Debug, Default)]
+pub struct ScalarParsers {
+    pub integers: bool,
+    pub floats: Option<FloatFormat>,
+    /// Lower-cased tokens; empty means the rule is off.
+    pub true_tokens: Vec<String>,
+    pub false_tokens: Vec<String>,
+    pub iso_timestamps: bool,
+    pub iso_dates: bool,
+    pub iso_times: bool,
+    pub custom: CustomPatterns,
+}
+
+fn is_trim_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c' | '\x0b')
+}
+
+impl ScalarParsers {
+    /// True when any parser is on; otherwise strings are never looked at.
+    pub fn any(&self) -> bool {
+        self.integers
+            || self.floats.is_some()
+            || !self.true_tokens.is_empty()
+            || !self.false_tokens.is_empty()
+            || self.iso_timestamps
+            || self.iso_dates
+            || self.iso_times
+            || !self.custom.is_empty()
+    }
+
+    /// Parses a string: exact first, then trimmed.
+    pub fn parse(&self, s: &str) -> Parsed {
+        let exact = self.parse_exact(s);
+        if exact != Parsed::None {
+            return exact;
+        }
+        let trimmed = s.trim_matches(is_trim_space);
+        if trimmed.len() == s.len() || trimmed.is_empty() {
+            return Parsed::None;
+        }
+        self.parse_exact(trimmed)
+    }
+
+    /// One attempt, in a fixed order: Boolean tokens, integers, floats,
+    /// timestamps (ISO, then custom), dates, times.
+    fn parse_exact(&self, s: &str) -> Parsed {
+        if s.is_empty() {
+            return Parsed::None;
+        }
+        if let Some(b) = self.token(s) {
+            return Parsed::Bool(b);
+        }
+        // Cheap shape test: every numeric and temporal grammar starts with a
+        // digit, a sign or a decimal separator; custom patterns may not.
+        let first = s.as_bytes()[0];
+        let numeric_start =
+            first.is_ascii_digit() || first == b'+' || first == b'-' || self.floats.is_some_and(|f| first == f.decimal);
+        if numeric_start {
+            if self.integers {
+                if let Some(n) = parse_int(s) {
+                    return Parsed::Int(n);
+                }
+            }
+            if let Some(fmt) = self.floats {
+                if let Some(f) = parse_float(s, fmt) {
+                    return Parsed::Float(f);
+                }
+            }
+        }
+        if first.is_ascii_digit() && self.iso_timestamps {
+            if let Some(t) = parse_iso_timestamp(s) {
+                return Parsed::Timestamp(t);
+            }
+        }
+        if let Some(p) = self.custom.parse(s, PatternKind::Timestamp) {
+            return p;
+        }
+        if first.is_ascii_digit() && self.iso_dates {
+            if let Some(d) = parse_iso_date(s) {
+                return Parsed::Date(d);
+            }
+        }
+        if let Some(p) = self.custom.parse(s, PatternKind::Date) {
+            return p;
+        }
+        if first.is_ascii_digit() && self.iso_times {
+            if let Some(t) = parse_iso_time(s) {
+                return Parsed::Time(t);
+            }
+        }
+        if let Some(p) = self.custom.parse(s, PatternKind::Time) {
+            return p;
+        }
+        Parsed::None
+    }
+
+    fn token(&self, s: &str) -> Option<bool> {
+        if self.true_tokens.is_empty() && self.false_tokens.is_empty() {
+            return None;
+        }
+        let matches = |t: &String| {
+            if s.is_ascii() {
+                t.len() == s.len() && t.eq_ignore_ascii_case(s)
+            } else {
+                *t == s.to_lowercase()
+            }
+        };
+        if self.true_tokens.iter().any(matches) {
+            Some(true)
+        } else if self.false_tokens.iter().any(matches) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_on() -> ScalarParsers {
+        ScalarParsers {
+            integers: true,
+            floats: Some(FloatFormat::default()),
+            true_tokens: vec!["yes".into(), "y".into()],
+            false_tokens: vec!["no".into()],
+            iso_timestamps: true,
+            iso_dates: true,
+            iso_times: true,
+            custom: CustomPatterns::default(),
+        }
+    }
+
+    #[test]
+    fn trim_and_retry() {
+        let p = all_on();
+        assert_eq!(p.parse(" 123456"), Parsed::Int(123_456));
+        assert_eq!(p.parse(" yes "), Parsed::Bool(true));
+        assert_eq!(p.parse("YES"), Parsed::Bool(true));
+        assert_eq!(p.parse(" 2026-01-02 "), Parsed::Date(parse_iso_date("2026-01-02").unwrap()));
+        assert_eq!(p.parse("   "), Parsed::None);
+        assert_eq!(p.parse(" abc "), Parsed::None);
+        // An exact token with surrounding spaces matches before trimming.
+        let q = ScalarParsers { true_tokens: vec![" on ".into()], ..ScalarParsers::default() };
+        assert_eq!(q.parse(" on "), Parsed::Bool(true));
+        assert_eq!(q.parse("on"), Parsed::None);
+    }
+
+    #[test]
+    fn opt_in() {
+        let off = ScalarParsers::default();
+        assert!(!off.any());
+        for s in ["42", "1.5", "2026-01-02", "yes"] {
+            assert_eq!(off.parse(s), Parsed::None);
+        }
+        // parse_floats alone takes integer-looking strings as floats.
+        let floats = ScalarParsers { floats: Some(FloatFormat::default()), ..ScalarParsers::default() };
+        assert_eq!(floats.parse("42"), Parsed::Float(42.0));
+    }
+}

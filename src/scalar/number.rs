@@ -1,0 +1,170 @@
+//! Integer and float grammars for string values.
+//!
+//! Integers: `[+-]?digits`, no grouping, no leading zeros (`"007"` stays a
+//! string: zero-padded codes are identifiers, not numbers), within i64.
+//! Floats: `[+-]?` integer part with optional strict grouping (first group
+//! 1–3 digits, every later group exactly 3), optional decimal part, optional
+//! exponent; the decimal and grouping separators are configurable.
+
+/// Parses an integer; `None` for anything else, including overflow (no
+/// silent wrapping or rounding).
+pub fn parse_int(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let digits = match b.first()? {
+        b'+' | b'-' => &b[1..],
+        _ => b,
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits.len() > 1 && digits[0] == b'0' {
+        return None;
+    }
+    // i64's own parser accepts a leading '+', and reports overflow.
+    s.parse::<i64>().ok()
+}
+
+/// Separators of the float grammar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FloatFormat {
+    pub decimal: u8,
+    pub thousands: u8,
+}
+
+impl Default for FloatFormat {
+    fn default() -> Self {
+        FloatFormat { decimal: b'.', thousands: b',' }
+    }
+}
+
+/// Parses a float under `fmt`. Validates the shape first, then rewrites the
+/// number into a small stack buffer in Rust's own syntax, so no allocation.
+pub fn parse_float(s: &str, fmt: FloatFormat) -> Option<f64> {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 400 {
+        return None;
+    }
+    let mut buf = [0u8; 400];
+    let mut n = 0;
+    let mut i = 0;
+    if matches!(b[0], b'+' | b'-') {
+        buf[n] = b[0];
+        n += 1;
+        i = 1;
+    }
+    // Integer part, with optional grouping.
+    let int_start = i;
+    let mut group_len = 0usize;
+    let mut grouped = false;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_digit() {
+            group_len += 1;
+            buf[n] = c;
+            n += 1;
+            i += 1;
+        } else if c == fmt.thousands {
+            // The first group has 1–3 digits; later groups exactly 3.
+            if group_len == 0 || (grouped && group_len != 3) || (!grouped && group_len > 3) {
+                return None;
+            }
+            grouped = true;
+            group_len = 0;
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    if grouped && group_len != 3 {
+        return None;
+    }
+    let int_digits = i - int_start;
+    if int_digits > 1 && b[int_start] == b'0' && !grouped {
+        return None; // leading zero, as for integers
+    }
+    let mut frac_digits = 0;
+    if i < b.len() && b[i] == fmt.decimal {
+        buf[n] = b'.';
+        n += 1;
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            buf[n] = b[i];
+            n += 1;
+            i += 1;
+            frac_digits += 1;
+        }
+    }
+    if int_digits == 0 && frac_digits == 0 {
+        return None;
+    }
+    if i < b.len() && matches!(b[i], b'e' | b'E') {
+        buf[n] = b'e';
+        n += 1;
+        i += 1;
+        if i < b.len() && matches!(b[i], b'+' | b'-') {
+            buf[n] = b[i];
+            n += 1;
+            i += 1;
+        }
+        let exp_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            buf[n] = b[i];
+            n += 1;
+            i += 1;
+        }
+        if i == exp_start {
+            return None;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    let f: f64 = text.parse().ok()?;
+    // "1e400" is not a number we can keep.
+    f.is_finite().then_some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_int("42"), Some(42));
+        assert_eq!(parse_int("-7"), Some(-7));
+        assert_eq!(parse_int("+7"), Some(7));
+        assert_eq!(parse_int("0"), Some(0));
+        assert_eq!(parse_int("-0"), Some(0));
+        assert_eq!(parse_int("9223372036854775807"), Some(i64::MAX));
+        for bad in ["", "-", "007", "1.0", "1,000", " 1", "9223372036854775808", "12a", "١٢"] {
+            assert_eq!(parse_int(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn floats_with_default_separators() {
+        let f = FloatFormat::default();
+        assert_eq!(parse_float("12.5", f), Some(12.5));
+        assert_eq!(parse_float("1,234.56", f), Some(1234.56));
+        assert_eq!(parse_float("1,234,567", f), Some(1234567.0));
+        assert_eq!(parse_float("-0.5", f), Some(-0.5));
+        assert_eq!(parse_float(".5", f), Some(0.5));
+        assert_eq!(parse_float("5.", f), Some(5.0));
+        assert_eq!(parse_float("1e3", f), Some(1000.0));
+        assert_eq!(parse_float("42", f), Some(42.0));
+        for bad in ["", ".", "1,23.4", "1,2345", ",123", "12,34,567", "1.2.3", "1e", "1e400", "007.5", "abc", "1 234"] {
+            assert_eq!(parse_float(bad, f), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn floats_with_european_separators() {
+        let f = FloatFormat { decimal: b',', thousands: b'.' };
+        assert_eq!(parse_float("1.234,56", f), Some(1234.56));
+        assert_eq!(parse_float("1234,56", f), Some(1234.56));
+        assert_eq!(parse_float("1.234.567,8", f), Some(1234567.8));
+        assert_eq!(parse_float("1,234.56", f), None);
+        assert_eq!(parse_float("12.34", f), None);
+    }
+}

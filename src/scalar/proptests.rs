@@ -1,0 +1,95 @@
+//! Property tests: parsing never panics, and a formatted value parses back
+//! to itself.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::pipeline::{civil_from_days, format_utc_micros};
+
+fn all_parsers() -> ScalarParsers {
+    ScalarParsers {
+        integers: true,
+        floats: Some(FloatFormat::default()),
+        true_tokens: vec!["yes".into(), "sí".into()],
+        false_tokens: vec!["no".into()],
+        iso_timestamps: true,
+        iso_dates: true,
+        iso_times: true,
+        custom: CustomPatterns::compile(
+            &[r"(\d{4})/(\d{2})/(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z)?".into()],
+            &[r"(\d+)#(\d+)#(\d+)".into()],
+            &[r"(\d+)\|(\d+)\|(\d+)".into()],
+        )
+        .unwrap(),
+    }
+}
+
+/// Groups the integer digits of `n` with `sep` every three digits.
+fn grouped(n: u64, sep: char) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(sep);
+        }
+        out.push(c);
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]
+
+    #[test]
+    fn parsing_never_panics(s in "\\PC{0,40}") {
+        let p = all_parsers();
+        let _ = p.parse(&s);
+        let _ = parse_float(&s, FloatFormat { decimal: b',', thousands: b'.' });
+    }
+
+    #[test]
+    fn parsing_never_panics_on_number_like_text(s in "[-+0-9.,eE: TZ/#|]{0,30}") {
+        let _ = all_parsers().parse(&s);
+    }
+
+    #[test]
+    fn integers_round_trip(n in any::<i64>()) {
+        prop_assert_eq!(parse_int(&n.to_string()), Some(n));
+        prop_assert_eq!(all_parsers().parse(&format!(" {n}\t")), Parsed::Int(n));
+    }
+
+    #[test]
+    fn floats_round_trip(f in any::<f64>().prop_filter("finite", |f| f.is_finite())) {
+        // Rust's shortest round-trip formatting, in both exponent styles.
+        prop_assert_eq!(parse_float(&format!("{f:?}"), FloatFormat::default()), Some(f));
+        prop_assert_eq!(parse_float(&format!("{f:e}"), FloatFormat::default()), Some(f));
+    }
+
+    #[test]
+    fn grouped_floats_round_trip(int in 0u64..10_000_000_000, frac in 0u32..100) {
+        let expected = int as f64 + frac as f64 / 100.0;
+        let us = format!("{}.{frac:02}", grouped(int, ','));
+        prop_assert_eq!(parse_float(&us, FloatFormat::default()), Some(expected));
+        let eu = format!("{},{frac:02}", grouped(int, '.'));
+        prop_assert_eq!(parse_float(&eu, FloatFormat { decimal: b',', thousands: b'.' }), Some(expected));
+    }
+
+    #[test]
+    fn timestamps_round_trip(micros in -2_000_000_000_000_000i64..7_000_000_000_000_000, offset_min in -(23 * 60 + 59)..(23 * 60 + 59i64)) {
+        // Format the instant in a local offset and parse it back to UTC.
+        let local = micros + offset_min * 60_000_000;
+        let text = format_utc_micros(local);
+        let sign = if offset_min < 0 { '-' } else { '+' };
+        let with_offset = format!("{}{sign}{:02}:{:02}", &text[..text.len() - 1], offset_min.abs() / 60, offset_min.abs() % 60);
+        let t = parse_iso_timestamp(&with_offset).unwrap();
+        prop_assert_eq!(t.secs * 1_000_000 + (t.nanos / 1000) as i64, micros);
+    }
+
+    #[test]
+    fn dates_round_trip(days in -700_000i64..2_900_000) {
+        let (y, m, d) = civil_from_days(days);
+        prop_assume!((0..=9999).contains(&y));
+        prop_assert_eq!(parse_iso_date(&format!("{y:04}-{m:02}-{d:02}")), Some(days as i32));
+        prop_assert_eq!(days_from_civil(y, m, d), Some(days));
+    }
+}

@@ -1,0 +1,213 @@
+//! ISO 8601 timestamps, dates and times, and the values that custom patterns
+//! capture. Everything is validated against the calendar: Feb 30 and hour 24
+//! stay strings.
+
+/// A point in time: seconds since the epoch (UTC) and nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instant {
+    pub secs: i64,
+    pub nanos: u32,
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// algorithm); `None` for an invalid date.
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
+    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ => {
+            if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+                29
+            } else {
+                28
+            }
+        }
+    }
+}
+
+/// Reads exactly `n` ASCII digits at `*i`.
+fn digits(b: &[u8], i: &mut usize, n: usize) -> Option<u32> {
+    let s = b.get(*i..*i + n)?;
+    let mut v = 0u32;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as u32;
+    }
+    *i += n;
+    Some(v)
+}
+
+fn expect(b: &[u8], i: &mut usize, c: u8) -> Option<()> {
+    (b.get(*i) == Some(&c)).then(|| *i += 1)
+}
+
+/// Nanoseconds from 1–9 fraction digits.
+pub fn fraction_nanos(f: &[u8]) -> Option<u32> {
+    if f.is_empty() || f.len() > 9 || !f.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v = 0u32;
+    for &c in f {
+        v = v * 10 + (c - b'0') as u32;
+    }
+    Some(v * 10u32.pow(9 - f.len() as u32))
+}
+
+/// Seconds east of UTC from `Z`, `±HH:MM`, `±HHMM` or `±HH`.
+pub fn offset_seconds(t: &[u8]) -> Option<i64> {
+    match t {
+        b"Z" | b"z" => Some(0),
+        [sign @ (b'+' | b'-'), rest @ ..] => {
+            let mut i = 0;
+            let h = digits(rest, &mut i, 2)?;
+            let m = match rest.len() {
+                2 => 0,
+                4 => digits(rest, &mut i, 2)?,
+                5 => {
+                    expect(rest, &mut i, b':')?;
+                    digits(rest, &mut i, 2)?
+                }
+                _ => return None,
+            };
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let s = (h * 3600 + m * 60) as i64;
+            Some(if *sign == b'-' { -s } else { s })
+        }
+        _ => None,
+    }
+}
+
+/// Seconds of the day from a validated hour, minute and second.
+pub fn seconds_of_day(h: u32, m: u32, s: u32) -> Option<i64> {
+    (h <= 23 && m <= 59 && s <= 59).then_some((h * 3600 + m * 60 + s) as i64)
+}
+
+/// Builds an instant from (year, month, day) and (hour, minute, second);
+/// `offset` is seconds east of UTC (the instant is normalised to UTC).
+pub fn instant(date: (i64, u32, u32), time: (u32, u32, u32), nanos: u32, offset: i64) -> Option<Instant> {
+    let days = days_from_civil(date.0, date.1, date.2)?;
+    let sod = seconds_of_day(time.0, time.1, time.2)?;
+    Some(Instant { secs: days * 86_400 + sod - offset, nanos })
+}
+
+/// `YYYY-MM-DD`.
+pub fn parse_iso_date(s: &str) -> Option<i32> {
+    let b = s.as_bytes();
+    if b.len() != 10 {
+        return None;
+    }
+    let mut i = 0;
+    let y = digits(b, &mut i, 4)?;
+    expect(b, &mut i, b'-')?;
+    let m = digits(b, &mut i, 2)?;
+    expect(b, &mut i, b'-')?;
+    let d = digits(b, &mut i, 2)?;
+    i32::try_from(days_from_civil(y as i64, m, d)?).ok()
+}
+
+/// `HH:MM:SS` with an optional `.fraction` (1–9 digits): nanoseconds of the day.
+pub fn parse_iso_time(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let (sod, nanos) = time_part(b, &mut i)?;
+    (i == b.len()).then_some(sod * 1_000_000_000 + nanos as i64)
+}
+
+fn time_part(b: &[u8], i: &mut usize) -> Option<(i64, u32)> {
+    let h = digits(b, i, 2)?;
+    expect(b, i, b':')?;
+    let m = digits(b, i, 2)?;
+    expect(b, i, b':')?;
+    let s = digits(b, i, 2)?;
+    let sod = seconds_of_day(h, m, s)?;
+    let mut nanos = 0;
+    if b.get(*i) == Some(&b'.') {
+        let start = *i + 1;
+        let mut end = start;
+        while end < b.len() && b[end].is_ascii_digit() {
+            end += 1;
+        }
+        nanos = fraction_nanos(&b[start..end])?;
+        *i = end;
+    }
+    Some((sod, nanos))
+}
+
+/// `YYYY-MM-DD[T| ]HH:MM:SS[.fraction][Z|±HH:MM|±HHMM|±HH]`. Without an
+/// offset the time is taken as UTC.
+pub fn parse_iso_timestamp(s: &str) -> Option<Instant> {
+    let b = s.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let mut i = 0;
+    let y = digits(b, &mut i, 4)?;
+    expect(b, &mut i, b'-')?;
+    let mo = digits(b, &mut i, 2)?;
+    expect(b, &mut i, b'-')?;
+    let d = digits(b, &mut i, 2)?;
+    if !matches!(b.get(i), Some(b'T' | b't' | b' ')) {
+        return None;
+    }
+    i += 1;
+    let (sod, nanos) = time_part(b, &mut i)?;
+    let offset = if i == b.len() { 0 } else { offset_seconds(&b[i..])? };
+    let days = days_from_civil(y as i64, mo, d)?;
+    Some(Instant { secs: days * 86_400 + sod - offset, nanos })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_timestamps_normalise_to_utc() {
+        let t = parse_iso_timestamp("2026-01-02T03:04:05Z").unwrap();
+        assert_eq!(t, Instant { secs: 1_767_323_045, nanos: 0 });
+        let t2 = parse_iso_timestamp("2026-01-02 04:04:05+01:00").unwrap();
+        assert_eq!(t2, t);
+        assert_eq!(parse_iso_timestamp("2026-01-02T03:04:05.123456789Z").unwrap().nanos, 123_456_789);
+        assert_eq!(parse_iso_timestamp("2026-01-02T03:04:05-0130").unwrap().secs, t.secs + 5400);
+        assert_eq!(parse_iso_timestamp("2026-01-02T03:04:05").unwrap(), t);
+        for bad in [
+            "2026-02-30T00:00:00Z",
+            "2026-01-02T24:00:00Z",
+            "2026-01-02T03:04Z",
+            "2026-01-02",
+            "2026-01-02T03:04:05+25:00",
+            "2026-01-02T03:04:05.Z",
+            "x026-01-02T03:04:05Z",
+        ] {
+            assert_eq!(parse_iso_timestamp(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn dates_and_times() {
+        assert_eq!(parse_iso_date("1970-01-01"), Some(0));
+        assert_eq!(parse_iso_date("2024-02-29"), Some(19_782));
+        assert_eq!(parse_iso_date("2023-02-29"), None);
+        assert_eq!(parse_iso_date("2024-13-01"), None);
+        assert_eq!(parse_iso_time("23:59:59"), Some(86_399 * 1_000_000_000));
+        assert_eq!(parse_iso_time("00:00:00.5"), Some(500_000_000));
+        assert_eq!(parse_iso_time("24:00:00"), None);
+        assert_eq!(parse_iso_time("12:00"), None);
+    }
+}
