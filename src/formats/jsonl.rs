@@ -20,7 +20,7 @@ pub struct JsonLinesReader<R: Read> {
     /// Line number and file offset of `buf[start]`.
     line: u64,
     offset: u64,
-    pub bytes_read: u64,
+    bytes_read: u64,
 }
 
 impl<R: Read> JsonLinesReader<R> {
@@ -73,9 +73,16 @@ impl<R: Read> JsonLinesReader<R> {
         Ok(true)
     }
 
+}
+
+impl<R: Read> super::RecordReader for JsonLinesReader<R> {
+    fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
     /// Appends up to `max_records` records to `batch`; returns how many.
     /// Zero means the file is exhausted.
-    pub fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
+    fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
         let mut added = 0;
         while added < max_records {
             let rest = &self.buf[self.start..];
@@ -151,6 +158,7 @@ pub fn node_kind(n: Node) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::RecordReader;
     use crate::value::write_compact_json;
 
     fn read_all(input: &[u8], chunk: usize) -> Vec<(u64, u64, String)> {

@@ -1,8 +1,31 @@
 //! Decoders: bytes in, records on a [`crate::value::Tape`] out, each with its
 //! location. None of them infers or routes anything.
 
+pub mod csv;
 pub mod json;
+pub mod json_document;
 pub mod jsonl;
+pub mod xml;
+
+use crate::error::Result;
+
+/// A decoder over one file: appends up to `max_records` records to a batch.
+///
+/// Contract for every implementation:
+/// - each record is one tape root and one [`RecordMeta`] (`batch.meta.len()
+///   == batch.tape.roots.len()` after every call);
+/// - a record that cannot be decoded is still a record: its root is a
+///   `Node::Null` and `meta.error` says why (1-based line, byte offset of
+///   its start); `on_error` decides what happens to it, not the decoder;
+/// - a good record's root is a `Node::Object`;
+/// - the records are the same whatever `read_chunk_bytes` and `max_records`;
+/// - I/O failures are `Err` (they are not row errors);
+/// - returns 0 only when the file is exhausted.
+pub trait RecordReader {
+    fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize>;
+    /// Bytes consumed from the source so far.
+    fn bytes_read(&self) -> u64;
+}
 
 /// Where a record starts, and why it is bad if it is.
 #[derive(Clone, Debug, Default, PartialEq)]

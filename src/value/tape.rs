@@ -163,3 +163,48 @@ impl<'t> Iterator for Entries<'t> {
         Some((key, v))
     }
 }
+
+/// An open container on a tape, returned by [`Tape::open`].
+#[derive(Clone, Copy, Debug)]
+pub struct OpenContainer {
+    node: usize,
+    is_object: bool,
+}
+
+/// Building records for decoders other than the JSON parser (which writes
+/// nodes directly). A container's `evidence` flag says whether a non-null
+/// scalar lies anywhere inside it (see [`Node::List`]).
+impl Tape {
+    /// Starts a container; close it with [`Tape::close`].
+    pub fn open(&mut self, is_object: bool) -> OpenContainer {
+        let node = self.nodes.len();
+        self.nodes.push(Node::Null); // patched by close
+        OpenContainer { node, is_object }
+    }
+
+    /// Ends a container holding `len` entries (objects: key/value pairs).
+    pub fn close(&mut self, open: OpenContainer, len: u32, evidence: bool) {
+        let end = self.nodes.len() as u32;
+        self.nodes[open.node] =
+            if open.is_object { Node::Object { len, end, evidence } } else { Node::List { len, end, evidence } };
+    }
+
+    pub fn push_key(&mut self, key: &str) {
+        let (start, len) = self.push_text(key);
+        self.nodes.push(Node::Key { start, len });
+    }
+
+    pub fn push_string(&mut self, s: &str) {
+        let (start, len) = self.push_text(s);
+        self.nodes.push(Node::Str { start, len });
+    }
+
+    pub fn push_null(&mut self) {
+        self.nodes.push(Node::Null);
+    }
+
+    /// Marks the node at `index` as a finished record.
+    pub fn push_root(&mut self, index: usize) {
+        self.roots.push(index as u32);
+    }
+}

@@ -1,0 +1,1 @@
+//! CSV decoder (being written).

@@ -1,0 +1,1 @@
+//! XML decoder (being written).
