@@ -4,6 +4,7 @@
 
 use crate::error::{Result, SanitizeError};
 use crate::scalar::{CustomPatterns, FloatFormat, ScalarParsers};
+use crate::source::TextEncoding;
 
 /// A named-parameter value as DuckDB handed it over, free of FFI types.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,6 +188,13 @@ pub struct Options {
     pub registry: Option<String>,
     /// String-to-scalar parsing, compiled.
     pub parsers: ScalarParsers,
+    pub csv_has_header: bool,
+    /// One of `,` `;` `\t` `|`.
+    pub csv_delimiter: u8,
+    pub input_text_encoding: TextEncoding,
+    /// Stream each direct child element with this tag as a row; `None`: the
+    /// whole document is one row.
+    pub xml_row_tag: Option<String>,
 }
 
 impl Options {
@@ -206,6 +214,10 @@ impl Options {
             read_chunk_bytes: 1 << 20,
             registry: None,
             parsers: ScalarParsers::default(),
+            csv_has_header: true,
+            csv_delimiter: b',',
+            input_text_encoding: TextEncoding::Utf8,
+            xml_row_tag: None,
         }
     }
 
@@ -324,20 +336,37 @@ impl Options {
                 "custom_timestamp_patterns" => timestamp_patterns = strings(function, name, value)?,
                 "custom_date_patterns" => date_patterns = strings(function, name, value)?,
                 "custom_time_patterns" => time_patterns = strings(function, name, value)?,
-                other => {
-                    let known = OPTION_SPECS.iter().any(|s| s.name == other);
-                    if !known {
-                        return Err(err(format!("unknown parameter \"{other}\"")));
-                    }
-                    // Registered because the SQL surface fixes the name, but
-                    // its behaviour is not built yet: say so rather than
-                    // silently ignoring a setting the user relies on.
-                    if !is_default_value(other, value) {
+                "csv_has_header" => o.csv_has_header = boolean(function, name, value)?,
+                "csv_delimiter" => {
+                    let d = string(function, name, value)?;
+                    o.csv_delimiter = match d.as_str() {
+                        "," | ";" | "\t" | "|" => d.as_bytes()[0],
+                        _ => {
+                            return Err(err(format!(
+                                "the \"csv_delimiter\" parameter must be one of ',', ';', '\\t' (a tab, E'\\t' or chr(9)), '|', not '{}'",
+                                d.escape_debug()
+                            )))
+                        }
+                    };
+                }
+                "input_text_encoding" => {
+                    let e = string(function, name, value)?;
+                    o.input_text_encoding = TextEncoding::parse(&e).ok_or_else(|| {
+                        err(format!(
+                            "the \"input_text_encoding\" parameter must name 'utf-8', 'utf-16' (or 'utf-16-le' / 'utf-16-be') or 'latin-1' (Python codec names and aliases are accepted), not '{e}'"
+                        ))
+                    })?;
+                }
+                "xml_row_tag" => {
+                    let t = string(function, name, value)?;
+                    if t.is_empty() || t.contains(|c: char| c.is_whitespace() || c == '<' || c == '>' || c == '/') {
                         return Err(err(format!(
-                            "the \"{other}\" parameter is not supported by this build yet (see docs/status.md); remove it or leave it at its default"
+                            "the \"xml_row_tag\" parameter must be an XML element name, not '{t}'"
                         )));
                     }
+                    o.xml_row_tag = Some(t);
                 }
+                other => return Err(err(format!("unknown parameter \"{other}\""))),
             }
         }
         if decimal == thousands {
@@ -361,33 +390,6 @@ impl Options {
             ));
         }
         Ok(o)
-    }
-}
-
-/// Defaults of the parameters that are parsed but not yet implemented, so an
-/// explicit default value is accepted.
-fn is_default_value(name: &str, value: &ParamValue) -> bool {
-    match (name, value) {
-        (
-            "parse_integers" | "parse_floats" | "parse_iso_timestamps" | "parse_iso_dates" | "parse_iso_times",
-            ParamValue::Bool(false),
-        ) => true,
-        ("parse_float_decimal_separator", ParamValue::Str(s)) => s == ".",
-        ("parse_float_thousands_separator", ParamValue::Str(s)) => s == ",",
-        (
-            "true_tokens"
-            | "false_tokens"
-            | "custom_timestamp_patterns"
-            | "custom_date_patterns"
-            | "custom_time_patterns",
-            ParamValue::List(l),
-        ) => l.is_empty(),
-        ("csv_has_header", ParamValue::Bool(true)) => true,
-        ("csv_delimiter", ParamValue::Str(s)) => s == ",",
-        ("input_text_encoding", ParamValue::Str(s)) => {
-            matches!(s.to_ascii_lowercase().replace('_', "-").as_str(), "utf-8" | "utf8")
-        }
-        _ => false,
     }
 }
 
@@ -523,10 +525,16 @@ mod tests {
     }
 
     #[test]
-    fn unbuilt_options_fail_unless_default() {
-        assert!(p(&[("csv_delimiter", ParamValue::Str(",".into()))]).is_ok());
-        let e = p(&[("csv_delimiter", ParamValue::Str(";".into()))]).unwrap_err();
-        assert!(e.message.contains("not supported by this build yet"), "{e}");
+    fn source_options_are_validated() {
+        let e = p(&[("csv_delimiter", ParamValue::Str("::".into()))]).unwrap_err();
+        assert!(e.message.contains("csv_delimiter") && e.message.contains("'::'"), "{e}");
+        assert_eq!(p(&[("csv_delimiter", ParamValue::Str("\t".into()))]).unwrap().csv_delimiter, b'\t');
+        let e = p(&[("input_text_encoding", ParamValue::Str("ebcdic".into()))]).unwrap_err();
+        assert!(e.message.contains("input_text_encoding") && e.message.contains("'ebcdic'"), "{e}");
+        assert_eq!(
+            p(&[("input_text_encoding", ParamValue::Str("ISO-8859-1".into()))]).unwrap().input_text_encoding,
+            TextEncoding::Latin1
+        );
     }
 
     #[test]

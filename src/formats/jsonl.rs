@@ -72,7 +72,6 @@ impl<R: Read> JsonLinesReader<R> {
         }
         Ok(true)
     }
-
 }
 
 impl<R: Read> super::RecordReader for JsonLinesReader<R> {

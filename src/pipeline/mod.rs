@@ -4,22 +4,21 @@
 mod clock;
 #[cfg(test)]
 mod proptests;
+mod readers;
 mod scanner;
 mod stats;
 #[cfg(test)]
 mod tests;
 
 pub use clock::{civil_from_days, format_utc_micros, now_utc_micros};
+pub use readers::open_reader;
 pub use scanner::{Chunk, Scanner};
 pub use stats::Stats;
 
-use std::fs::File;
-
 use crate::error::{Result, SanitizeError};
-use crate::formats::jsonl::JsonLinesReader;
 use crate::formats::Batch;
 use crate::infer::{absorb_record, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
-use crate::options::{InputFormat, OnError, Options, SchemaMode, TimestampPrecision};
+use crate::options::{OnError, Options, SchemaMode, TimestampPrecision};
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
 use crate::source::resolve_files;
 
@@ -65,7 +64,6 @@ impl Options {
 
 pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
     let files = resolve_files(function, path, options.input_format, options.input_mode)?;
-    check_format_supported(function, options.input_format)?;
     let started_at_micros = now_utc_micros();
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
@@ -107,16 +105,6 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
     })
 }
 
-fn check_format_supported(function: &str, format: InputFormat) -> Result<()> {
-    match format {
-        InputFormat::Jsonl | InputFormat::Ndjson => Ok(()),
-        other => Err(SanitizeError::options(format!(
-            "{function}: input_format '{}' is not supported by this build yet (see docs/status.md)",
-            other.name()
-        ))),
-    }
-}
-
 /// The registry probe: a full scan that infers every record's shape.
 fn probe_files(
     function: &str,
@@ -129,8 +117,7 @@ fn probe_files(
     let mut batch = Batch::default();
     let rules = options.rules();
     for file in files {
-        let f = open(function, file)?;
-        let mut reader = JsonLinesReader::new(f, file, options.read_chunk_bytes);
+        let mut reader = open_reader(function, file, options)?;
         stats.files += 1;
         loop {
             batch.clear();
@@ -157,15 +144,11 @@ fn probe_files(
                 stats.rows_emitted += 1;
             }
         }
-        stats.bytes_read += reader.bytes_read;
+        stats.bytes_read += reader.bytes_read();
     }
     stats.max_depth_seen = infer_stats.max_depth_seen as u64;
     stats.values_flattened = infer_stats.values_flattened;
     Ok(())
-}
-
-pub(crate) fn open(function: &str, file: &str) -> Result<File> {
-    File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{file}\": {e}")))
 }
 
 pub(crate) fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::tests::run;
 use crate::formats::json::parse_value;
 use crate::formats::jsonl::JsonLinesReader;
-use crate::formats::Batch;
+use crate::formats::{Batch, RecordReader};
 use crate::options::ParamValue;
 use crate::value::{write_compact_json, Tape};
 

@@ -1,10 +1,9 @@
-use std::fs::File;
 use std::sync::Arc;
 
-use super::{bad_record_error, open, ScanPlan, Stats, BATCH_RECORDS};
+use super::{bad_record_error, open_reader, ScanPlan, Stats, BATCH_RECORDS};
 use crate::error::Result;
-use crate::formats::jsonl::JsonLinesReader;
 use crate::formats::Batch;
+use crate::formats::RecordReader;
 use crate::options::{OnError, SchemaMode};
 use crate::route::{columns_for_struct, Column, Router};
 
@@ -31,7 +30,7 @@ pub struct Scanner {
     plan: Arc<ScanPlan>,
     router: Router,
     next_file: usize,
-    reader: Option<(usize, JsonLinesReader<File>)>,
+    reader: Option<(usize, Box<dyn RecordReader>)>,
     batch: Batch,
     /// Next record of `batch` to materialize.
     cursor: usize,
@@ -143,8 +142,7 @@ impl Scanner {
                 let index = self.next_file;
                 self.next_file += 1;
                 let file = &plan.files[index];
-                let f = open(function, file)?;
-                self.reader = Some((index, JsonLinesReader::new(f, file, plan.options.read_chunk_bytes)));
+                self.reader = Some((index, open_reader(function, file, &plan.options)?));
                 self.stats.files += 1;
             }
             let Some((_, reader)) = self.reader.as_mut() else {
@@ -157,7 +155,7 @@ impl Scanner {
                 self.stats.batches += 1;
                 return Ok(true);
             }
-            self.stats.bytes_read += reader.bytes_read;
+            self.stats.bytes_read += reader.bytes_read();
             self.reader = None;
         }
     }

@@ -1,4 +1,9 @@
-//! Bytes in: resolving the `path` argument to the list of files to read.
+//! Bytes in: resolving the `path` argument to the list of files to read,
+//! and decoding text to UTF-8.
+
+mod decode;
+
+pub use decode::{TextDecoder, TextEncoding};
 
 use std::path::Path;
 

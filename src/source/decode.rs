@@ -1,0 +1,269 @@
+//! Text decoding: every text format reads UTF-8 from a [`TextDecoder`],
+//! whatever `input_text_encoding` says.
+//!
+//! - `utf-8`: bytes pass through untouched (no copy beyond the read); a
+//!   leading byte-order mark is dropped.
+//! - `utf-16`: the byte-order mark decides little or big endian (little
+//!   without one, as Python's codec does on little-endian machines);
+//!   `utf-16-le` / `utf-16-be` force it. A lone surrogate is undecodable.
+//! - `latin-1`: Python's ISO-8859-1: byte b is U+00bb, so 0x80–0x9F map to
+//!   the C1 controls U+0080–U+009F, **not** to windows-1252 as the WHATWG
+//!   label "latin1" would.
+//!
+//! Undecodable input becomes the byte 0xFF in the UTF-8 output: never valid
+//! UTF-8, so the record decoder reports that record through `on_error`
+//! instead of the whole file failing or the bytes vanishing silently.
+
+use std::io::{self, Read};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextEncoding {
+    Utf8,
+    /// Byte-order mark decides; little endian without one.
+    Utf16,
+    Utf16Le,
+    Utf16Be,
+    Latin1,
+}
+
+impl TextEncoding {
+    /// Python codec names and aliases, normalised as Python does (case and
+    /// `-`/`_`/space insensitive).
+    pub fn parse(name: &str) -> Option<Self> {
+        let norm: String =
+            name.trim().to_ascii_lowercase().chars().map(|c| if c == '_' || c == ' ' { '-' } else { c }).collect();
+        Some(match norm.as_str() {
+            "utf-8" | "utf8" | "u8" | "utf" | "cp65001" | "utf-8-sig" | "utf8-sig" => TextEncoding::Utf8,
+            "utf-16" | "utf16" | "u16" => TextEncoding::Utf16,
+            "utf-16-le" | "utf-16le" | "utf16le" | "utf16-le" => TextEncoding::Utf16Le,
+            "utf-16-be" | "utf-16be" | "utf16be" | "utf16-be" => TextEncoding::Utf16Be,
+            "latin-1" | "latin1" | "latin" | "l1" | "iso-8859-1" | "iso8859-1" | "8859" | "cp819" | "iso-ir-100"
+            | "csisolatin1" | "iso-8859-1:1987" => TextEncoding::Latin1,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TextEncoding::Utf8 => "utf-8",
+            TextEncoding::Utf16 => "utf-16",
+            TextEncoding::Utf16Le => "utf-16-le",
+            TextEncoding::Utf16Be => "utf-16-be",
+            TextEncoding::Latin1 => "latin-1",
+        }
+    }
+}
+
+/// Marks an undecodable unit in the UTF-8 output.
+const INVALID: u8 = 0xFF;
+
+pub struct TextDecoder<R: Read> {
+    inner: R,
+    encoding: TextEncoding,
+    /// Raw input not yet decoded (a split UTF-16 unit or surrogate pair).
+    pending: Vec<u8>,
+    /// Decoded output not yet handed out.
+    out: Vec<u8>,
+    out_pos: usize,
+    started: bool,
+    little_endian: bool,
+    raw: Vec<u8>,
+    eof: bool,
+}
+
+impl<R: Read> TextDecoder<R> {
+    pub fn new(inner: R, encoding: TextEncoding, chunk_bytes: usize) -> Self {
+        TextDecoder {
+            inner,
+            encoding,
+            pending: Vec::new(),
+            out: Vec::new(),
+            out_pos: 0,
+            started: false,
+            little_endian: encoding != TextEncoding::Utf16Be,
+            raw: vec![0; chunk_bytes.clamp(4, 1 << 24)],
+            eof: false,
+        }
+    }
+
+    /// Reads and decodes one more raw chunk into `out`.
+    fn refill(&mut self) -> io::Result<()> {
+        self.out.clear();
+        self.out_pos = 0;
+        while self.out.is_empty() && !self.eof {
+            let n = loop {
+                match self.inner.read(&mut self.raw) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            if n == 0 {
+                self.eof = true;
+            }
+            let mut data = std::mem::take(&mut self.pending);
+            data.extend_from_slice(&self.raw[..n]);
+            let used = self.decode(&data);
+            self.pending = data[used..].to_vec();
+            if self.eof && !self.pending.is_empty() {
+                // A truncated final unit.
+                self.out.push(INVALID);
+                self.pending.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes as much of `data` as forms whole units; returns bytes used.
+    fn decode(&mut self, data: &[u8]) -> usize {
+        let mut i = 0;
+        if !self.started {
+            let bom_needed = match self.encoding {
+                TextEncoding::Utf8 => 3,
+                TextEncoding::Utf16 | TextEncoding::Utf16Le | TextEncoding::Utf16Be => 2,
+                TextEncoding::Latin1 => 0,
+            };
+            if data.len() < bom_needed && !self.eof {
+                return 0; // wait for enough bytes to see a BOM
+            }
+            self.started = true;
+            match self.encoding {
+                TextEncoding::Utf8 if data.starts_with(b"\xEF\xBB\xBF") => i = 3,
+                TextEncoding::Utf16 if data.starts_with(b"\xFF\xFE") => i = 2,
+                TextEncoding::Utf16 if data.starts_with(b"\xFE\xFF") => {
+                    self.little_endian = false;
+                    i = 2;
+                }
+                TextEncoding::Utf16Le if data.starts_with(b"\xFF\xFE") => i = 2,
+                TextEncoding::Utf16Be if data.starts_with(b"\xFE\xFF") => i = 2,
+                _ => {}
+            }
+        }
+        match self.encoding {
+            TextEncoding::Utf8 => {
+                self.out.extend_from_slice(&data[i..]);
+                data.len()
+            }
+            TextEncoding::Latin1 => {
+                for &b in &data[i..] {
+                    let c = b as char; // U+0000..U+00FF, exactly Python's latin-1
+                    let mut buf = [0u8; 2];
+                    self.out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+                data.len()
+            }
+            _ => {
+                let unit = |j: usize| {
+                    let (a, b) = (data[j], data[j + 1]);
+                    if self.little_endian {
+                        u16::from_le_bytes([a, b])
+                    } else {
+                        u16::from_be_bytes([a, b])
+                    }
+                };
+                while i + 2 <= data.len() {
+                    let u = unit(i);
+                    if (0xD800..0xDC00).contains(&u) {
+                        if i + 4 > data.len() {
+                            break; // the low surrogate is in the next chunk
+                        }
+                        let lo = unit(i + 2);
+                        if (0xDC00..0xE000).contains(&lo) {
+                            let c = 0x10000 + ((u as u32 - 0xD800) << 10) + (lo as u32 - 0xDC00);
+                            push_char(&mut self.out, c);
+                            i += 4;
+                        } else {
+                            self.out.push(INVALID);
+                            i += 2;
+                        }
+                    } else if (0xDC00..0xE000).contains(&u) {
+                        self.out.push(INVALID);
+                        i += 2;
+                    } else {
+                        push_char(&mut self.out, u as u32);
+                        i += 2;
+                    }
+                }
+                i
+            }
+        }
+    }
+}
+
+fn push_char(out: &mut Vec<u8>, c: u32) {
+    match char::from_u32(c) {
+        Some(ch) => {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+        }
+        None => out.push(INVALID),
+    }
+}
+
+impl<R: Read> Read for TextDecoder<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.out_pos == self.out.len() {
+            if self.encoding == TextEncoding::Utf8 && self.started {
+                // Pass-through: no intermediate copy once the BOM is handled.
+                return self.inner.read(buf);
+            }
+            self.refill()?;
+        }
+        let n = buf.len().min(self.out.len() - self.out_pos);
+        buf[..n].copy_from_slice(&self.out[self.out_pos..self.out_pos + n]);
+        self.out_pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(bytes: &[u8], enc: TextEncoding, chunk: usize) -> Vec<u8> {
+        let mut d = TextDecoder::new(bytes, enc, chunk);
+        let mut out = Vec::new();
+        d.read_to_end(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn utf16_with_and_without_bom_for_every_chunk_size() {
+        let text = "{\"a\": \"é😀\"}\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(|u| u.to_be_bytes()).collect();
+        for chunk in [1, 3, 7, 1 << 20] {
+            assert_eq!(decode(&[b"\xFF\xFE".as_slice(), &le].concat(), TextEncoding::Utf16, chunk), text.as_bytes());
+            assert_eq!(decode(&[b"\xFE\xFF".as_slice(), &be].concat(), TextEncoding::Utf16, chunk), text.as_bytes());
+            assert_eq!(decode(&le, TextEncoding::Utf16, chunk), text.as_bytes());
+            assert_eq!(decode(&be, TextEncoding::Utf16Be, chunk), text.as_bytes());
+            assert_eq!(decode(&le, TextEncoding::Utf16Le, chunk), text.as_bytes());
+        }
+    }
+
+    #[test]
+    fn latin1_is_pythons_not_windows_1252() {
+        assert_eq!(decode(b"caf\xE9 \x80", TextEncoding::Latin1, 2), "café \u{80}".as_bytes());
+    }
+
+    #[test]
+    fn utf8_bom_is_dropped_and_bytes_pass_through() {
+        assert_eq!(decode(b"\xEF\xBB\xBFab\xFFc", TextEncoding::Utf8, 1), b"ab\xFFc");
+        assert_eq!(decode(b"ab", TextEncoding::Utf8, 1), b"ab");
+    }
+
+    #[test]
+    fn lone_surrogates_are_marked_undecodable() {
+        let bytes = [0x00, 0xD8, 0x41, 0x00]; // lone high surrogate, then 'A' (LE)
+        assert_eq!(decode(&bytes, TextEncoding::Utf16Le, 3), b"\xFFA");
+        assert_eq!(decode(&[0x41], TextEncoding::Utf16Le, 3), b"\xFF"); // truncated unit
+    }
+
+    #[test]
+    fn python_aliases() {
+        for n in ["utf-8", "UTF8", "utf_8", "latin1", "ISO-8859-1", "l1", "utf_16", "UTF-16-LE", "utf-16be"] {
+            assert!(TextEncoding::parse(n).is_some(), "{n}");
+        }
+        assert_eq!(TextEncoding::parse("cp1252"), None);
+    }
+}
