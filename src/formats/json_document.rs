@@ -1,1 +1,425 @@
-//! JSON documents (being written).
+//! `json`: one JSON document per file is one row. `json_array`: a top-level
+//! array whose elements are rows, split incrementally so that memory follows
+//! the largest element, not the file.
+
+use std::io::Read;
+
+use super::json::parse_value;
+use super::jsonl::node_kind;
+use super::{Batch, RecordMeta, RecordReader};
+use crate::error::{Result, SanitizeError};
+use crate::value::Node;
+
+/// Chunked input shared by both readers: a buffer, a consumed prefix, and
+/// the line and byte position of `buf[start]`.
+struct Input<R: Read> {
+    reader: R,
+    file: String,
+    chunk_bytes: usize,
+    buf: Vec<u8>,
+    start: usize,
+    eof: bool,
+    line: u64,
+    offset: u64,
+    bytes_read: u64,
+    bom_checked: bool,
+}
+
+impl<R: Read> Input<R> {
+    fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
+        Input {
+            reader,
+            file: file.to_string(),
+            chunk_bytes: chunk_bytes.max(1),
+            buf: Vec::new(),
+            start: 0,
+            eof: false,
+            line: 1,
+            offset: 0,
+            bytes_read: 0,
+            bom_checked: false,
+        }
+    }
+
+    /// Reads one more chunk, compacting the consumed prefix first. Returns
+    /// how far the buffer moved (positions held relative to it must shift),
+    /// or `None` at end of input.
+    fn fill(&mut self) -> Result<Option<usize>> {
+        if self.eof {
+            return Ok(None);
+        }
+        let shift = self.start;
+        if shift > 0 {
+            self.buf.drain(..shift);
+            self.start = 0;
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + self.chunk_bytes, 0);
+        let n = loop {
+            match self.reader.read(&mut self.buf[old..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.buf.truncate(old);
+                    return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
+                }
+            }
+        };
+        self.buf.truncate(old + n);
+        self.bytes_read += n as u64;
+        if n == 0 {
+            self.eof = true;
+            return Ok(None);
+        }
+        Ok(Some(shift))
+    }
+
+    /// Consumes `n` bytes of the buffer, counting their newlines.
+    fn consume(&mut self, n: usize) {
+        let bytes = &self.buf[self.start..self.start + n];
+        self.line += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        self.offset += n as u64;
+        self.start += n;
+    }
+
+    /// Skips whitespace; false at end of input. The first call also drops
+    /// a UTF-8 byte-order mark (it needs three bytes, or the end, to tell).
+    fn skip_ws(&mut self) -> Result<bool> {
+        if !self.bom_checked {
+            while self.buf.len() - self.start < 3 && self.fill()?.is_some() {}
+            if self.buf[self.start..].starts_with(b"\xEF\xBB\xBF") {
+                self.start += 3;
+                self.offset += 3;
+            }
+            self.bom_checked = true;
+        }
+        loop {
+            while self.start < self.buf.len() && matches!(self.buf[self.start], b' ' | b'\t' | b'\r' | b'\n') {
+                self.consume(1);
+            }
+            if self.start < self.buf.len() {
+                return Ok(true);
+            }
+            if self.fill()?.is_none() {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+/// Decodes `text` as one record on the batch; `what` names the value in
+/// error messages ("the document", "element 3").
+fn decode_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &str) -> Option<Node> {
+    let tape = &mut batch.tape;
+    let mut found = None;
+    let error = match std::str::from_utf8(raw) {
+        Err(e) => Some(format!(
+            "invalid UTF-8 at byte {} of {what} (undecodable bytes for the input encoding)",
+            e.valid_up_to()
+        )),
+        Ok(text) => match parse_value(text, tape) {
+            Err(e) => Some(format!("malformed JSON in {what}: {e}")),
+            Ok(root) => match tape.nodes[root as usize] {
+                Node::Object { .. } => {
+                    tape.roots.push(root);
+                    None
+                }
+                other => {
+                    tape.nodes.truncate(root as usize);
+                    found = Some(other);
+                    Some(format!("{what} is a JSON {}, not an object", node_kind(other)))
+                }
+            },
+        },
+    };
+    if error.is_some() {
+        tape.roots.push(tape.nodes.len() as u32);
+        tape.nodes.push(Node::Null);
+    }
+    batch.meta.push(RecordMeta { line, byte, error });
+    found
+}
+
+/// `json`: the whole file is one document, one row (the format requires
+/// holding one document in memory).
+pub struct JsonDocumentReader<R: Read> {
+    input: Input<R>,
+    done: bool,
+    function: String,
+}
+
+impl<R: Read> JsonDocumentReader<R> {
+    pub fn new(reader: R, file: &str, chunk_bytes: usize, function: &str) -> Self {
+        JsonDocumentReader { input: Input::new(reader, file, chunk_bytes), done: false, function: function.to_string() }
+    }
+}
+
+impl<R: Read> RecordReader for JsonDocumentReader<R> {
+    fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
+        if self.done || max_records == 0 {
+            return Ok(0);
+        }
+        self.done = true;
+        if !self.input.skip_ws()? {
+            return Ok(0); // an empty or whitespace-only file holds no document
+        }
+        while self.input.fill()?.is_some() {}
+        let (line, byte) = (self.input.line, self.input.offset);
+        let raw = &self.input.buf[self.input.start..];
+        if let Some(Node::List { .. }) = decode_record(raw, batch, line, byte, "the document") {
+            // The wrong function, not a bad row: say which one reads arrays.
+            return Err(SanitizeError::input(format!(
+                "{}: file \"{}\" holds a top-level JSON array, not one object; use sanitize_json_array (input_format := 'json_array') to read its elements as rows",
+                self.function, self.input.file
+            )));
+        }
+        Ok(1)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.input.bytes_read
+    }
+}
+
+/// `json_array`: `[ {...}, {...} ]`, each element a row.
+pub struct JsonArrayReader<R: Read> {
+    input: Input<R>,
+    function: String,
+    state: ArrayState,
+    /// Elements seen so far, for messages ("element 3").
+    elements: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ArrayState {
+    BeforeArray,
+    /// Expecting an element (or `]` right after `[`).
+    Element {
+        first: bool,
+    },
+    Done,
+}
+
+impl<R: Read> JsonArrayReader<R> {
+    pub fn new(reader: R, file: &str, chunk_bytes: usize, function: &str) -> Self {
+        JsonArrayReader {
+            input: Input::new(reader, file, chunk_bytes),
+            function: function.to_string(),
+            state: ArrayState::BeforeArray,
+            elements: 0,
+        }
+    }
+
+    /// Length of the element starting at `buf[start]`: scans strings and
+    /// brackets only (the parser validates later), keeping its state across
+    /// refills so that a huge element costs one pass. `None` at end of input.
+    fn element_len(&mut self) -> Result<Option<usize>> {
+        let (mut pos, mut depth, mut in_string, mut escaped) = (0usize, 0i64, false, false);
+        loop {
+            let buf = &self.input.buf[self.input.start..];
+            while pos < buf.len() {
+                let c = buf[pos];
+                if in_string {
+                    if escaped {
+                        escaped = false;
+                    } else if c == b'\\' {
+                        escaped = true;
+                    } else if c == b'"' {
+                        in_string = false;
+                    }
+                } else {
+                    match c {
+                        b'"' => in_string = true,
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' if depth > 0 => depth -= 1,
+                        b',' | b']' | b'}' if depth == 0 => return Ok(Some(pos)),
+                        _ => {}
+                    }
+                }
+                pos += 1;
+            }
+            // `pos` is relative to `start`, which fill() moves to 0.
+            if self.input.fill()?.is_none() {
+                return Ok(if pos > 0 { Some(pos) } else { None });
+            }
+        }
+    }
+
+    fn not_an_array(&self, found: &str) -> SanitizeError {
+        SanitizeError::input(format!(
+            "{}: file \"{}\" does not start with a JSON array (found {found}); use sanitize_json (input_format := 'json') for one document per file",
+            self.function, self.input.file
+        ))
+    }
+}
+
+impl<R: Read> RecordReader for JsonArrayReader<R> {
+    fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
+        let mut added = 0;
+        while added < max_records {
+            match self.state {
+                ArrayState::Done => break,
+                ArrayState::BeforeArray => {
+                    if !self.input.skip_ws()? {
+                        self.state = ArrayState::Done; // empty file: no rows
+                        break;
+                    }
+                    let c = self.input.buf[self.input.start];
+                    if c != b'[' {
+                        let found = if c == b'{' { "an object".to_string() } else { format!("'{}'", c as char) };
+                        return Err(self.not_an_array(&found));
+                    }
+                    self.input.consume(1);
+                    self.state = ArrayState::Element { first: true };
+                }
+                ArrayState::Element { first } => {
+                    if !self.input.skip_ws()? {
+                        self.bad(batch, "the array is not closed (truncated file?)");
+                        added += 1;
+                        self.state = ArrayState::Done;
+                        break;
+                    }
+                    if first && self.input.buf[self.input.start] == b']' {
+                        self.input.consume(1);
+                        self.finish(batch, &mut added)?;
+                        continue;
+                    }
+                    let (line, byte) = (self.input.line, self.input.offset);
+                    let Some(len) = self.element_len()? else {
+                        self.bad(batch, "the array is not closed (truncated file?)");
+                        added += 1;
+                        self.state = ArrayState::Done;
+                        break;
+                    };
+                    self.elements += 1;
+                    let what = format!("element {}", self.elements);
+                    let raw = &self.input.buf[self.input.start..self.input.start + len];
+                    decode_record(raw, batch, line, byte, &what);
+                    added += 1;
+                    self.input.consume(len);
+                    // After an element: ',' continues, ']' ends the array.
+                    if !self.input.skip_ws()? {
+                        // A truncated last element already is a bad record.
+                        if batch.meta.last().is_some_and(|m| m.error.is_none()) {
+                            self.bad(batch, "the array is not closed (truncated file?)");
+                            added += 1;
+                        }
+                        self.state = ArrayState::Done;
+                        break;
+                    }
+                    match self.input.buf[self.input.start] {
+                        b',' => {
+                            self.input.consume(1);
+                            self.state = ArrayState::Element { first: false };
+                        }
+                        b']' => {
+                            self.input.consume(1);
+                            self.finish(batch, &mut added)?;
+                        }
+                        _ => {
+                            // A stray '}' at depth 0: the structure is broken.
+                            self.bad(batch, "unexpected character after an element");
+                            added += 1;
+                            self.state = ArrayState::Done;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(added)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.input.bytes_read
+    }
+}
+
+impl<R: Read> JsonArrayReader<R> {
+    /// A bad record at the current position (structure errors).
+    fn bad(&mut self, batch: &mut Batch, cause: &str) {
+        batch.tape.roots.push(batch.tape.nodes.len() as u32);
+        batch.tape.nodes.push(Node::Null);
+        batch.meta.push(RecordMeta { line: self.input.line, byte: self.input.offset, error: Some(cause.to_string()) });
+    }
+
+    /// After the closing bracket only whitespace may follow.
+    fn finish(&mut self, batch: &mut Batch, added: &mut usize) -> Result<()> {
+        self.state = ArrayState::Done;
+        if self.input.skip_ws()? {
+            self.bad(batch, "unexpected characters after the closing ']' of the array");
+            *added += 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::write_compact_json;
+
+    fn read(r: &mut dyn RecordReader, max: usize) -> Result<Vec<(u64, u64, String)>> {
+        let mut out = Vec::new();
+        loop {
+            let mut batch = Batch::default();
+            if r.next_batch(&mut batch, max)? == 0 {
+                break;
+            }
+            for i in 0..batch.len() {
+                let mut s = String::new();
+                write_compact_json(batch.tape.record(i), &mut s);
+                let m = &batch.meta[i];
+                out.push((m.line, m.byte, m.error.clone().unwrap_or(s)));
+            }
+        }
+        Ok(out)
+    }
+
+    fn array(input: &[u8], chunk: usize, max: usize) -> Result<Vec<(u64, u64, String)>> {
+        read(&mut JsonArrayReader::new(input, "a.json", chunk, "sanitize_json_array"), max)
+    }
+
+    #[test]
+    fn arrays_split_into_rows_for_every_chunk_size() {
+        let input = b"\xEF\xBB\xBF [\n {\"a\": \"x,]}\\\"\"},\n {\"b\": [1, {\"c\": 2}]} ,\n 5, {\"d\": tru}, {}\n]\n";
+        let expected = array(input, 1 << 20, 1000).unwrap();
+        assert_eq!(expected.len(), 5);
+        assert_eq!(expected[0], (2, 7, "{\"a\":\"x,]}\\\"\"}".to_string()));
+        assert_eq!(expected[1].2, "{\"b\":[1,{\"c\":2}]}");
+        assert_eq!(expected[2].2, "element 3 is a JSON number, not an object");
+        assert!(expected[3].2.starts_with("malformed JSON in element 4"), "{:?}", expected[3]);
+        assert_eq!(expected[4].2, "{}");
+        for chunk in [1, 3, 7] {
+            for max in [1, 2, 1000] {
+                assert_eq!(array(input, chunk, max).unwrap(), expected, "chunk {chunk} max {max}");
+            }
+        }
+    }
+
+    #[test]
+    fn empty_arrays_files_and_structure_errors() {
+        assert_eq!(array(b" [ ] ", 2, 10).unwrap(), vec![]);
+        assert_eq!(array(b"", 2, 10).unwrap(), vec![]);
+        assert_eq!(array(b"  \n ", 2, 10).unwrap(), vec![]);
+        let e = array(b"{\"a\":1}", 2, 10).unwrap_err();
+        assert!(e.message.contains("use sanitize_json "), "{e}");
+        let out = array(b"[{\"a\":1}, {\"b\":", 3, 10).unwrap();
+        assert_eq!(out.len(), 2);
+        assert!(out[1].2.contains("malformed JSON") || out[1].2.contains("not closed"), "{out:?}");
+        let out = array(b"[{\"a\":1}] x", 3, 10).unwrap();
+        assert!(out[1].2.contains("after the closing"), "{out:?}");
+    }
+
+    #[test]
+    fn documents_are_one_row() {
+        let doc = |b: &[u8]| read(&mut JsonDocumentReader::new(b, "d.json", 4, "sanitize_json"), 10);
+        assert_eq!(doc(b"\n {\"a\": {\"b\": [1]}}\n").unwrap(), vec![(2, 2, "{\"a\":{\"b\":[1]}}".to_string())]);
+        assert_eq!(doc(b"  ").unwrap(), vec![]);
+        let e = doc(b"[{\"a\": 1}]").unwrap_err();
+        assert!(e.message.contains("use sanitize_json_array"), "{e}");
+        let out = doc(b"{\"a\": }").unwrap();
+        assert!(out[0].2.starts_with("malformed JSON in the document"), "{out:?}");
+        let out = doc(b"\"text\"").unwrap();
+        assert_eq!(out[0].2, "the document is a JSON string, not an object");
+    }
+}

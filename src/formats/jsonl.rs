@@ -149,6 +149,9 @@ pub fn node_kind(n: Node) -> &'static str {
         Node::Bool(_) => "boolean",
         Node::Int(_) | Node::Float(_) => "number",
         Node::Str { .. } | Node::Key { .. } => "string",
+        Node::Timestamp { .. } => "timestamp",
+        Node::Date(_) => "date",
+        Node::Time(_) => "time",
         Node::List { .. } => "array",
         Node::Object { .. } => "object",
     }

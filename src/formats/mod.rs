@@ -5,6 +5,7 @@ pub mod csv;
 pub mod json;
 pub mod json_document;
 pub mod jsonl;
+pub mod parquet;
 pub mod xml;
 
 use crate::error::Result;

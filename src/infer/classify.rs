@@ -68,7 +68,7 @@ impl Classified<'_> {
     /// A string that a parser typed: it targets typed versions, and a
     /// string version takes it only as a fallback.
     pub fn is_parsed_string(&self) -> bool {
-        self.parsed != Parsed::None
+        self.parsed != Parsed::None && matches!(self.value.node(), Node::Str { .. })
     }
 }
 
@@ -101,6 +101,25 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
             }
         }
         Node::Str { .. } | Node::Key { .. } => ValueClass::Str,
+        // Typed temporals (Parquet) carry their value in `parsed`, like a parsed string.
+        Node::Timestamp { value: v, unit } => {
+            let (secs, nanos) = unit.split(v);
+            let t = crate::scalar::Instant { secs, nanos };
+            if rules.timestamp_unit.from_instant(t).is_some() {
+                parsed = Parsed::Timestamp(t);
+                ValueClass::Timestamp
+            } else {
+                ValueClass::Str
+            }
+        }
+        Node::Date(d) => {
+            parsed = Parsed::Date(d);
+            ValueClass::Date
+        }
+        Node::Time(t) => {
+            parsed = Parsed::Time(t);
+            ValueClass::Time
+        }
         // Containers without a non-null scalar inside are no evidence (the
         // seed's empty-container rule, applied recursively).
         Node::List { evidence: false, .. } | Node::Object { evidence: false, .. } => ValueClass::Nothing,

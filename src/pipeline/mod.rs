@@ -18,7 +18,7 @@ pub use stats::Stats;
 use crate::error::{Result, SanitizeError};
 use crate::formats::Batch;
 use crate::infer::{absorb_record, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
-use crate::options::{OnError, Options, SchemaMode, TimestampPrecision};
+use crate::options::{InputFormat, OnError, Options, SchemaMode, TimestampPrecision};
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
 use crate::source::resolve_files;
 
@@ -64,6 +64,7 @@ impl Options {
 
 pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
     let files = resolve_files(function, path, options.input_format, options.input_mode)?;
+    check_directory_consistency(function, &files, &options)?;
     let started_at_micros = now_utc_micros();
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
@@ -103,6 +104,73 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
         probe_stats: stats,
         started_at_micros,
     })
+}
+
+/// Directory mode joins files into one table: CSV files must share their
+/// header (each file's own header row is dropped). Checked before any row.
+fn check_directory_consistency(function: &str, files: &[String], options: &Options) -> Result<()> {
+    if files.len() < 2 {
+        return Ok(());
+    }
+    if options.input_format == InputFormat::Xml {
+        return check_xml_roots(function, files, options);
+    }
+    if options.input_format != InputFormat::Csv || !options.csv_has_header {
+        return Ok(());
+    }
+    let header = |file: &String| -> Result<Option<Vec<String>>> {
+        let f = readers::open(function, file)?;
+        let text = crate::source::TextDecoder::new(f, options.input_text_encoding, options.read_chunk_bytes);
+        let csv = crate::formats::csv::CsvOptions { has_header: true, delimiter: options.csv_delimiter };
+        crate::formats::csv::CsvReader::new(text, file, options.read_chunk_bytes, csv)
+            .header()
+            .map_err(|e| e.in_function(function))
+    };
+    // An empty file has no header and agrees with anything.
+    let mut reference: Option<(&String, Vec<String>)> = None;
+    for file in files {
+        let Some(h) = header(file)? else { continue };
+        match &reference {
+            None => reference = Some((file, h)),
+            Some((first, expected)) if *expected != h => {
+                return Err(SanitizeError::input(format!(
+                    "{function}: the header of \"{file}\" ({}) differs from the header of \"{first}\" ({}); directory mode reads files that share one header",
+                    h.join(","),
+                    expected.join(",")
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// XML documents combine only when they share their root element (the
+/// documents are siblings under one logical root).
+fn check_xml_roots(function: &str, files: &[String], options: &Options) -> Result<()> {
+    let mut reference: Option<(&String, String)> = None;
+    for file in files {
+        let f = readers::open(function, file)?;
+        let text = crate::source::TextDecoder::new(f, options.input_text_encoding, options.read_chunk_bytes);
+        let xml = crate::formats::xml::XmlOptions {
+            row_tag: options.xml_row_tag.clone(),
+            scalar_object_key: options.scalar_object_key.clone(),
+        };
+        let mut reader = crate::formats::xml::XmlReader::new(text, file, options.read_chunk_bytes, xml);
+        let mut scratch = Batch::default();
+        crate::formats::RecordReader::next_batch(&mut reader, &mut scratch, 1).map_err(|e| e.in_function(function))?;
+        let Some(root) = reader.root_tag().map(str::to_string) else { continue };
+        match &reference {
+            None => reference = Some((file, root)),
+            Some((first, expected)) if *expected != root => {
+                return Err(SanitizeError::input(format!(
+                    "{function}: the root element of \"{file}\" is <{root}> but the root of \"{first}\" is <{expected}>; directory mode combines documents with one root element"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The registry probe: a full scan that infers every record's shape.

@@ -4,7 +4,11 @@
 use std::fs::File;
 
 use crate::error::{Result, SanitizeError};
+use crate::formats::csv::{CsvOptions, CsvReader};
+use crate::formats::json_document::{JsonArrayReader, JsonDocumentReader};
 use crate::formats::jsonl::JsonLinesReader;
+use crate::formats::parquet::ParquetReader;
+use crate::formats::xml::{XmlOptions, XmlReader};
 use crate::formats::RecordReader;
 use crate::options::{InputFormat, Options};
 use crate::source::TextDecoder;
@@ -12,15 +16,26 @@ use crate::source::TextDecoder;
 pub fn open_reader(function: &str, file: &str, options: &Options) -> Result<Box<dyn RecordReader>> {
     let f = open(function, file)?;
     let chunk = options.read_chunk_bytes;
-    let text = || TextDecoder::new(f, options.input_text_encoding, chunk);
+    let encoding = options.input_text_encoding;
+    let text = |f: File| TextDecoder::new(f, encoding, chunk);
     Ok(match options.input_format {
-        InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text(), file, chunk)),
-        other => {
-            return Err(SanitizeError::options(format!(
-                "{function}: input_format '{}' is not supported by this build yet (see docs/status.md)",
-                other.name()
-            )))
-        }
+        InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text(f), file, chunk)),
+        InputFormat::Csv => Box::new(CsvReader::new(
+            text(f),
+            file,
+            chunk,
+            CsvOptions { has_header: options.csv_has_header, delimiter: options.csv_delimiter },
+        )),
+        InputFormat::Json => Box::new(JsonDocumentReader::new(text(f), file, chunk, function)),
+        InputFormat::JsonArray => Box::new(JsonArrayReader::new(text(f), file, chunk, function)),
+        InputFormat::Xml => Box::new(XmlReader::new(
+            text(f),
+            file,
+            chunk,
+            XmlOptions { row_tag: options.xml_row_tag.clone(), scalar_object_key: options.scalar_object_key.clone() },
+        )),
+        // Parquet is binary: input_text_encoding does not apply.
+        InputFormat::Parquet => Box::new(ParquetReader::open(f, file, function, super::BATCH_RECORDS)?),
     })
 }
 

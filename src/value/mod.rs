@@ -8,5 +8,5 @@
 mod tape;
 mod write_json;
 
-pub use tape::{Node, OpenContainer, Tape, ValueRef};
+pub use tape::{Node, OpenContainer, Tape, Ticks, ValueRef};
 pub use write_json::write_compact_json;

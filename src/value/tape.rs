@@ -30,6 +30,43 @@ pub enum Node {
         start: u32,
         len: u32,
     },
+    /// A typed instant from a typed source (Parquet): `value` ticks of
+    /// `unit` since the epoch, UTC.
+    Timestamp {
+        value: i64,
+        unit: Ticks,
+    },
+    /// Days since the epoch.
+    Date(i32),
+    /// Nanoseconds since midnight.
+    Time(i64),
+}
+
+/// The unit of [`Node::Timestamp`] values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ticks {
+    Seconds,
+    Millis,
+    Micros,
+    Nanos,
+}
+
+impl Ticks {
+    pub fn per_second(self) -> i64 {
+        match self {
+            Ticks::Seconds => 1,
+            Ticks::Millis => 1_000,
+            Ticks::Micros => 1_000_000,
+            Ticks::Nanos => 1_000_000_000,
+        }
+    }
+
+    /// Seconds and nanoseconds of `value` ticks.
+    pub fn split(self, value: i64) -> (i64, u32) {
+        let per = self.per_second();
+        let nanos_per_tick = 1_000_000_000 / per;
+        (value.div_euclid(per), (value.rem_euclid(per) * nanos_per_tick) as u32)
+    }
 }
 
 /// Records of one batch, stored flat. `roots` holds the index of each record.
@@ -208,3 +245,4 @@ impl Tape {
         self.roots.push(index as u32);
     }
 }
+const _: () = assert!(std::mem::size_of::<crate::value::Node>() == 16);

@@ -39,6 +39,24 @@ pub fn write_compact_json(value: ValueRef<'_>, out: &mut String) {
             }
             Node::Float(f) => write_float(f, out),
             Node::Str { start, len } => write_json_string(tape.text_of(start, len), out),
+            // Typed temporals are written as ISO 8601 strings.
+            Node::Timestamp { value, unit } => {
+                let (secs, nanos) = unit.split(value);
+                out.push('"');
+                write_iso_timestamp(secs, nanos, out);
+                out.push('"');
+            }
+            Node::Date(days) => {
+                let (y, m, d) = crate::pipeline::civil_from_days(days as i64);
+                use std::fmt::Write;
+                let _ = write!(out, "\"{y:04}-{m:02}-{d:02}\"");
+            }
+            Node::Time(nanos) => {
+                use std::fmt::Write;
+                let s = nanos.div_euclid(1_000_000_000);
+                let frac = nanos.rem_euclid(1_000_000_000);
+                let _ = write!(out, "\"{:02}:{:02}:{:02}.{frac:09}\"", s / 3600, s / 60 % 60, s % 60);
+            }
         }
         // A value is complete (a scalar, or an empty container opened above).
         after_value = true;
@@ -60,6 +78,15 @@ pub fn write_compact_json(value: ValueRef<'_>, out: &mut String) {
             }
         }
     }
+}
+
+/// `2026-01-02T03:04:05.123456789Z` (nine fraction digits, UTC).
+pub fn write_iso_timestamp(secs: i64, nanos: u32, out: &mut String) {
+    use std::fmt::Write;
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = crate::pipeline::civil_from_days(days);
+    let _ = write!(out, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z", sod / 3600, sod / 60 % 60, sod % 60);
 }
 
 fn write_float(f: f64, out: &mut String) {
