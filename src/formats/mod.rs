@@ -26,6 +26,13 @@ pub trait RecordReader {
     fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize>;
     /// Bytes consumed from the source so far.
     fn bytes_read(&self) -> u64;
+
+    /// For typed sources (Parquet): writes one synthetic record whose values
+    /// have the declared column types, so that inference keeps declared
+    /// columns even when every value is null or empty. Never a row.
+    fn declared_schema_sample(&mut self, _batch: &mut Batch) -> bool {
+        false
+    }
 }
 
 /// Where a record starts, and why it is bad if it is.

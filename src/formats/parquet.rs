@@ -111,6 +111,23 @@ impl RecordReader for ParquetReader {
         Ok(added)
     }
 
+    fn declared_schema_sample(&mut self, batch: &mut Batch) -> bool {
+        let Some(reader) = self.reader.as_ref() else { return false };
+        let schema = arrow::record_batch::RecordBatchReader::schema(reader);
+        let tape = &mut batch.tape;
+        let root = tape.nodes.len();
+        let open = tape.open(true);
+        let mut evidence = false;
+        for field in schema.fields() {
+            tape.push_key(field.name());
+            evidence |= write_type_sample(field.data_type(), tape);
+        }
+        tape.close(open, schema.fields().len() as u32, evidence);
+        tape.push_root(root);
+        batch.meta.push(RecordMeta { line: 0, byte: 0, error: None });
+        true
+    }
+
     fn bytes_read(&self) -> u64 {
         // Parquet is read by column chunks; report the file size once done.
         if self.reader.is_none() {
@@ -234,6 +251,64 @@ fn write_value(array: &ArrayRef, row: usize, tape: &mut Tape, scratch: &mut Stri
             *scratch = text;
             return e;
         }
+    };
+    let evidence = !matches!(node, Node::Null);
+    tape.nodes.push(node);
+    evidence
+}
+
+/// A value of the engine type that `ty` maps to (see the module doc), for
+/// [`RecordReader::declared_schema_sample`]. Null-typed columns give NULL:
+/// they declare no type.
+fn write_type_sample(ty: &DataType, tape: &mut Tape) -> bool {
+    let node = match ty {
+        DataType::Null => Node::Null,
+        DataType::Boolean => Node::Bool(false),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64 => Node::Int(0),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => Node::Float(0.0),
+        DataType::Decimal128(p, _) if *p <= 15 => Node::Float(0.0),
+        DataType::Date32 | DataType::Date64 => Node::Date(0),
+        DataType::Time32(_) | DataType::Time64(_) => Node::Time(0),
+        DataType::Timestamp(_, _) => Node::Timestamp { value: 0, unit: Ticks::Micros },
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            let open = tape.open(false);
+            let evidence = write_type_sample(f.data_type(), tape);
+            tape.close(open, 1, evidence);
+            return evidence;
+        }
+        DataType::Struct(fields) => {
+            let open = tape.open(true);
+            let mut evidence = false;
+            for f in fields {
+                tape.push_key(f.name());
+                evidence |= write_type_sample(f.data_type(), tape);
+            }
+            tape.close(open, fields.len() as u32, evidence);
+            return evidence;
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else { return false };
+            let list = tape.open(false);
+            let entry = tape.open(true);
+            let mut evidence = false;
+            for (name, f) in ["key", "value"].into_iter().zip(kv.iter()) {
+                tape.push_key(name);
+                evidence |= write_type_sample(f.data_type(), tape);
+            }
+            tape.close(entry, kv.len().min(2) as u32, evidence);
+            tape.close(list, 1, evidence);
+            return evidence;
+        }
+        DataType::Dictionary(_, values) => return write_type_sample(values, tape),
+        // Strings, binary, wide decimals, intervals, durations: text.
+        _ => return push_text(tape, ""),
     };
     let evidence = !matches!(node, Node::Null);
     tape.nodes.push(node);

@@ -186,6 +186,10 @@ fn probe_files(
     let rules = options.rules();
     for file in files {
         let mut reader = open_reader(function, file, options)?;
+        batch.clear();
+        if reader.declared_schema_sample(&mut batch) {
+            absorb_record(root, batch.tape.record(0), &rules, &mut infer_stats);
+        }
         stats.files += 1;
         loop {
             batch.clear();
