@@ -9,14 +9,17 @@ The extension is loaded from a private copy in <data-dir>/ext-<sha12>/ (see
 private_extension_copy: a rebuild rewrites build/release in place, which kills
 a process that has it loaded). For every case (see CASES) it
 
+0. imports the case's optional Python modules ("requires"); if one is
+   missing, the case is skipped with the reason printed (not an error);
 1. generates the input file into --data-dir if it is missing (the file name
    carries the size and seed, so it is generated once and then reused);
 2. reads the input once to put it in the page cache;
 3. in ONE DuckDB connection, runs the case's "ours" and "baseline" statements
    --runs times each, interleaved (ours, baseline, baseline, ours, ours, ...:
    the order alternates every run so neither side always goes first), timing
-   each statement's wall-clock time (execute + fetch of COPY's row count);
-4. runs each statement once more in a fresh Python subprocess (same duckdb,
+   each statement's wall-clock time (execute + fetch of COPY's row count;
+   for a Python-callable side, the call);
+4. runs each statement (or callable) once more in a fresh Python subprocess (same duckdb,
    same extension, same threads setting) and reads the peak resident set size
    (VmHWM of /proc/self/status) at the end, because both sides share the main
    process and its peak would mix them;
@@ -29,10 +32,28 @@ from medians.
 Adding a case: append a dict to CASES with
     name       short identifier (used in file names and --cases)
     what       one line for the report
-    input      {"prefix", "ext", "generate": callable(path, seed, size_mb)}
+    input      {"prefix", "ext", "generate": callable(path, seed, size_mb)};
+               the extension checks the file extension, so ext must be the
+               format's own (csv, json, xml, ...)
     ours       SQL template; {input} and {out} are replaced by quoted literals
+               (the template goes through str.format: write literal braces
+               doubled, {{ and }})
     baseline   SQL template, same placeholders
     labels     {"ours": ..., "baseline": ...} reader names for the table
+and optionally
+    baseline_py  instead of baseline (ours_py likewise instead of ours): a
+               Python callable f(input_path, out_path) -> row count that
+               writes Parquet to out_path. It must be a module-level function
+               of a module in bench/ (see py_baselines.py): the peak-RSS run
+               imports it by module and name in the fresh subprocess, which
+               loads DuckDB and the extension the same way as for SQL and
+               then calls it instead of executing a statement. Timed runs
+               call it in this process, interleaved with the other side as
+               usual; its "sql" entry in results.json is a description.
+    requires   module names the case needs beyond duckdb (e.g. ["pandas",
+               "lxml"]); they are imported before the case starts, and when
+               one cannot be imported the case is skipped with the reason
+               printed and recorded in results.json (not an error).
 """
 
 from __future__ import annotations
@@ -49,13 +70,16 @@ import subprocess
 import sys
 import time
 import faulthandler
+import importlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import gen_formats  # noqa: E402
 import gen_jsonl  # noqa: E402
 import gen_strings  # noqa: E402
+import py_baselines  # noqa: E402
 
 DEFAULT_EXTENSION = os.path.join(ROOT, "build", "release", "schema_sanitizer.duckdb_extension")
 
@@ -68,6 +92,14 @@ def _gen_jsonl(path: str, seed: int, size_mb: float) -> None:
 def _gen_strings(path: str, seed: int, size_mb: float) -> None:
     rows, nbytes = gen_strings.generate_file(path, seed, size_mb=size_mb)
     print(f"  generated {path}: {rows} rows, {nbytes / 1e6:.1f} MB", flush=True)
+
+
+def _gen_format(fmt: str):
+    def gen(path: str, seed: int, size_mb: float) -> None:
+        rows, nbytes = gen_formats.generate_file(fmt, path, seed, size_mb=size_mb)
+        print(f"  generated {path}: {rows} rows, {nbytes / 1e6:.1f} MB", flush=True)
+
+    return gen
 
 
 # Every string parser on, as a CSV-heavy pipeline would use them.
@@ -102,6 +134,35 @@ CASES: list[dict] = [
         "baseline": "COPY (FROM read_json({input}, sample_size=-1)) TO {out}",
         "labels": {"ours": "sanitize_jsonl, all parsers on", "baseline": "read_json(sample_size=-1)"},
     },
+    {
+        "name": "csv",
+        "what": "flat CSV events -> Parquet; ours with the integer, float and ISO-timestamp parsers on,"
+        " because read_csv types columns too (parsers off would leave every column VARCHAR)",
+        "input": {"prefix": "events", "ext": "csv", "generate": _gen_format("csv")},
+        "ours": "COPY (FROM sanitize_csv({input}, parse_integers := true, parse_floats := true,"
+        " parse_iso_timestamps := true)) TO {out}",
+        "baseline": "COPY (FROM read_csv({input}, sample_size=-1)) TO {out}",
+        "labels": {"ours": "sanitize_csv, int/float/ISO-ts parsers on", "baseline": "read_csv(sample_size=-1)"},
+    },
+    {
+        "name": "json_array",
+        "what": "one top-level JSON array of the jsonl case's events -> Parquet",
+        "input": {"prefix": "events", "ext": "json", "generate": _gen_format("json_array")},
+        "ours": "COPY (FROM sanitize_json_array({input})) TO {out}",
+        "baseline": "COPY (FROM read_json({input}, format='array', sample_size=-1)) TO {out}",
+        "labels": {"ours": "sanitize_json_array", "baseline": "read_json(format='array', sample_size=-1)"},
+    },
+    {
+        "name": "xml",
+        "what": "XML events (<event> rows with attributes and nested elements) -> Parquet; DuckDB has no XML"
+        " reader, so the baseline is pandas.read_xml (lxml), which reads one level only",
+        "input": {"prefix": "events", "ext": "xml", "generate": _gen_format("xml")},
+        "ours": "COPY (FROM sanitize_xml({input}, xml_row_tag := 'event', parse_integers := true,"
+        " parse_floats := true)) TO {out}",
+        "baseline_py": py_baselines.pandas_read_xml,
+        "requires": ["pandas", "lxml", "pyarrow"],
+        "labels": {"ours": "sanitize_xml, int/float parsers on", "baseline": "pandas.read_xml (lxml) + to_parquet"},
+    },
 ]
 
 SIDES = ("ours", "baseline")
@@ -113,6 +174,43 @@ def sql_literal(s: str) -> str:
 
 def render(template: str, input_path: str, out_path: str) -> str:
     return template.format(input=sql_literal(input_path), out=sql_literal(out_path))
+
+
+def py_ref(fn) -> dict:
+    """Where the peak-RSS subprocess finds a Python-callable side."""
+    module = fn.__module__
+    if module == "__main__":  # defined in bench.py run as a script
+        module = os.path.splitext(os.path.basename(__file__))[0]
+    if "<locals>" in fn.__qualname__:
+        raise ValueError(f"{fn.__qualname__}: a Python side must be a module-level function")
+    return {"dir": HERE, "module": module, "func": fn.__qualname__}
+
+
+def side_spec(case: dict, s: str, input_path: str, out_path: str) -> dict:
+    """{"sql": statement} or {"py": callable, "ref": py_ref, "desc": text} for side s."""
+    fn = case.get(f"{s}_py")
+    if fn is not None:
+        ref = py_ref(fn)
+        doc = (fn.__doc__ or "").strip().splitlines()
+        desc = f"python: {ref['module']}.{ref['func']}(input, out)" + (f"  # {doc[0]}" if doc else "")
+        return {"py": fn, "ref": ref, "desc": desc}
+    return {"sql": render(case[s], input_path, out_path)}
+
+
+def missing_requirements(case: dict) -> str | None:
+    """Import the case's optional modules; return why not, or None if all import."""
+    missing = []
+    for m in case.get("requires", []):
+        try:
+            importlib.import_module(m)
+        except Exception as e:  # ImportError, or a broken install raising something else
+            missing.append(f"{m} ({type(e).__name__}: {e})")
+    if not missing:
+        return None
+    return (
+        f"needs Python module(s) {', '.join(case['requires'])}; cannot import: {'; '.join(missing)}."
+        f" Install with `.venv/bin/pip install {' '.join(case['requires'])}`"
+    )
 
 
 def size_tag(size_mb: float) -> str:
@@ -191,12 +289,28 @@ con.execute("LOAD '" + args['extension'].replace("'", "''") + "'")
 if args['threads'] is not None:
     con.execute('SET threads = %d' % int(args['threads']))
 before = peak_kb()
-t0 = time.perf_counter()
 out = {}
-try:
-    out['rows'] = con.execute(args['sql']).fetchall()[0][0]
-except Exception as e:
-    out['error'] = '%s: %s' % (type(e).__name__, e)
+py = args.get('py')
+fn = None
+if py:  # a Python-callable side: import it (and the case's modules) first
+    import importlib
+    sys.path.insert(0, py['dir'])
+    try:
+        for m in args.get('requires') or []:
+            importlib.import_module(m)
+        fn = getattr(importlib.import_module(py['module']), py['func'])
+    except Exception as e:
+        out['error'] = 'import: %s: %s' % (type(e).__name__, e)
+    out['peak_rss_kib_after_imports'] = peak_kb()
+t0 = time.perf_counter()
+if 'error' not in out:
+    try:
+        if py:
+            out['rows'] = fn(py['input'], py['out'])
+        else:
+            out['rows'] = con.execute(args['sql']).fetchall()[0][0]
+    except Exception as e:
+        out['error'] = '%s: %s' % (type(e).__name__, e)
 out['seconds'] = time.perf_counter() - t0
 out['peak_rss_kib_before'] = before
 out['peak_rss_kib'] = peak_kb()
@@ -204,8 +318,15 @@ print(json.dumps(out))
 """
 
 
-def measure_rss(sql: str, extension: str, threads: int | None) -> dict:
-    args = json.dumps({"sql": sql, "extension": extension, "threads": threads})
+def measure_rss(spec: dict, extension: str, threads: int | None, requires=(), input_path="", out_path="") -> dict:
+    """Run one side (a side_spec) once in a fresh interpreter; return its report."""
+    a: dict = {"extension": extension, "threads": threads}
+    if "py" in spec:
+        a["py"] = dict(spec["ref"], input=input_path, out=out_path)
+        a["requires"] = list(requires)
+    else:
+        a["sql"] = spec["sql"]
+    args = json.dumps(a)
     p = subprocess.run([sys.executable, "-c", RSS_SCRIPT, args], capture_output=True, text=True)
     lines = p.stdout.strip().splitlines()
     if p.returncode != 0 or not lines:
@@ -358,13 +479,22 @@ def main(argv: list[str] | None = None) -> int:
         name = case["name"]
         path = input_path(case, data_dir, a.size_mb, a.seed)
         print(f"== {name}: {case['what']}", flush=True)
+        why_not = missing_requirements(case)
+        if why_not:
+            print(f"  SKIPPED: {why_not}", flush=True)
+            results["cases"].append(
+                {"name": name, "what": case["what"], "labels": case.get("labels", {}), "skipped": why_not}
+            )
+            continue
         if not os.path.exists(path):
             t0 = time.perf_counter()
             case["input"]["generate"](path, a.seed, a.size_mb)
             print(f"  generation took {time.perf_counter() - t0:.1f} s", flush=True)
         nbytes = os.path.getsize(path)
         warm_page_cache(path)
-        sql = {s: render(case[s], path, os.path.join(data_dir, f"{name}-{s}.parquet")) for s in SIDES}
+        outs = {s: os.path.join(data_dir, f"{name}-{s}.parquet") for s in SIDES}
+        specs = {s: side_spec(case, s, path, outs[s]) for s in SIDES}
+        sql = {s: specs[s]["sql"] if "sql" in specs[s] else specs[s]["desc"] for s in SIDES}
         res: dict = {
             "name": name,
             "what": case["what"],
@@ -387,8 +517,11 @@ def main(argv: list[str] | None = None) -> int:
                 m0, own0 = _machine_cpu_seconds(), _own_cpu_seconds()
                 t0 = time.perf_counter()
                 try:
-                    rows = con.execute(sql[s]).fetchall()[0][0]
-                except duckdb.Error as e:
+                    if "py" in specs[s]:
+                        rows = specs[s]["py"](path, outs[s])
+                    else:
+                        rows = con.execute(sql[s]).fetchall()[0][0]
+                except (duckdb.Error if "sql" in specs[s] else Exception) as e:
                     side["error"] = f"{type(e).__name__}: {e}"
                     errors += 1
                     print(f"  run {run + 1} {s}: ERROR {side['error']}", flush=True)
@@ -425,22 +558,27 @@ def main(argv: list[str] | None = None) -> int:
             steals = [x for x in side["steal_s"] if x is not None]
             if steals:
                 side["steal_s_total"] = sum(steals)
-            out = os.path.join(data_dir, f"{name}-{s}.parquet")
+            out = outs[s]
             if not side["error"] and os.path.exists(out):
                 side["output_schema"] = [
                     f"{r[0]} {r[1]}" for r in con.execute(f"DESCRIBE FROM {sql_literal(out)}").fetchall()
                 ]
             if not a.no_rss and not side["error"]:
-                m = measure_rss(sql[s], loaded, a.threads)
+                m = measure_rss(specs[s], loaded, a.threads, case.get("requires", ()), path, out)
                 side["rss_run"] = m
                 side["peak_rss_kib"] = m.get("peak_rss_kib")
                 if m.get("error"):
                     print(f"  peak-RSS run {s}: ERROR {m['error']}", flush=True)
                     errors += 1
                 else:
+                    imports = (
+                        f", after imports: {fmt_mib(m['peak_rss_kib_after_imports'])} MiB"
+                        if "peak_rss_kib_after_imports" in m
+                        else ""
+                    )
                     print(
                         f"  peak-RSS run {s:8s} {m['seconds']:7.2f} s  peak RSS {fmt_mib(m['peak_rss_kib'])} MiB"
-                        f" (after LOAD: {fmt_mib(m['peak_rss_kib_before'])} MiB)",
+                        f" (after LOAD: {fmt_mib(m['peak_rss_kib_before'])} MiB{imports})  rows={m.get('rows')}",
                         flush=True,
                     )
         o, b = res["ours"], res["baseline"]
@@ -475,6 +613,11 @@ def report_markdown(results: dict) -> str:
     ]
     ratios = []
     for c in results["cases"]:
+        if c.get("skipped"):
+            for s in SIDES:
+                lines.append(f"| {c['name']} | {c.get('labels', {}).get(s, s)} | skipped | | | | | | |")
+            ratios.append(f"- {c['name']}: SKIPPED: {c['skipped']}")
+            continue
         for s in SIDES:
             side = c[s]
             reader = c.get("labels", {}).get(s, s)

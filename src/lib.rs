@@ -18,3 +18,11 @@ pub mod value;
 
 #[cfg(feature = "extension")]
 mod ffi;
+
+#[cfg(test)]
+mod test_support {
+    /// Property-test cases: the default, or `PROPTEST_CASES` for longer runs.
+    pub fn cases(default: u32) -> u32 {
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    }
+}

@@ -71,6 +71,11 @@ pub const OPTION_SPECS: &[OptionSpec] = specs![
     "registry": Varchar,
 ];
 
+/// Upper bound of `arrow_max_depth` and `parquet_max_depth`: inference and
+/// materialization recurse once per container level below the limit, so the
+/// limit also bounds their stack use (deeper values are flattened to text).
+pub const MAX_DEPTH_LIMIT: i64 = 255;
+
 pub const INPUT_FORMAT_SPEC: OptionSpec = OptionSpec { name: "input_format", ty: ParamType::Varchar };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,8 +303,10 @@ impl Options {
                         ],
                     )?
                 }
-                "arrow_max_depth" => o.arrow_max_depth = positive(function, name, value, 1, 1000)? as usize,
-                "parquet_max_depth" => o.parquet_max_depth = positive(function, name, value, 1, 1000)? as usize,
+                "arrow_max_depth" => o.arrow_max_depth = positive(function, name, value, 1, MAX_DEPTH_LIMIT)? as usize,
+                "parquet_max_depth" => {
+                    o.parquet_max_depth = positive(function, name, value, 1, MAX_DEPTH_LIMIT)? as usize
+                }
                 "scalar_object_key" => {
                     let key = string(function, name, value)?;
                     if key.is_empty() {

@@ -1,11 +1,37 @@
 //! Panic containment for every callback DuckDB makes into us.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
+
+thread_local! {
+    /// Set while one of our callbacks runs on this thread.
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Keeps the extension silent: a panic inside our callbacks becomes a DuckDB
+/// error, so the default hook's message on stderr would only be noise in
+/// the host's terminal. Panics elsewhere in the process go to the hook that
+/// was installed before us, unchanged.
+pub fn install_quiet_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_CALLBACK.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+}
 
 /// Runs `f`, turning a panic into an error message. A panic means a bug of
 /// ours; the message says so instead of taking the host process down.
 pub fn catch<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let outer = IN_CALLBACK.with(|c| c.replace(true));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    IN_CALLBACK.with(|c| c.set(outer));
+    match result {
         Ok(r) => r,
         Err(payload) => {
             let detail = payload

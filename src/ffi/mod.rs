@@ -2,6 +2,7 @@
 //! [`guard::contain`], so neither a Rust panic nor an error crosses the C
 //! boundary: both become DuckDB errors.
 
+mod context;
 mod guard;
 mod params;
 mod scalar;
@@ -65,6 +66,8 @@ fn register_all(con: ffi::duckdb_connection) -> Result<(), String> {
         table::register(con, def)?;
     }
     scalar::register_sanitize_registry(con)?;
+    table::register_stats(con)?;
+    guard::install_quiet_panic_hook();
     if std::env::var_os("SCHEMA_SANITIZER_PANIC_PROBE").is_some() {
         // Test-only: proves that a panic inside a callback becomes an error.
         table::register_panic_probe(con)?;

@@ -21,6 +21,7 @@ const VECTOR_SIZE: usize = 2048;
 struct BindData {
     kind: TableKind,
     plan: Arc<ScanPlan>,
+    connection_id: Option<u64>,
 }
 
 /// Global scan state. Scans run on one thread (DuckDB's default for table
@@ -84,6 +85,10 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
 
 unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
     let def = unsafe { &*(ffi::duckdb_bind_get_extra_info(info) as *const TableFunctionDef) };
+    let client = unsafe { super::context::client_info(info) };
+    if !client.external_access {
+        return Err(format!("{}: reading files is disabled by the setting enable_external_access = false", def.name));
+    }
     let path = match unsafe { take_value(ffi::duckdb_bind_get_parameter(info, 0), ParamType::Varchar) } {
         ParamValue::Str(s) => s,
         _ => return Err(format!("{}: the path argument must not be NULL", def.name)),
@@ -121,7 +126,7 @@ unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
                 plan.options.schema_mode == crate::options::SchemaMode::Additive,
             );
         }
-        let data = Box::new(BindData { kind: def.kind, plan: Arc::new(plan) });
+        let data = Box::new(BindData { kind: def.kind, plan: Arc::new(plan), connection_id: client.connection_id });
         ffi::duckdb_bind_set_bind_data(info, Box::into_raw(data) as *mut c_void, Some(drop_box::<BindData>));
     }
     Ok(())
@@ -143,13 +148,12 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     let result = catch(|| {
         let bind = unsafe { &*(ffi::duckdb_init_get_bind_data(info) as *const BindData) };
         let plan = Arc::clone(&bind.plan);
+        let mut scanner = Scanner::new(plan);
+        if bind.kind == TableKind::Scan {
+            scanner.log_as(bind.connection_id);
+        }
         let state = ScanState {
-            inner: Mutex::new(ScanInner {
-                chunk: Chunk::new(&plan),
-                scanner: Scanner::new(plan),
-                first_row_done: false,
-                done: false,
-            }),
+            inner: Mutex::new(ScanInner { chunk: Chunk::new(&bind.plan), scanner, first_row_done: false, done: false }),
         };
         unsafe {
             ffi::duckdb_init_set_init_data(
@@ -206,7 +210,7 @@ unsafe fn scan_inner(info: ffi::duckdb_function_info, output: ffi::duckdb_data_c
                     write_column(ffi::duckdb_data_chunk_get_vector(output, i as u64), col, rows);
                 }
                 let vec = |k: usize| ffi::duckdb_data_chunk_get_vector(output, (n_data + k) as u64);
-                fill_varchar(vec(0), &plan.files[inner.chunk.file_index], rows);
+                fill_varchar(vec(0), &plan.display_files[inner.chunk.file_index], rows);
                 fill_i64(vec(1), plan.started_at_micros, rows);
                 let first = !inner.first_row_done;
                 first_row_only(vec(2), first.then_some(plan.registry_json.as_str()), rows);
@@ -217,6 +221,146 @@ unsafe fn scan_inner(info: ffi::duckdb_function_info, output: ffi::duckdb_data_c
         }
     }
     Ok(())
+}
+
+/// `sanitize_stats()`: the counters of this connection's recent scans, one
+/// row per scan (docs/errors.md).
+pub fn register_stats(con: ffi::duckdb_connection) -> Result<(), String> {
+    unsafe {
+        let mut tf = ffi::duckdb_create_table_function();
+        let name = c_message("sanitize_stats");
+        ffi::duckdb_table_function_set_name(tf, name.as_ptr());
+        ffi::duckdb_table_function_set_bind(tf, Some(stats_bind));
+        ffi::duckdb_table_function_set_init(tf, Some(stats_init));
+        ffi::duckdb_table_function_set_function(tf, Some(stats_scan));
+        let rc = ffi::duckdb_register_table_function(con, tf);
+        ffi::duckdb_destroy_table_function(&mut tf);
+        if rc != ffi::DuckDBSuccess {
+            return Err("registering sanitize_stats failed".into());
+        }
+    }
+    Ok(())
+}
+
+/// Columns of `sanitize_stats()`: (name, is_text); the rest are BIGINT
+/// except `started_at` (TIMESTAMPTZ) and `finished` (BOOLEAN).
+const STATS_COLUMNS: [&str; 16] = [
+    "scan_id",
+    "function",
+    "path",
+    "started_at",
+    "finished",
+    "rows_read",
+    "rows_emitted",
+    "rows_skipped",
+    "rows_nulled",
+    "values_nulled",
+    "bytes_read",
+    "files",
+    "batches",
+    "max_depth_seen",
+    "values_flattened",
+    "duplicate_keys",
+];
+
+struct StatsBind {
+    connection_id: Option<u64>,
+}
+
+struct StatsState {
+    rows: Mutex<Option<Vec<crate::pipeline::scan_log::ScanRecord>>>,
+}
+
+unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
+    let result = catch(|| unsafe {
+        for (i, name) in STATS_COLUMNS.iter().enumerate() {
+            let ty = match i {
+                1 | 2 => LogicalType::varchar(),
+                3 => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ),
+                4 => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
+                _ => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
+            };
+            add_column(info, name, &ty);
+        }
+        let client = super::context::client_info(info);
+        let data = Box::new(StatsBind { connection_id: client.connection_id });
+        ffi::duckdb_bind_set_bind_data(info, Box::into_raw(data) as *mut c_void, Some(drop_box::<StatsBind>));
+        Ok(())
+    });
+    if let Err(message) = result {
+        let m = c_message(&message);
+        unsafe { ffi::duckdb_bind_set_error(info, m.as_ptr()) };
+    }
+}
+
+unsafe extern "C" fn stats_init(info: ffi::duckdb_init_info) {
+    let result = catch(|| {
+        let bind = unsafe { &*(ffi::duckdb_init_get_bind_data(info) as *const StatsBind) };
+        let rows = crate::pipeline::scan_log::snapshot(bind.connection_id);
+        let state = StatsState { rows: Mutex::new(Some(rows)) };
+        unsafe {
+            ffi::duckdb_init_set_init_data(
+                info,
+                Box::into_raw(Box::new(state)) as *mut c_void,
+                Some(drop_box::<StatsState>),
+            )
+        };
+        Ok(())
+    });
+    if let Err(message) = result {
+        let m = c_message(&message);
+        unsafe { ffi::duckdb_init_set_error(info, m.as_ptr()) };
+    }
+}
+
+unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
+    let result = catch(|| unsafe {
+        let state = &*(ffi::duckdb_function_get_init_data(info) as *const StatsState);
+        let rows = state.rows.lock().map_err(|_| "stats state poisoned".to_string())?.take().unwrap_or_default();
+        // The log holds at most SCAN_LOG_CAPACITY (< 2048) scans: one chunk.
+        let n = rows.len().min(VECTOR_SIZE);
+        let vector = |k: usize| ffi::duckdb_data_chunk_get_vector(output, k as u64);
+        for (row, r) in rows.iter().take(n).enumerate() {
+            let s = &r.stats;
+            let numbers = [
+                s.rows_read,
+                s.rows_emitted,
+                s.rows_skipped,
+                s.rows_nulled,
+                s.values_nulled,
+                s.bytes_read,
+                s.files,
+                s.batches,
+                s.max_depth_seen,
+                s.values_flattened,
+                s.duplicate_keys,
+            ];
+            *(ffi::duckdb_vector_get_data(vector(0)) as *mut i64).add(row) = r.scan_id as i64;
+            ffi::duckdb_vector_assign_string_element_len(
+                vector(1),
+                row as u64,
+                r.function.as_ptr() as *const _,
+                r.function.len() as u64,
+            );
+            ffi::duckdb_vector_assign_string_element_len(
+                vector(2),
+                row as u64,
+                r.path.as_ptr() as *const _,
+                r.path.len() as u64,
+            );
+            *(ffi::duckdb_vector_get_data(vector(3)) as *mut i64).add(row) = r.started_at_micros;
+            *(ffi::duckdb_vector_get_data(vector(4)) as *mut bool).add(row) = r.finished;
+            for (k, v) in numbers.iter().enumerate() {
+                *(ffi::duckdb_vector_get_data(vector(5 + k)) as *mut i64).add(row) = *v as i64;
+            }
+        }
+        ffi::duckdb_data_chunk_set_size(output, n as u64);
+        Ok(())
+    });
+    if let Err(message) = result {
+        let m = c_message(&message);
+        unsafe { ffi::duckdb_function_set_error(info, m.as_ptr()) };
+    }
 }
 
 /// `sanitize_debug_panic(where)`: panics in bind (`'bind'`) or in the scan

@@ -120,7 +120,10 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
 fn decode_line(raw: &[u8], batch: &mut Batch) -> Option<String> {
     let tape = &mut batch.tape;
     let error = match std::str::from_utf8(raw) {
-        Err(e) => Some(format!("invalid UTF-8 at byte {} of the line", e.valid_up_to())),
+        Err(e) => Some(format!(
+            "invalid UTF-8 at byte {} of the line (undecodable bytes for the input encoding)",
+            e.valid_up_to()
+        )),
         Ok(text) => match parse_value(text, tape) {
             Err(e) => Some(format!("malformed JSON: {e}")),
             Ok(root) => match tape.nodes[root as usize] {

@@ -2,6 +2,8 @@
 //! location. None of them infers or routes anything.
 
 pub mod csv;
+#[cfg(test)]
+mod fuzz;
 pub mod json;
 pub mod json_document;
 pub mod jsonl;

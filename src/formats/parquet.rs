@@ -230,9 +230,12 @@ fn write_value(array: &ArrayRef, row: usize, tape: &mut Tape, scratch: &mut Stri
             tape.close(open, entries.len() as u32, evidence);
             return evidence;
         }
-        DataType::Dictionary(_, _) => {
+        DataType::Dictionary(key_type, _) => {
             let d = array.as_any_dictionary();
-            let key = d.normalized_keys()[row];
+            let Some(key) = dictionary_key(d.keys(), key_type, row) else {
+                tape.push_null();
+                return false;
+            };
             return write_value(d.values(), key, tape, scratch);
         }
         _ => {
@@ -313,6 +316,22 @@ fn write_type_sample(ty: &DataType, tape: &mut Tape) -> bool {
     let evidence = !matches!(node, Node::Null);
     tape.nodes.push(node);
     evidence
+}
+
+/// The dictionary index of `row` (one key, not all of them: this runs per value).
+fn dictionary_key(keys: &dyn Array, key_type: &DataType, row: usize) -> Option<usize> {
+    let k = match key_type {
+        DataType::Int8 => keys.as_primitive::<Int8Type>().value(row) as i64,
+        DataType::Int16 => keys.as_primitive::<Int16Type>().value(row) as i64,
+        DataType::Int32 => keys.as_primitive::<Int32Type>().value(row) as i64,
+        DataType::Int64 => keys.as_primitive::<Int64Type>().value(row),
+        DataType::UInt8 => keys.as_primitive::<UInt8Type>().value(row) as i64,
+        DataType::UInt16 => keys.as_primitive::<UInt16Type>().value(row) as i64,
+        DataType::UInt32 => keys.as_primitive::<UInt32Type>().value(row) as i64,
+        DataType::UInt64 => i64::try_from(keys.as_primitive::<UInt64Type>().value(row)).ok()?,
+        _ => return None,
+    };
+    usize::try_from(k).ok()
 }
 
 fn write_list(values: &ArrayRef, tape: &mut Tape, scratch: &mut String) -> bool {

@@ -55,6 +55,7 @@ enum Fit {
 pub struct InferStats {
     pub max_depth_seen: usize,
     pub values_flattened: u64,
+    pub duplicate_keys: u64,
 }
 pub struct Ctx<'a> {
     pub rules: Rules<'a>,
@@ -74,7 +75,14 @@ pub fn absorb_record(root: &mut StructNode, record: ValueRef<'_>, rules: &Rules<
 }
 
 fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level: Level, ctx: &mut Ctx<'_>) {
-    for (key, child) in object.entries() {
+    let duplicates = has_duplicate_keys(object);
+    for (i, (key, child)) in object.entries().enumerate() {
+        // With duplicate keys the last one wins (as materialization does),
+        // so an overwritten value is no evidence either.
+        if duplicates && object.entries().skip(i + 1).any(|(k, _)| k == key) {
+            ctx.stats.duplicate_keys += 1;
+            continue;
+        }
         let c = classify(child, level, &ctx.rules);
         note_depth(&c, ctx);
         if c.class == ValueClass::Nothing {
@@ -85,6 +93,28 @@ fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level:
             None => node.add_family(new_family(key)),
         };
         absorb_into_family(&mut node.families[fi], &c, ctx);
+    }
+}
+
+/// Whether an object repeats a key. Quadratic on narrow objects (no
+/// allocation), hashed on wide ones.
+fn has_duplicate_keys(object: ValueRef<'_>) -> bool {
+    let n = match object.node() {
+        crate::value::Node::Object { len, .. } => len as usize,
+        _ => 0,
+    };
+    if n < 2 {
+        return false;
+    }
+    if n <= 16 {
+        let mut keys = [""; 16];
+        for (slot, (k, _)) in keys.iter_mut().zip(object.entries()) {
+            *slot = k;
+        }
+        (1..n).any(|i| keys[..i].contains(&keys[i]))
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        object.entries().any(|(k, _)| !seen.insert(k))
     }
 }
 

@@ -1,10 +1,12 @@
 //! One scan from end to end, free of FFI: [`plan`] (bind: resolve files, run
 //! the probe, finalize the registry) and [`Scanner`] (produce chunks).
 
+mod budget;
 mod clock;
 #[cfg(test)]
 mod proptests;
 mod readers;
+pub mod scan_log;
 mod scanner;
 mod stats;
 #[cfg(test)]
@@ -29,8 +31,13 @@ pub const BATCH_RECORDS: usize = 2048;
 #[derive(Debug)]
 pub struct ScanPlan {
     pub function: String,
+    /// The path argument as the user gave it.
+    pub path: String,
     pub options: Options,
     pub files: Vec<String>,
+    /// `source_file` of each file: the path, or a `file://` URI when the
+    /// user gave one.
+    pub display_files: Vec<String>,
     /// The finalized output schema (the registry's tree after this scan).
     pub schema: StructNode,
     pub registry_json: String,
@@ -96,10 +103,12 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
     let drifts: Vec<serde_json::Value> = events.iter().map(|e| e.to_json(&detected_at)).collect();
     Ok(ScanPlan {
         function: function.to_string(),
+        path: path.to_string(),
         registry_json: registry.to_json_string(),
         drifts_json: serde_json::Value::Array(drifts).to_string(),
         schema: registry.root,
         options,
+        display_files: files.iter().map(|f| crate::source::display_name(path, f)).collect(),
         files,
         probe_stats: stats,
         started_at_micros,
@@ -183,6 +192,7 @@ fn probe_files(
 ) -> Result<()> {
     let mut infer_stats = InferStats::default();
     let mut batch = Batch::default();
+    let mut budget = budget::BatchBudget::new(options.batch_memory_limit_bytes);
     let rules = options.rules();
     for file in files {
         let mut reader = open_reader(function, file, options)?;
@@ -192,8 +202,9 @@ fn probe_files(
         }
         stats.files += 1;
         loop {
+            budget.observe(&mut batch);
             batch.clear();
-            let n = reader.next_batch(&mut batch, BATCH_RECORDS).map_err(|e| e.in_function(function))?;
+            let n = reader.next_batch(&mut batch, budget.records()).map_err(|e| e.in_function(function))?;
             if n == 0 {
                 break;
             }
@@ -220,6 +231,7 @@ fn probe_files(
     }
     stats.max_depth_seen = infer_stats.max_depth_seen as u64;
     stats.values_flattened = infer_stats.values_flattened;
+    stats.duplicate_keys = infer_stats.duplicate_keys;
     Ok(())
 }
 

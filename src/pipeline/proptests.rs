@@ -47,7 +47,7 @@ fn has_evidence(v: &Value) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(64), .. ProptestConfig::default() })]
 
     /// Every top-level value with evidence lands in exactly one column of its
     /// family; a value without evidence leaves the whole family null.

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use super::{bad_record_error, open_reader, ScanPlan, Stats, BATCH_RECORDS};
+use super::{bad_record_error, open_reader, ScanPlan, Stats};
 use crate::error::Result;
 use crate::formats::Batch;
 use crate::formats::RecordReader;
@@ -35,6 +35,9 @@ pub struct Scanner {
     /// Next record of `batch` to materialize.
     cursor: usize,
     pub stats: Stats,
+    /// Where the counters are published for `sanitize_stats()`.
+    scan_id: Option<u64>,
+    budget: super::budget::BatchBudget,
 }
 
 impl Scanner {
@@ -48,6 +51,24 @@ impl Scanner {
             batch: Batch::default(),
             cursor: 0,
             stats: Stats::default(),
+            scan_id: None,
+            budget: super::budget::BatchBudget::new(plan.options.batch_memory_limit_bytes),
+        }
+    }
+
+    /// Publishes this scan's counters in the scan log (`sanitize_stats()`).
+    pub fn log_as(&mut self, connection_id: Option<u64>) {
+        let plan = &self.plan;
+        self.scan_id = Some(super::scan_log::begin(&plan.function, &plan.path, connection_id, plan.started_at_micros));
+    }
+
+    fn publish(&self, finished: bool) {
+        if let Some(id) = self.scan_id {
+            let mut stats = self.stats;
+            // Depth is measured by the probe; the scan does not re-measure it.
+            stats.max_depth_seen = self.plan.probe_stats.max_depth_seen;
+            stats.values_flattened = self.plan.probe_stats.values_flattened;
+            super::scan_log::update(id, &stats, finished);
         }
     }
 
@@ -62,6 +83,7 @@ impl Scanner {
         let strict = plan.options.schema_mode == SchemaMode::Strict;
         loop {
             if self.cursor == self.batch.len() && !self.refill()? {
+                self.publish(true);
                 return Ok(chunk.rows);
             }
             let Some((file_index, _)) = &self.reader else {
@@ -69,6 +91,7 @@ impl Scanner {
             };
             let file_index = *file_index;
             if chunk.rows > 0 && chunk.file_index != file_index {
+                self.publish(false);
                 return Ok(chunk.rows);
             }
             chunk.file_index = file_index;
@@ -123,7 +146,9 @@ impl Scanner {
                 chunk.rows += 1;
             }
             self.stats.values_nulled = self.router.values_nulled;
+            self.stats.duplicate_keys = self.router.duplicate_keys;
             if chunk.rows >= max_rows {
+                self.publish(false);
                 return Ok(chunk.rows);
             }
         }
@@ -148,9 +173,10 @@ impl Scanner {
             let Some((_, reader)) = self.reader.as_mut() else {
                 continue;
             };
+            self.budget.observe(&mut self.batch);
             self.batch.clear();
             self.cursor = 0;
-            let n = reader.next_batch(&mut self.batch, BATCH_RECORDS).map_err(|e| e.in_function(function))?;
+            let n = reader.next_batch(&mut self.batch, self.budget.records()).map_err(|e| e.in_function(function))?;
             if n > 0 {
                 self.stats.batches += 1;
                 return Ok(true);

@@ -16,6 +16,8 @@ pub struct Stats {
     pub batches: u64,
     pub max_depth_seen: u64,
     pub values_flattened: u64,
+    /// Keys repeated within one object; the last occurrence wins.
+    pub duplicate_keys: u64,
 }
 
 impl Stats {

@@ -19,6 +19,8 @@ pub struct Router {
     pub trusted: bool,
     /// Values that no version could take (strict mode): written as NULL.
     pub values_nulled: u64,
+    /// Keys repeated within one object (the last one wins).
+    pub duplicate_keys: u64,
     /// Reused per-row slots: which value each family received.
     scratch: Vec<usize>,
 }
@@ -27,7 +29,7 @@ const NO_VALUE: usize = usize::MAX;
 
 impl Router {
     pub fn new(trusted: bool) -> Self {
-        Router { trusted, values_nulled: 0, scratch: Vec::new() }
+        Router { trusted, values_nulled: 0, duplicate_keys: 0, scratch: Vec::new() }
     }
 
     /// Writes one record (an object) as one row of `columns`.
@@ -63,7 +65,12 @@ impl Router {
         for (key, v) in object.entries() {
             match s.index.get(key) {
                 // Duplicate keys: the last one wins, as in most JSON readers.
-                Some(&fi) => self.scratch[base + fi] = v.idx,
+                Some(&fi) => {
+                    if self.scratch[base + fi] != NO_VALUE {
+                        self.duplicate_keys += 1;
+                    }
+                    self.scratch[base + fi] = v.idx;
+                }
                 None => {
                     if !v.is_empty_or_null() {
                         self.values_nulled += 1;
@@ -175,6 +182,16 @@ impl Router {
                     // A string keeps its text even when a parser also typed it.
                     Node::Str { start, len } => {
                         bytes.push_str(c.value.tape.text_of(start, len));
+                        true
+                    }
+                    // A typed temporal that its timestamp unit cannot hold
+                    // (classified as text): its ISO text.
+                    Node::Timestamp { .. } | Node::Date(_) | Node::Time(_) => {
+                        let start = bytes.len();
+                        write_compact_json(c.value, bytes);
+                        // Drop the JSON quotes around the ISO text.
+                        bytes.remove(start);
+                        bytes.pop();
                         true
                     }
                     _ if c.class == ValueClass::Flattened || kind == ScalarKind::Json => {

@@ -4,7 +4,8 @@
 //! string: zero-padded codes are identifiers, not numbers), within i64.
 //! Floats: `[+-]?` integer part with optional strict grouping (first group
 //! 1–3 digits, every later group exactly 3), optional decimal part, optional
-//! exponent; the decimal and grouping separators are configurable.
+//! exponent of at most three digits (hex-looking ids such as
+//! `0e82755886128064` stay strings); the separators are configurable.
 
 /// Parses an integer; `None` for anything else, including overflow (no
 /// silent wrapping or rounding).
@@ -112,7 +113,8 @@ pub fn parse_float(s: &str, fmt: FloatFormat) -> Option<f64> {
             n += 1;
             i += 1;
         }
-        if i == exp_start {
+        // At most three exponent digits: "0e82755886128064" is an id, not 0.0.
+        if i == exp_start || i - exp_start > 3 {
             return None;
         }
     }
@@ -153,7 +155,21 @@ mod tests {
         assert_eq!(parse_float("5.", f), Some(5.0));
         assert_eq!(parse_float("1e3", f), Some(1000.0));
         assert_eq!(parse_float("42", f), Some(42.0));
-        for bad in ["", ".", "1,23.4", "1,2345", ",123", "12,34,567", "1.2.3", "1e", "1e400", "007.5", "abc", "1 234"] {
+        for bad in [
+            "",
+            ".",
+            "1,23.4",
+            "1,2345",
+            ",123",
+            "12,34,567",
+            "1.2.3",
+            "1e",
+            "1e400",
+            "007.5",
+            "abc",
+            "1 234",
+            "0e82755886128064",
+        ] {
             assert_eq!(parse_float(bad, f), None, "{bad:?}");
         }
     }

@@ -26,7 +26,7 @@ pub fn resolve_files(function: &str, path: &str, format: InputFormat, mode: Inpu
             "{function}: remote paths ({scheme}) are not supported by this build yet (see docs/status.md): \"{path}\""
         )));
     }
-    let local = path.strip_prefix("file://").unwrap_or(path);
+    let local = file_uri_path(path).unwrap_or(path);
     match mode {
         InputMode::SingleFile => {
             let p = Path::new(local);
@@ -66,6 +66,23 @@ pub fn resolve_files(function: &str, path: &str, format: InputFormat, mode: Inpu
     }
 }
 
+/// The local path of a `file://` URI (`file:///data/x.csv`,
+/// `file://localhost/data/x.csv`, any case of the scheme), or `None`.
+pub fn file_uri_path(path: &str) -> Option<&str> {
+    let rest = path.get(..7).filter(|s| s.eq_ignore_ascii_case("file://")).map(|_| &path[7..])?;
+    Some(rest.strip_prefix("localhost").filter(|r| r.starts_with('/')).unwrap_or(rest))
+}
+
+/// What `source_file` shows for a file read from `local`: a `file://` URI
+/// when the user gave one, else the path itself.
+pub fn display_name(user_path: &str, local: &str) -> String {
+    if file_uri_path(user_path).is_some() {
+        format!("file://{local}")
+    } else {
+        local.to_string()
+    }
+}
+
 fn has_extension(path: &str, format: InputFormat) -> bool {
     let lower = path.to_ascii_lowercase();
     format.extensions().iter().any(|e| lower.ends_with(e))
@@ -89,6 +106,16 @@ fn check_extension(function: &str, path: &str, format: InputFormat) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_uris() {
+        assert_eq!(file_uri_path("file:///data/x.csv"), Some("/data/x.csv"));
+        assert_eq!(file_uri_path("FILE:///data/x.csv"), Some("/data/x.csv"));
+        assert_eq!(file_uri_path("file://localhost/data/x.csv"), Some("/data/x.csv"));
+        assert_eq!(file_uri_path("/data/x.csv"), None);
+        assert_eq!(display_name("file:///d", "/d/a.csv"), "file:///d/a.csv");
+        assert_eq!(display_name("d", "d/a.csv"), "d/a.csv");
+    }
 
     #[test]
     fn extension_is_checked_before_reading() {

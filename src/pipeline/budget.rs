@@ -1,0 +1,60 @@
+//! `batch_memory_limit_bytes`: how many records to decode at once so that a
+//! batch's working set (the tape, before materialization) stays near the
+//! budget. Starts at a full vector and halves while batches run over the
+//! budget, growing back when they use less than half of it.
+
+use super::BATCH_RECORDS;
+use crate::formats::Batch;
+
+pub struct BatchBudget {
+    limit: Option<usize>,
+    records: usize,
+}
+
+impl BatchBudget {
+    pub fn new(limit: Option<u64>) -> Self {
+        BatchBudget { limit: limit.map(|l| l.min(usize::MAX as u64) as usize), records: BATCH_RECORDS }
+    }
+
+    /// Records to ask the decoder for next.
+    pub fn records(&self) -> usize {
+        self.records
+    }
+
+    /// Adapts to the batch just decoded and releases memory a single huge
+    /// batch left behind.
+    pub fn observe(&mut self, batch: &mut Batch) {
+        let Some(limit) = self.limit else { return };
+        let used = batch.tape.heap_bytes();
+        if used > limit && self.records > 1 {
+            self.records /= 2;
+        } else if used < limit / 2 && self.records < BATCH_RECORDS {
+            self.records = (self.records * 2).min(BATCH_RECORDS);
+        }
+        if batch.tape.nodes.capacity() * std::mem::size_of::<crate::value::Node>() + batch.tape.text.capacity()
+            > 2 * limit
+        {
+            batch.tape.nodes.shrink_to(0);
+            batch.tape.text.shrink_to(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_over_budget_and_grows_back() {
+        let mut b = BatchBudget::new(Some(1000));
+        let mut batch = Batch::default();
+        batch.tape.text.reserve(5000);
+        b.observe(&mut batch);
+        assert_eq!(b.records(), BATCH_RECORDS / 2);
+        assert!(batch.tape.text.capacity() < 5000, "a batch over twice the budget gives its memory back");
+        b.observe(&mut batch);
+        assert_eq!(b.records(), BATCH_RECORDS);
+        let unlimited = BatchBudget::new(None);
+        assert_eq!(unlimited.records(), BATCH_RECORDS);
+    }
+}
