@@ -6,8 +6,8 @@ of one. It exits non-zero only when a query raises an error (or on bad
 arguments), so a broken extension is still noticed by `make bench`.
 
 The extension is loaded from a private copy in <data-dir>/ext-<sha12>/ (see
-private_extension_copy: a rebuild rewrites build/release in place, which kills
-a process that has it loaded). For every case (see CASES) it
+private_extension_copy: it pins the exact binary measured, named by its
+sha256). For every case (see CASES) it
 
 0. imports the case's optional Python modules ("requires"); if one is
    missing, the case is skipped with the reason printed (not an error);
@@ -366,11 +366,13 @@ def sha256_file(path: str) -> str:
 def private_extension_copy(path: str, data_dir: str) -> tuple[str, str]:
     """Copy the extension to <data_dir>/ext-<sha12>/ and return (copy, sha256).
 
-    scripts/build.sh rewrites build/release/*.duckdb_extension in place
-    (shutil.copyfile truncates the file), and a process that has the old file
-    loaded then dies with SIGSEGV. Loading a private copy keeps a running
-    benchmark alive when a build happens meanwhile. The file name must stay
-    <name>.duckdb_extension: DuckDB derives the init symbol from it.
+    scripts/build.sh now writes a temporary file and renames it over
+    build/release/*.duckdb_extension, so a loaded file is never rewritten in
+    place (older builds truncated it, and a process that had it loaded died
+    with SIGSEGV). The copy is kept anyway: every run of a benchmark (and its
+    fresh peak-RSS subprocesses) loads the same binary, recorded by sha256,
+    even when a build replaces build/release meanwhile. The file name must
+    stay <name>.duckdb_extension: DuckDB derives the init symbol from it.
     """
     for _ in range(5):
         sha = sha256_file(path)

@@ -20,6 +20,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
+use super::chunks::Chunks;
 use super::{Batch, RecordMeta};
 use crate::error::{Location, Result, SanitizeError};
 use crate::value::{Node, Tape};
@@ -84,18 +85,12 @@ struct RecordEnd {
 }
 
 pub struct CsvReader<R: Read> {
-    reader: R,
-    file: String,
-    chunk_bytes: usize,
+    /// The input; the current record starts at `input.start`.
+    input: Chunks<R>,
     options: CsvOptions,
-    buf: Vec<u8>,
-    /// Bytes of `buf` before this are consumed; the current record starts here.
-    start: usize,
-    eof: bool,
     /// Line number and stream offset of `buf[start]`.
     line: u64,
     offset: u64,
-    bytes_read: u64,
     bom_checked: bool,
     header_read: bool,
     /// The header's cell texts as read.
@@ -114,6 +109,7 @@ pub struct CsvReader<R: Read> {
     newlines: u64,
     quote_newlines: u64,
     cells: Vec<Cell>,
+    keys: KeyCache,
     /// Reused for unescaping `""`.
     scratch: String,
 }
@@ -121,16 +117,10 @@ pub struct CsvReader<R: Read> {
 impl<R: Read> CsvReader<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize, options: CsvOptions) -> Self {
         CsvReader {
-            reader,
-            file: file.to_string(),
-            chunk_bytes: chunk_bytes.max(1),
+            input: Chunks::new(reader, file, chunk_bytes),
             options,
-            buf: Vec::new(),
-            start: 0,
-            eof: false,
             line: 1,
             offset: 0,
-            bytes_read: 0,
             bom_checked: false,
             header_read: false,
             header: None,
@@ -145,6 +135,7 @@ impl<R: Read> CsvReader<R> {
             newlines: 0,
             quote_newlines: 0,
             cells: Vec::new(),
+            keys: KeyCache::default(),
             scratch: String::new(),
         }
     }
@@ -160,14 +151,14 @@ impl<R: Read> CsvReader<R> {
     /// Drops a leading byte-order mark and reads the header, once.
     fn start_input(&mut self) -> Result<()> {
         while !self.bom_checked {
-            if self.buf.len() - self.start >= 3 || self.eof {
-                if self.buf[self.start..].starts_with(b"\xEF\xBB\xBF") {
-                    self.start += 3;
+            if self.input.buf.len() - self.input.start >= 3 || self.input.eof {
+                if self.input.buf[self.input.start..].starts_with(b"\xEF\xBB\xBF") {
+                    self.input.start += 3;
                     self.offset += 3;
                 }
                 self.bom_checked = true;
             } else {
-                self.fill()?;
+                self.input.fill()?;
             }
         }
         if !self.header_read {
@@ -186,13 +177,13 @@ impl<R: Read> CsvReader<R> {
                 continue;
             }
             if let Some(q) = end.unterminated {
-                let loc = Location { file: self.file.clone(), line: self.line, byte: self.offset };
+                let loc = Location { file: self.input.file.clone(), line: self.line, byte: self.offset };
                 return Err(SanitizeError::input(format!(
                     "{loc}: the CSV header has an unterminated quoted cell starting at line {}",
                     self.line + q
                 )));
             }
-            let rec = &self.buf[self.start..self.start + end.len];
+            let rec = &self.input.buf[self.input.start..self.input.start + end.len];
             let mut texts = Vec::with_capacity(self.cells.len());
             for &cell in &self.cells {
                 // A header is not a record and cannot be "bad": undecodable
@@ -213,42 +204,12 @@ impl<R: Read> CsvReader<R> {
         Ok(())
     }
 
-    /// Reads one more chunk; false at end of input.
-    fn fill(&mut self) -> Result<bool> {
-        if self.eof {
-            return Ok(false);
-        }
-        if self.start > 0 {
-            self.buf.drain(..self.start);
-            self.start = 0;
-        }
-        let old = self.buf.len();
-        self.buf.resize(old + self.chunk_bytes, 0);
-        let n = loop {
-            match self.reader.read(&mut self.buf[old..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.buf.truncate(old);
-                    return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
-                }
-            }
-        };
-        self.buf.truncate(old + n);
-        self.bytes_read += n as u64;
-        if n == 0 {
-            self.eof = true;
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
     /// Scans the record at `buf[start..]`, reading more input as needed and
     /// resuming where the previous call stopped. `None` at end of input.
     fn scan_record(&mut self) -> Result<Option<RecordEnd>> {
         let delim = self.options.delimiter;
         loop {
-            let buf = &self.buf[self.start..];
+            let buf = &self.input.buf[self.input.start..];
             let len = buf.len();
             match self.state {
                 State::CellStart => {
@@ -309,11 +270,11 @@ impl<R: Read> CsvReader<R> {
                     }
                 }
             }
-            if self.fill()? {
+            if self.input.fill()?.is_some() {
                 continue;
             }
             // End of input: whatever was scanned is the last record.
-            let buf = &self.buf[self.start..];
+            let buf = &self.input.buf[self.input.start..];
             let len = buf.len();
             return Ok(match self.state {
                 State::CellStart if self.cells.is_empty() => None,
@@ -365,7 +326,7 @@ impl<R: Read> CsvReader<R> {
 
     /// Consumes the scanned record and resets the scan state.
     fn advance(&mut self, end: &RecordEnd) {
-        self.start += end.len;
+        self.input.start += end.len;
         self.offset += end.len as u64;
         self.line += end.newlines + u64::from(end.terminated);
         self.state = State::CellStart;
@@ -377,7 +338,7 @@ impl<R: Read> CsvReader<R> {
 
 impl<R: Read> super::RecordReader for CsvReader<R> {
     fn bytes_read(&self) -> u64 {
-        self.bytes_read
+        self.input.bytes_read
     }
 
     /// Appends up to `max_records` records to `batch`; returns how many.
@@ -409,8 +370,8 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
             } else if self.cells.len() != width {
                 Some(format!("expected {width} cells but found {}", self.cells.len()))
             } else {
-                let rec = &self.buf[self.start..self.start + end.len];
-                emit(rec, &self.cells, &self.names, &mut self.scratch, &mut batch.tape)
+                let rec = &self.input.buf[self.input.start..self.input.start + end.len];
+                emit(rec, &self.cells, &mut self.keys, &self.names, &mut self.scratch, &mut batch.tape)
             };
             if error.is_some() {
                 // Keep roots aligned with meta: a bad record is a null on the tape.
@@ -427,7 +388,14 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
 
 /// Writes one well-formed record as an object; returns the error text if the
 /// record is not UTF-8 (then nothing is written).
-fn emit(rec: &[u8], cells: &[Cell], names: &[String], scratch: &mut String, tape: &mut Tape) -> Option<String> {
+fn emit(
+    rec: &[u8],
+    cells: &[Cell],
+    keys: &mut KeyCache,
+    names: &[String],
+    scratch: &mut String,
+    tape: &mut Tape,
+) -> Option<String> {
     let text = match std::str::from_utf8(rec) {
         Ok(t) => t,
         Err(e) => {
@@ -437,11 +405,12 @@ fn emit(rec: &[u8], cells: &[Cell], names: &[String], scratch: &mut String, tape
             ))
         }
     };
+    keys.refresh(names, tape);
     let root = tape.nodes.len();
     let open = tape.open(true);
     let mut evidence = false;
-    for (&cell, name) in cells.iter().zip(names) {
-        tape.push_key(name);
+    for (&cell, &range) in cells.iter().zip(&keys.ranges) {
+        tape.push_key_range(range);
         match cell_value(&text[cell.start..cell.end], cell, scratch) {
             Some(v) => {
                 tape.push_string(v);
@@ -453,6 +422,24 @@ fn emit(rec: &[u8], cells: &[Cell], names: &[String], scratch: &mut String, tape
     tape.close(open, cells.len() as u32, evidence);
     tape.push_root(root);
     None
+}
+
+/// The column names' text ranges on the current tape: written once per
+/// batch instead of once per cell.
+#[derive(Default)]
+struct KeyCache {
+    generation: u64,
+    ranges: Vec<(u32, u32)>,
+}
+
+impl KeyCache {
+    fn refresh(&mut self, names: &[String], tape: &mut Tape) {
+        if self.generation != tape.generation() || self.ranges.len() != names.len() {
+            self.ranges.clear();
+            self.ranges.extend(names.iter().map(|n| tape.push_text(n)));
+            self.generation = tape.generation();
+        }
+    }
 }
 
 /// A cell's value from its raw text (`raw` is exactly the cell's range):
@@ -878,7 +865,7 @@ mod tests {
             assert!(batch.meta.iter().all(|m| m.error.is_none()));
         }
         assert_eq!(total, 5000);
-        assert!(r.buf.capacity() <= 256, "{}", r.buf.capacity());
+        assert!(r.input.buf.capacity() <= 256, "{}", r.input.buf.capacity());
         // One huge cell grows the buffer, and still decodes whole.
         let big = "y".repeat(100_000);
         let input = format!("a\n\"{big}\"\nz\n");

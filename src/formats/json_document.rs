@@ -4,74 +4,38 @@
 
 use std::io::Read;
 
+use super::chunks::Chunks;
 use super::json::parse_value;
 use super::jsonl::node_kind;
 use super::{Batch, RecordMeta, RecordReader};
 use crate::error::{Result, SanitizeError};
 use crate::value::Node;
 
-/// Chunked input shared by both readers: a buffer, a consumed prefix, and
-/// the line and byte position of `buf[start]`.
+/// Chunked input shared by both readers, with the line and byte position
+/// of `buf[start]`.
 struct Input<R: Read> {
-    reader: R,
-    file: String,
-    chunk_bytes: usize,
-    buf: Vec<u8>,
-    start: usize,
-    eof: bool,
+    chunks: Chunks<R>,
     line: u64,
     offset: u64,
-    bytes_read: u64,
     bom_checked: bool,
+}
+
+impl<R: Read> std::ops::Deref for Input<R> {
+    type Target = Chunks<R>;
+    fn deref(&self) -> &Chunks<R> {
+        &self.chunks
+    }
+}
+
+impl<R: Read> std::ops::DerefMut for Input<R> {
+    fn deref_mut(&mut self) -> &mut Chunks<R> {
+        &mut self.chunks
+    }
 }
 
 impl<R: Read> Input<R> {
     fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
-        Input {
-            reader,
-            file: file.to_string(),
-            chunk_bytes: chunk_bytes.max(1),
-            buf: Vec::new(),
-            start: 0,
-            eof: false,
-            line: 1,
-            offset: 0,
-            bytes_read: 0,
-            bom_checked: false,
-        }
-    }
-
-    /// Reads one more chunk, compacting the consumed prefix first. Returns
-    /// how far the buffer moved (positions held relative to it must shift),
-    /// or `None` at end of input.
-    fn fill(&mut self) -> Result<Option<usize>> {
-        if self.eof {
-            return Ok(None);
-        }
-        let shift = self.start;
-        if shift > 0 {
-            self.buf.drain(..shift);
-            self.start = 0;
-        }
-        let old = self.buf.len();
-        self.buf.resize(old + self.chunk_bytes, 0);
-        let n = loop {
-            match self.reader.read(&mut self.buf[old..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.buf.truncate(old);
-                    return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
-                }
-            }
-        };
-        self.buf.truncate(old + n);
-        self.bytes_read += n as u64;
-        if n == 0 {
-            self.eof = true;
-            return Ok(None);
-        }
-        Ok(Some(shift))
+        Input { chunks: Chunks::new(reader, file, chunk_bytes), line: 1, offset: 0, bom_checked: false }
     }
 
     /// Consumes `n` bytes of the buffer, counting their newlines.
@@ -177,7 +141,7 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
     }
 
     fn bytes_read(&self) -> u64 {
-        self.input.bytes_read
+        self.input.chunks.bytes_read
     }
 }
 
@@ -330,7 +294,7 @@ impl<R: Read> RecordReader for JsonArrayReader<R> {
     }
 
     fn bytes_read(&self) -> u64 {
-        self.input.bytes_read
+        self.input.chunks.bytes_read
     }
 }
 

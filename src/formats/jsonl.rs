@@ -4,79 +4,39 @@
 
 use std::io::Read;
 
+use super::chunks::Chunks;
 use super::json::parse_value;
 use super::{Batch, RecordMeta};
-use crate::error::{Result, SanitizeError};
+use crate::error::Result;
 use crate::value::Node;
 
 pub struct JsonLinesReader<R: Read> {
-    reader: R,
-    file: String,
-    chunk_bytes: usize,
-    buf: Vec<u8>,
-    /// Bytes of `buf` before this are consumed.
-    start: usize,
-    eof: bool,
-    /// Line number and file offset of `buf[start]`.
+    input: Chunks<R>,
+    /// Line number and file offset of `input.buf[input.start]`.
     line: u64,
     offset: u64,
-    bytes_read: u64,
 }
 
 impl<R: Read> JsonLinesReader<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
-        JsonLinesReader {
-            reader,
-            file: file.to_string(),
-            chunk_bytes: chunk_bytes.max(1),
-            buf: Vec::new(),
-            start: 0,
-            eof: false,
-            line: 1,
-            offset: 0,
-            bytes_read: 0,
-        }
+        JsonLinesReader { input: Chunks::new(reader, file, chunk_bytes), line: 1, offset: 0 }
     }
 
     /// Reads one more chunk; false at end of input.
     fn fill(&mut self) -> Result<bool> {
-        if self.eof {
-            return Ok(false);
-        }
-        if self.start > 0 {
-            self.buf.drain(..self.start);
-            self.start = 0;
-        }
-        let old = self.buf.len();
-        self.buf.resize(old + self.chunk_bytes, 0);
-        let n = loop {
-            match self.reader.read(&mut self.buf[old..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.buf.truncate(old);
-                    return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
-                }
-            }
-        };
-        self.buf.truncate(old + n);
-        self.bytes_read += n as u64;
-        if n == 0 {
-            self.eof = true;
-            return Ok(false);
-        }
+        let more = self.input.fill()?.is_some();
         // A UTF-8 byte-order mark opens the file, not the first record.
-        if self.offset == 0 && self.start == 0 && self.buf.starts_with(b"\xEF\xBB\xBF") {
-            self.start = 3;
+        if more && self.offset == 0 && self.input.start == 0 && self.input.buf.starts_with(b"\xEF\xBB\xBF") {
+            self.input.start = 3;
             self.offset = 3;
         }
-        Ok(true)
+        Ok(more)
     }
 }
 
 impl<R: Read> super::RecordReader for JsonLinesReader<R> {
     fn bytes_read(&self) -> u64 {
-        self.bytes_read
+        self.input.bytes_read
     }
 
     /// Appends up to `max_records` records to `batch`; returns how many.
@@ -84,14 +44,14 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
     fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
         let mut added = 0;
         while added < max_records {
-            let rest = &self.buf[self.start..];
+            let rest = self.input.pending();
             let (line_len, consumed) = match memchr::memchr(b'\n', rest) {
                 Some(pos) => (pos, pos + 1),
                 None => {
                     if self.fill()? {
                         continue;
                     }
-                    let rest = &self.buf[self.start..];
+                    let rest = self.input.pending();
                     if rest.is_empty() {
                         break;
                     }
@@ -100,7 +60,7 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
             };
             let line_no = self.line;
             let offset = self.offset;
-            let raw = &self.buf[self.start..self.start + line_len];
+            let raw = &self.input.buf[self.input.start..self.input.start + line_len];
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
             if !is_blank {
@@ -108,7 +68,7 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
                 batch.meta.push(RecordMeta { line: line_no, byte: offset, error: meta });
                 added += 1;
             }
-            self.start += consumed;
+            self.input.start += consumed;
             self.line += 1;
             self.offset += consumed as u64;
         }

@@ -149,6 +149,12 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
 /// when no version can take it (inference then opens a new version; the
 /// scan counts a violation).
 pub fn choose_version(family: &Family, c: &Classified<'_>, growth: Growth, rules: &Rules<'_>) -> Option<usize> {
+    if growth == Growth::Allowed && family.versions.len() == 1 {
+        // One version: whatever fits without growth also fits with it, so
+        // the (recursive, costly) no-growth pass cannot change the answer.
+        let v = &family.versions[0];
+        return fits(&v.ty, v.established, c, growth, rules).filter(|f| *f != Fit::Fallback).map(|_| 0);
+    }
     let best = |g: Growth| {
         let mut best: Option<(Fit, u32, usize)> = None;
         for (i, v) in family.versions.iter().enumerate() {

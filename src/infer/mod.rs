@@ -6,6 +6,7 @@
 //! about where a value goes.
 
 mod classify;
+mod hash;
 mod lattice;
 mod schema;
 

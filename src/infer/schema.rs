@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use super::hash::KeyMap;
 
 /// The scalar logical types of the seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -70,7 +70,7 @@ pub enum TypeNode {
 pub struct StructNode {
     pub families: Vec<Family>,
     /// Source key → index in `families`.
-    pub index: HashMap<String, usize>,
+    pub index: KeyMap<usize>,
     /// Output columns in column order: (family index, version index).
     pub outputs: Vec<(usize, usize)>,
 }

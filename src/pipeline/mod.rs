@@ -53,13 +53,16 @@ impl ScanPlan {
     }
 }
 
+static NO_PARSERS: crate::scalar::ScalarParsers = crate::scalar::ScalarParsers::none();
+
 impl Options {
     /// How values are seen in this scan: depth limits, parsers, wrapping key.
     pub fn rules(&self) -> Rules<'_> {
         Rules {
             limits: DepthLimits { arrow_max_depth: self.arrow_max_depth, parquet_max_depth: self.parquet_max_depth },
             scalar_object_key: &self.scalar_object_key,
-            parsers: &self.parsers,
+            // Parquet strings are declared strings, not text awaiting a type.
+            parsers: if self.input_format == InputFormat::Parquet { &NO_PARSERS } else { &self.parsers },
             timestamp_unit: match self.timestamp_precision {
                 TimestampPrecision::Millis => TimeUnit::Millis,
                 TimestampPrecision::Micros => TimeUnit::Micros,

@@ -50,6 +50,20 @@ fn is_trim_space(c: char) -> bool {
 }
 
 impl ScalarParsers {
+    /// Every parser off (usable in a `static`).
+    pub const fn none() -> Self {
+        ScalarParsers {
+            integers: false,
+            floats: None,
+            true_tokens: Vec::new(),
+            false_tokens: Vec::new(),
+            iso_timestamps: false,
+            iso_dates: false,
+            iso_times: false,
+            custom: CustomPatterns::none(),
+        }
+    }
+
     /// True when any parser is on; otherwise strings are never looked at.
     pub fn any(&self) -> bool {
         self.integers

@@ -39,6 +39,10 @@ pub struct CustomPatterns {
 }
 
 impl CustomPatterns {
+    pub const fn none() -> Self {
+        CustomPatterns { timestamp: Vec::new(), date: Vec::new(), time: Vec::new() }
+    }
+
     /// Compiles the patterns; an invalid regex, or one with too few capture
     /// groups, is an error naming the parameter and the pattern.
     pub fn compile(timestamp: &[String], date: &[String], time: &[String]) -> Result<Self, String> {

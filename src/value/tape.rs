@@ -70,11 +70,26 @@ impl Ticks {
 }
 
 /// Records of one batch, stored flat. `roots` holds the index of each record.
-#[derive(Default, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct Tape {
     pub nodes: Vec<Node>,
     pub text: String,
     pub roots: Vec<u32>,
+    /// Changes whenever the text may have been cleared, so that a decoder
+    /// can tell whether text ranges it remembered are still valid.
+    generation: u64,
+}
+
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Default for Tape {
+    fn default() -> Self {
+        Tape { nodes: Vec::new(), text: String::new(), roots: Vec::new(), generation: next_generation() }
+    }
 }
 
 impl Tape {
@@ -82,6 +97,12 @@ impl Tape {
         self.nodes.clear();
         self.text.clear();
         self.roots.clear();
+        self.generation = next_generation();
+    }
+
+    /// Identifies the current text buffer contents; see [`Tape::push_key_range`].
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     pub fn record_count(&self) -> usize {
@@ -229,6 +250,13 @@ impl Tape {
     pub fn push_key(&mut self, key: &str) {
         let (start, len) = self.push_text(key);
         self.nodes.push(Node::Key { start, len });
+    }
+
+    /// A key whose text is already on this tape (pushed once per batch and
+    /// shared by every record, e.g. CSV column names). The range must come
+    /// from [`Tape::push_text`] under the current [`Tape::generation`].
+    pub fn push_key_range(&mut self, range: (u32, u32)) {
+        self.nodes.push(Node::Key { start: range.0, len: range.1 });
     }
 
     pub fn push_string(&mut self, s: &str) {
