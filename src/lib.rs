@@ -10,6 +10,7 @@ pub mod functions;
 pub mod infer;
 pub mod options;
 pub mod pipeline;
+pub mod quiet;
 pub mod registry;
 pub mod route;
 pub mod scalar;

@@ -1,13 +1,7 @@
 //! Panic containment for every callback DuckDB makes into us.
 
-use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
-
-thread_local! {
-    /// Set while one of our callbacks runs on this thread.
-    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
-}
 
 /// Keeps the extension silent: a panic inside our callbacks becomes a DuckDB
 /// error, so the default hook's message on stderr would only be noise in
@@ -18,7 +12,7 @@ pub fn install_quiet_panic_hook() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !IN_CALLBACK.with(Cell::get) {
+            if !crate::quiet::is_ours() {
                 previous(info);
             }
         }));
@@ -28,9 +22,9 @@ pub fn install_quiet_panic_hook() {
 /// Runs `f`, turning a panic into an error message. A panic means a bug of
 /// ours; the message says so instead of taking the host process down.
 pub fn catch<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    let outer = IN_CALLBACK.with(|c| c.replace(true));
+    let quiet = crate::quiet::enter();
     let result = catch_unwind(AssertUnwindSafe(f));
-    IN_CALLBACK.with(|c| c.set(outer));
+    drop(quiet);
     match result {
         Ok(r) => r,
         Err(payload) => {

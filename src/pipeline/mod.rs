@@ -3,6 +3,7 @@
 
 mod budget;
 mod clock;
+mod prefetch;
 #[cfg(test)]
 mod proptests;
 mod readers;
@@ -195,19 +196,17 @@ fn probe_files(
 ) -> Result<()> {
     let mut infer_stats = InferStats::default();
     let mut batch = Batch::default();
-    let mut budget = budget::BatchBudget::new(options.batch_memory_limit_bytes);
     let rules = options.rules();
     for file in files {
-        let mut reader = open_reader(function, file, options)?;
+        let mut reader =
+            prefetch::Prefetch::new(open_reader(function, file, options)?, options.batch_memory_limit_bytes);
         batch.clear();
         if reader.declared_schema_sample(&mut batch) {
             absorb_record(root, batch.tape.record(0), &rules, &mut infer_stats);
         }
         stats.files += 1;
         loop {
-            budget.observe(&mut batch);
-            batch.clear();
-            let n = reader.next_batch(&mut batch, budget.records()).map_err(|e| e.in_function(function))?;
+            let n = reader.next_batch(&mut batch).map_err(|e| e.in_function(function))?;
             if n == 0 {
                 break;
             }

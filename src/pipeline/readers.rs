@@ -13,7 +13,7 @@ use crate::formats::RecordReader;
 use crate::options::{InputFormat, Options};
 use crate::source::TextDecoder;
 
-pub fn open_reader(function: &str, file: &str, options: &Options) -> Result<Box<dyn RecordReader>> {
+pub fn open_reader(function: &str, file: &str, options: &Options) -> Result<Box<dyn RecordReader + Send>> {
     let f = open(function, file)?;
     let chunk = options.read_chunk_bytes;
     let encoding = options.input_text_encoding;

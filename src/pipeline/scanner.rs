@@ -1,9 +1,9 @@
 use std::sync::Arc;
 
+use super::prefetch::Prefetch;
 use super::{bad_record_error, open_reader, ScanPlan, Stats};
 use crate::error::Result;
 use crate::formats::Batch;
-use crate::formats::RecordReader;
 use crate::options::{OnError, SchemaMode};
 use crate::route::{columns_for_struct, Column, Router};
 
@@ -30,14 +30,13 @@ pub struct Scanner {
     plan: Arc<ScanPlan>,
     router: Router,
     next_file: usize,
-    reader: Option<(usize, Box<dyn RecordReader>)>,
+    reader: Option<(usize, Prefetch)>,
     batch: Batch,
     /// Next record of `batch` to materialize.
     cursor: usize,
     pub stats: Stats,
     /// Where the counters are published for `sanitize_stats()`.
     scan_id: Option<u64>,
-    budget: super::budget::BatchBudget,
 }
 
 impl Scanner {
@@ -52,7 +51,6 @@ impl Scanner {
             cursor: 0,
             stats: Stats::default(),
             scan_id: None,
-            budget: super::budget::BatchBudget::new(plan.options.batch_memory_limit_bytes),
         }
     }
 
@@ -167,16 +165,15 @@ impl Scanner {
                 let index = self.next_file;
                 self.next_file += 1;
                 let file = &plan.files[index];
-                self.reader = Some((index, open_reader(function, file, &plan.options)?));
+                let reader = open_reader(function, file, &plan.options)?;
+                self.reader = Some((index, Prefetch::new(reader, plan.options.batch_memory_limit_bytes)));
                 self.stats.files += 1;
             }
             let Some((_, reader)) = self.reader.as_mut() else {
                 continue;
             };
-            self.budget.observe(&mut self.batch);
-            self.batch.clear();
             self.cursor = 0;
-            let n = reader.next_batch(&mut self.batch, self.budget.records()).map_err(|e| e.in_function(function))?;
+            let n = reader.next_batch(&mut self.batch).map_err(|e| e.in_function(function))?;
             if n > 0 {
                 self.stats.batches += 1;
                 return Ok(true);
