@@ -22,13 +22,15 @@ impl<R: Read> JsonLinesReader<R> {
         JsonLinesReader { input: Chunks::new(reader, file, chunk_bytes), line: 1, offset: 0 }
     }
 
-    /// Reads one more chunk; false at end of input.
-    fn fill(&mut self) -> Result<bool> {
+    /// Reads one more chunk; false at end of input. `searched` (bytes of the
+    /// pending input already searched) shrinks if a byte-order mark is dropped.
+    fn fill(&mut self, searched: &mut usize) -> Result<bool> {
         let more = self.input.fill()?.is_some();
         // A UTF-8 byte-order mark opens the file, not the first record.
         if more && self.offset == 0 && self.input.start == 0 && self.input.buf.starts_with(b"\xEF\xBB\xBF") {
             self.input.start = 3;
             self.offset = 3;
+            *searched = searched.saturating_sub(3);
         }
         Ok(more)
     }
@@ -43,12 +45,16 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
     /// Zero means the file is exhausted.
     fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
         let mut added = 0;
+        // Bytes of the pending line already searched for '\n': a line longer
+        // than a chunk is searched once, not once per chunk.
+        let mut searched = 0;
         while added < max_records {
             let rest = self.input.pending();
-            let (line_len, consumed) = match memchr::memchr(b'\n', rest) {
-                Some(pos) => (pos, pos + 1),
+            let (line_len, consumed) = match memchr::memchr(b'\n', &rest[searched..]) {
+                Some(pos) => (searched + pos, searched + pos + 1),
                 None => {
-                    if self.fill()? {
+                    searched = rest.len();
+                    if self.fill(&mut searched)? {
                         continue;
                     }
                     let rest = self.input.pending();
@@ -71,6 +77,7 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
             self.input.start += consumed;
             self.line += 1;
             self.offset += consumed as u64;
+            searched = 0;
         }
         Ok(added)
     }
