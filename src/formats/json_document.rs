@@ -71,9 +71,11 @@ impl<R: Read> Input<R> {
     }
 }
 
-/// Decodes `text` as one record on the batch; `what` names the value in
-/// error messages ("the document", "element 3").
-fn decode_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &str) -> Option<Node> {
+/// Decodes `raw` as one JSON object record on the batch, with its meta; a
+/// bad record is a null root with the error. `what` names the value in error
+/// messages ("the line", "the document", "element 3"). Returns the root node
+/// when it is valid JSON but not an object.
+pub(super) fn decode_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &str) -> Option<Node> {
     let tape = &mut batch.tape;
     let mut found = None;
     let error = match std::str::from_utf8(raw) {

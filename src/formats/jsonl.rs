@@ -5,8 +5,8 @@
 use std::io::Read;
 
 use super::chunks::Chunks;
-use super::json::parse_value;
-use super::{Batch, RecordMeta};
+use super::json_document::decode_record;
+use super::Batch;
 use crate::error::Result;
 use crate::value::Node;
 
@@ -70,8 +70,7 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
             if !is_blank {
-                let meta = decode_line(raw, batch);
-                batch.meta.push(RecordMeta { line: line_no, byte: offset, error: meta });
+                decode_record(raw, batch, line_no, offset, "the line");
                 added += 1;
             }
             self.input.start += consumed;
@@ -81,36 +80,6 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
         }
         Ok(added)
     }
-}
-
-/// Decodes one line onto the batch's tape; returns the error text of a bad line.
-fn decode_line(raw: &[u8], batch: &mut Batch) -> Option<String> {
-    let tape = &mut batch.tape;
-    let error = match std::str::from_utf8(raw) {
-        Err(e) => Some(format!(
-            "invalid UTF-8 at byte {} of the line (undecodable bytes for the input encoding)",
-            e.valid_up_to()
-        )),
-        Ok(text) => match parse_value(text, tape) {
-            Err(e) => Some(format!("malformed JSON: {e}")),
-            Ok(root) => match tape.nodes[root as usize] {
-                Node::Object { .. } => {
-                    tape.roots.push(root);
-                    None
-                }
-                other => {
-                    tape.nodes.truncate(root as usize);
-                    Some(format!("the line is a JSON {}, not an object", node_kind(other)))
-                }
-            },
-        },
-    };
-    if error.is_some() {
-        // Keep roots aligned with meta: a bad record is a null on the tape.
-        tape.roots.push(tape.nodes.len() as u32);
-        tape.nodes.push(Node::Null);
-    }
-    error
 }
 
 pub fn node_kind(n: Node) -> &'static str {
