@@ -13,15 +13,11 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
             ColumnData::Date(v) => copy_slice(vector, &v[..rows]),
             ColumnData::Float(v) => copy_slice(vector, &v[..rows]),
             ColumnData::Str { offsets, bytes } => {
+                let data = ffi::duckdb_vector_get_data(vector) as *mut ffi::duckdb_string_t;
                 for row in 0..rows {
                     if col.valid[row] {
                         let s = &bytes.as_bytes()[offsets[row] as usize..offsets[row + 1] as usize];
-                        ffi::duckdb_vector_assign_string_element_len(
-                            vector,
-                            row as u64,
-                            s.as_ptr() as *const _,
-                            s.len() as u64,
-                        );
+                        write_string(vector, data, row, s);
                     }
                 }
             }
@@ -45,6 +41,30 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
             }
         }
         write_validity(vector, &col.valid[..rows]);
+    }
+}
+
+/// DuckDB keeps strings of at most 12 bytes inline in the vector's
+/// `duckdb_string_t` (length + 12 bytes, the C API's documented layout), so
+/// those are written directly; longer ones are copied into the vector's
+/// string heap by DuckDB.
+unsafe fn write_string(vector: ffi::duckdb_vector, data: *mut ffi::duckdb_string_t, row: usize, s: &[u8]) {
+    const INLINE: usize = 12;
+    if s.len() <= INLINE {
+        let mut inlined = [0 as std::os::raw::c_char; INLINE];
+        for (dst, src) in inlined.iter_mut().zip(s) {
+            *dst = *src as std::os::raw::c_char;
+        }
+        let value = ffi::duckdb_string_t {
+            value: ffi::duckdb_string_t__bindgen_ty_1 {
+                inlined: ffi::duckdb_string_t__bindgen_ty_1__bindgen_ty_2 { length: s.len() as u32, inlined },
+            },
+        };
+        unsafe { *data.add(row) = value };
+    } else {
+        unsafe {
+            ffi::duckdb_vector_assign_string_element_len(vector, row as u64, s.as_ptr() as *const _, s.len() as u64)
+        };
     }
 }
 
