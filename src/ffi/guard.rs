@@ -42,3 +42,26 @@ pub fn catch<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
 pub fn c_message(message: &str) -> std::ffi::CString {
     std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default()
 }
+
+/// The callback shapes DuckDB calls: each runs `f` under [`catch`] and hands
+/// an error (or a contained panic) to the matching error setter.
+pub fn guard_bind(info: duckdb::ffi::duckdb_bind_info, f: impl FnOnce() -> Result<(), String>) {
+    if let Err(message) = catch(f) {
+        let m = c_message(&message);
+        unsafe { duckdb::ffi::duckdb_bind_set_error(info, m.as_ptr()) };
+    }
+}
+
+pub fn guard_init(info: duckdb::ffi::duckdb_init_info, f: impl FnOnce() -> Result<(), String>) {
+    if let Err(message) = catch(f) {
+        let m = c_message(&message);
+        unsafe { duckdb::ffi::duckdb_init_set_error(info, m.as_ptr()) };
+    }
+}
+
+pub fn guard_scan(info: duckdb::ffi::duckdb_function_info, f: impl FnOnce() -> Result<(), String>) {
+    if let Err(message) = catch(f) {
+        let m = c_message(&message);
+        unsafe { duckdb::ffi::duckdb_function_set_error(info, m.as_ptr()) };
+    }
+}

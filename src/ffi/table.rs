@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use duckdb::ffi;
 
-use super::guard::{c_message, catch};
+use super::guard::{c_message, guard_bind, guard_init, guard_scan};
 use super::params::{named, take_value};
 use super::types::LogicalType;
 use super::vectors::{fill_i64, fill_varchar, first_row_only, write_column};
@@ -76,11 +76,7 @@ fn param_logical_type(ty: ParamType) -> LogicalType {
 }
 
 unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
-    let result = catch(|| unsafe { bind_inner(info) });
-    if let Err(message) = result {
-        let m = c_message(&message);
-        unsafe { ffi::duckdb_bind_set_error(info, m.as_ptr()) };
-    }
+    guard_bind(info, || unsafe { bind_inner(info) });
 }
 
 unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
@@ -145,7 +141,7 @@ unsafe extern "C" fn drop_box<T>(ptr: *mut c_void) {
 }
 
 unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
-    let result = catch(|| {
+    guard_init(info, || {
         let bind = unsafe { &*(ffi::duckdb_init_get_bind_data(info) as *const BindData) };
         let plan = Arc::clone(&bind.plan);
         let mut scanner = Scanner::new(plan);
@@ -164,18 +160,10 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
         };
         Ok(())
     });
-    if let Err(message) = result {
-        let m = c_message(&message);
-        unsafe { ffi::duckdb_init_set_error(info, m.as_ptr()) };
-    }
 }
 
 unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
-    let result = catch(|| unsafe { scan_inner(info, output) });
-    if let Err(message) = result {
-        let m = c_message(&message);
-        unsafe { ffi::duckdb_function_set_error(info, m.as_ptr()) };
-    }
+    guard_scan(info, || unsafe { scan_inner(info, output) });
 }
 
 unsafe fn scan_inner(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) -> Result<(), String> {
@@ -272,7 +260,7 @@ struct StatsState {
 }
 
 unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
-    let result = catch(|| unsafe {
+    guard_bind(info, || unsafe {
         for (i, name) in STATS_COLUMNS.iter().enumerate() {
             let ty = match i {
                 1 | 2 => LogicalType::varchar(),
@@ -287,14 +275,10 @@ unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
         ffi::duckdb_bind_set_bind_data(info, Box::into_raw(data) as *mut c_void, Some(drop_box::<StatsBind>));
         Ok(())
     });
-    if let Err(message) = result {
-        let m = c_message(&message);
-        unsafe { ffi::duckdb_bind_set_error(info, m.as_ptr()) };
-    }
 }
 
 unsafe extern "C" fn stats_init(info: ffi::duckdb_init_info) {
-    let result = catch(|| {
+    guard_init(info, || {
         let bind = unsafe { &*(ffi::duckdb_init_get_bind_data(info) as *const StatsBind) };
         let rows = crate::pipeline::scan_log::snapshot(bind.connection_id);
         let state = StatsState { rows: Mutex::new(Some(rows)) };
@@ -307,14 +291,10 @@ unsafe extern "C" fn stats_init(info: ffi::duckdb_init_info) {
         };
         Ok(())
     });
-    if let Err(message) = result {
-        let m = c_message(&message);
-        unsafe { ffi::duckdb_init_set_error(info, m.as_ptr()) };
-    }
 }
 
 unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
-    let result = catch(|| unsafe {
+    guard_scan(info, || unsafe {
         let state = &*(ffi::duckdb_function_get_init_data(info) as *const StatsState);
         let rows = state.rows.lock().map_err(|_| "stats state poisoned".to_string())?.take().unwrap_or_default();
         // The log holds at most SCAN_LOG_CAPACITY (< 2048) scans: one chunk.
@@ -357,10 +337,6 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
         ffi::duckdb_data_chunk_set_size(output, n as u64);
         Ok(())
     });
-    if let Err(message) = result {
-        let m = c_message(&message);
-        unsafe { ffi::duckdb_function_set_error(info, m.as_ptr()) };
-    }
 }
 
 /// `sanitize_debug_panic(where)`: panics in bind (`'bind'`) or in the scan
@@ -385,7 +361,7 @@ pub fn register_panic_probe(con: ffi::duckdb_connection) -> Result<(), String> {
 }
 
 unsafe extern "C" fn panic_bind(info: ffi::duckdb_bind_info) {
-    let result = catch(|| {
+    guard_bind(info, || {
         let at = unsafe { take_value(ffi::duckdb_bind_get_parameter(info, 0), ParamType::Varchar) };
         if at == ParamValue::Str("bind".into()) {
             panic!("deliberate panic in bind");
@@ -393,18 +369,10 @@ unsafe extern "C" fn panic_bind(info: ffi::duckdb_bind_info) {
         unsafe { add_column(info, "x", &LogicalType::varchar()) };
         Ok(())
     });
-    if let Err(message) = result {
-        let m = c_message(&message);
-        unsafe { ffi::duckdb_bind_set_error(info, m.as_ptr()) };
-    }
 }
 
 unsafe extern "C" fn noop_init(_info: ffi::duckdb_init_info) {}
 
 unsafe extern "C" fn panic_scan(info: ffi::duckdb_function_info, _output: ffi::duckdb_data_chunk) {
-    let result: Result<(), String> = catch(|| panic!("deliberate panic in scan"));
-    if let Err(message) = result {
-        let m = c_message(&message);
-        unsafe { ffi::duckdb_function_set_error(info, m.as_ptr()) };
-    }
+    guard_scan(info, || panic!("deliberate panic in scan"));
 }

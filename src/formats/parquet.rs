@@ -34,7 +34,6 @@ pub struct ParquetReader {
     current: Option<(RecordBatch, usize)>,
     rows_seen: u64,
     bytes: u64,
-    batch_rows: usize,
     /// Reused text buffer for values written as text.
     scratch: String,
 }
@@ -60,7 +59,6 @@ impl ParquetReader {
             current: None,
             rows_seen: 0,
             bytes,
-            batch_rows,
             scratch: String::new(),
         })
     }
@@ -68,7 +66,6 @@ impl ParquetReader {
 
 impl RecordReader for ParquetReader {
     fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
-        let _ = self.batch_rows;
         let mut added = 0;
         while added < max_records {
             if self.current.as_ref().is_none_or(|(b, next)| *next >= b.num_rows()) {

@@ -226,9 +226,8 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, ru
         (TypeNode::Struct(s), ValueClass::Object) => {
             (growth == Growth::Allowed || struct_takes_object(s, c, rules)).then_some(Fit::Exact)
         }
-        (TypeNode::Struct(s), ValueClass::List) => {
+        (TypeNode::Struct(_), ValueClass::List) => {
             // Only a struct born in this scan may turn into a list of itself.
-            let _ = s;
             (may_transform && elements_fit(ty, false, c, growth, rules)).then_some(Fit::Transform)
         }
         (TypeNode::Struct(s), _) => {
