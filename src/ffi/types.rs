@@ -4,7 +4,7 @@ use std::ffi::CString;
 
 use duckdb::ffi;
 
-use crate::infer::{ScalarKind, StructNode, TimeUnit, TypeNode};
+use crate::infer::{Declared, ScalarKind, StructNode, TimeUnit, TypeNode};
 
 /// An owned logical type, destroyed on drop.
 pub struct LogicalType(pub ffi::duckdb_logical_type);
@@ -30,6 +30,9 @@ impl LogicalType {
 
     pub fn for_node(t: &TypeNode) -> Self {
         match t {
+            TypeNode::Scalar(ScalarKind::Declared(Declared::Decimal { precision, scale })) => {
+                LogicalType(unsafe { ffi::duckdb_create_decimal_type(*precision, *scale) })
+            }
             TypeNode::Scalar(k) => Self::of(match k {
                 ScalarKind::Bool => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN,
                 ScalarKind::Int => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT,
@@ -41,8 +44,32 @@ impl LogicalType {
                 ScalarKind::Timestamp(TimeUnit::Nanos) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_NS,
                 ScalarKind::Date => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DATE,
                 ScalarKind::Time => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIME,
+                ScalarKind::Declared(d) => match d {
+                    Declared::Int8 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TINYINT,
+                    Declared::Int16 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_SMALLINT,
+                    Declared::Int32 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER,
+                    Declared::UInt8 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UTINYINT,
+                    Declared::UInt16 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_USMALLINT,
+                    Declared::UInt32 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UINTEGER,
+                    Declared::UInt64 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UBIGINT,
+                    Declared::Float32 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_FLOAT,
+                    Declared::Blob => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BLOB,
+                    Declared::Uuid => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UUID,
+                    Declared::Interval => ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTERVAL,
+                    // Handled above (it has parameters).
+                    Declared::Decimal { .. } => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE,
+                },
             }),
             TypeNode::List(e) => Self::list_of(&Self::for_node(e)),
+            // MAP has the vector layout of a list of {key, value} structs,
+            // so the same buffers serve either type.
+            TypeNode::Map(entry) => match TypeNode::map_key_value(entry) {
+                Some((k, v)) => {
+                    let (k, v) = (Self::for_node(k), Self::for_node(v));
+                    LogicalType(unsafe { ffi::duckdb_create_map_type(k.0, v.0) })
+                }
+                None => Self::list_of(&Self::for_node(entry)),
+            },
             TypeNode::Struct(s) => Self::for_struct(s),
         }
     }

@@ -12,15 +12,10 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
             ColumnData::Int(v) => copy_slice(vector, &v[..rows]),
             ColumnData::Date(v) => copy_slice(vector, &v[..rows]),
             ColumnData::Float(v) => copy_slice(vector, &v[..rows]),
-            ColumnData::Str { offsets, bytes } => {
-                let data = ffi::duckdb_vector_get_data(vector) as *mut ffi::duckdb_string_t;
-                for row in 0..rows {
-                    if col.valid[row] {
-                        let s = &bytes.as_bytes()[offsets[row] as usize..offsets[row + 1] as usize];
-                        write_string(vector, data, row, s);
-                    }
-                }
-            }
+            // Already in DuckDB's physical layout.
+            ColumnData::Fixed { width, data } => copy_slice(vector, &data[..rows * width]),
+            ColumnData::Str { offsets, bytes } => write_strings(vector, col, offsets, bytes.as_bytes(), rows),
+            ColumnData::Binary { offsets, bytes } => write_strings(vector, col, offsets, bytes, rows),
             ColumnData::List { offsets, child } => {
                 let entries = ffi::duckdb_vector_get_data(vector) as *mut ffi::duckdb_list_entry;
                 for row in 0..rows {
@@ -41,6 +36,18 @@ pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize
             }
         }
         write_validity(vector, &col.valid[..rows]);
+    }
+}
+
+/// VARCHAR and BLOB rows (both are `duckdb_string_t`).
+unsafe fn write_strings(vector: ffi::duckdb_vector, col: &Column, offsets: &[u32], bytes: &[u8], rows: usize) {
+    unsafe {
+        let data = ffi::duckdb_vector_get_data(vector) as *mut ffi::duckdb_string_t;
+        for row in 0..rows {
+            if col.valid[row] {
+                write_string(vector, data, row, &bytes[offsets[row] as usize..offsets[row + 1] as usize]);
+            }
+        }
     }
 }
 

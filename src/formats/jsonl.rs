@@ -93,6 +93,8 @@ pub fn node_kind(n: Node) -> &'static str {
         Node::Time(_) => "time",
         Node::List { .. } => "array",
         Node::Object { .. } => "object",
+        Node::Map { .. } => "map",
+        Node::Declared { kind, .. } => kind.registry_name(),
     }
 }
 

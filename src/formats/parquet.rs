@@ -2,36 +2,53 @@
 //! typed by its declared Parquet/Arrow type, so the engine reconciles and
 //! versions Parquet columns with the same rules as every other format.
 //!
-//! Mapping (docs/formats.md has the table): integers → integers (a UInt64
-//! beyond int64 becomes its exact text), floats → doubles, decimals with
-//! precision ≤ 15 → doubles (exact at that precision) and wider decimals →
-//! their exact text, strings → strings, binary → base64 text, dates, times
-//! and timestamps keep their type, lists → lists, structs → objects, maps →
-//! lists of `{key, value}` objects, dictionaries → their values, intervals and
-//! durations → their text. Empty lists and structs without values are no
-//! evidence and materialize as NULL, like `[]` and `{}` in JSON.
+//! Declared types are kept where DuckDB has them (docs/formats.md has the
+//! table): TINYINT … UBIGINT, FLOAT, DECIMAL(p, s) up to 38 digits, BLOB,
+//! UUID, INTERVAL and MAP stay what they are; BIGINT, DOUBLE, VARCHAR,
+//! BOOLEAN, DATE, TIME, lists and structs are the seed's own types; a Parquet
+//! ENUM is read as text (as DuckDB reads it), timestamps follow
+//! `timestamp_precision`, decimals wider than 38 digits keep their exact
+//! text. Empty lists, maps and structs without values are no evidence and
+//! materialize as NULL, like `[]` and `{}` in JSON.
+//!
+//! arrow-rs reads a Parquet INTERVAL as days and milliseconds only (its
+//! month part would be lost), so files with INTERVAL columns are read a
+//! second time, projected to those columns with the months as the type, and
+//! the two halves are joined per value.
 
 use std::fs::File;
+use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{
-    DataType, Date32Type, Date64Type, Decimal128Type, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type,
-    Int64Type, Int8Type, Time32MillisecondType, Time32SecondType, Time64MicrosecondType, Time64NanosecondType,
-    TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
-    UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+    DataType, Date32Type, Date64Type, Decimal128Type, Decimal256Type, Decimal32Type, Decimal64Type, Field, FieldRef,
+    Fields, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, IntervalDayTimeType,
+    IntervalMonthDayNanoType, IntervalUnit, IntervalYearMonthType, Schema, Time32MillisecondType, Time32SecondType,
+    Time64MicrosecondType, Time64NanosecondType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::ProjectionMask;
+use parquet::basic::{ConvertedType, LogicalType};
+use parquet::schema::types::ColumnDescPtr;
 
 use super::{Batch, RecordMeta, RecordReader};
 use crate::error::{Result, SanitizeError};
+use crate::infer::Declared;
 use crate::value::{Node, Tape, Ticks};
 
 pub struct ParquetReader {
     file: String,
     function: String,
     reader: Option<ParquetRecordBatchReader>,
-    /// Rows of the current arrow batch not yet handed out.
-    current: Option<(RecordBatch, usize)>,
+    /// The INTERVAL columns again, with their months (see the module doc).
+    months_reader: Option<ParquetRecordBatchReader>,
+    /// For each column of the main batch, its column in the months batch.
+    months_column: Vec<Option<usize>>,
+    /// Rows of the current arrow batch not yet handed out, with its months batch.
+    current: Option<(RecordBatch, Option<RecordBatch>, usize)>,
     rows_seen: u64,
     bytes: u64,
     /// Reused text buffer for values written as text.
@@ -42,25 +59,105 @@ impl ParquetReader {
     /// Opens the file and reads its footer; a truncated file or a corrupt
     /// footer is an error naming the file.
     pub fn open(file: File, path: &str, function: &str, batch_rows: usize) -> Result<Self> {
-        let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
+        let cannot = |e: &dyn std::fmt::Display| {
             SanitizeError::input(format!(
                 "{function}: cannot read Parquet file \"{path}\": {e} (truncated or not a Parquet file?)"
             ))
-        })?;
-        let reader = builder
+        };
+        let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| cannot(&e))?;
+        let hinted = |months: bool| {
+            let mut leaves = plain.parquet_schema().columns().iter();
+            let mut intervals = Vec::new();
+            let fields: Vec<FieldRef> = plain
+                .schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let mut found = false;
+                    let f = hint_field(f, &mut leaves, months, &mut found);
+                    if found {
+                        intervals.push(i);
+                    }
+                    f
+                })
+                .collect();
+            (Arc::new(Schema::new_with_metadata(fields, plain.schema().metadata().clone())), intervals)
+        };
+        let (schema, interval_roots) = hinted(false);
+        let with_schema = |schema| {
+            ArrowReaderMetadata::try_new(plain.metadata().clone(), ArrowReaderOptions::new().with_schema(schema))
+                .map_err(|e| cannot(&e))
+        };
+        let clone = || file.try_clone().map_err(|e| cannot(&e));
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, with_schema(schema)?)
             .with_batch_size(batch_rows.max(1))
             .build()
-            .map_err(|e| SanitizeError::input(format!("{function}: cannot read Parquet file \"{path}\": {e}")))?;
+            .map_err(|e| cannot(&e))?;
+        let mut months_column = Vec::new();
+        let months_reader = if interval_roots.is_empty() {
+            None
+        } else {
+            let (months_schema, _) = hinted(true);
+            let mask = ProjectionMask::roots(plain.parquet_schema(), interval_roots.iter().copied());
+            months_column =
+                (0..plain.schema().fields().len()).map(|i| interval_roots.iter().position(|&r| r == i)).collect();
+            Some(
+                ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, with_schema(months_schema)?)
+                    .with_projection(mask)
+                    .with_batch_size(batch_rows.max(1))
+                    .build()
+                    .map_err(|e| cannot(&e))?,
+            )
+        };
         Ok(ParquetReader {
             file: path.to_string(),
             function: function.to_string(),
             reader: Some(reader),
+            months_reader,
+            months_column,
             current: None,
             rows_seen: 0,
             bytes,
             scratch: String::new(),
         })
+    }
+
+    fn read_error(&self, e: &dyn std::fmt::Display) -> SanitizeError {
+        SanitizeError::input(format!(
+            "{}: cannot read Parquet file \"{}\" after row {}: {e}",
+            self.function, self.file, self.rows_seen
+        ))
+    }
+
+    /// The next arrow batch and its months batch; `None` at the end.
+    fn next_arrow_batch(&mut self) -> Result<Option<(RecordBatch, Option<RecordBatch>)>> {
+        let Some(reader) = self.reader.as_mut() else { return Ok(None) };
+        let batch = match reader.next() {
+            None => {
+                self.reader = None;
+                return Ok(None);
+            }
+            Some(Err(e)) => {
+                self.reader = None;
+                return Err(self.read_error(&e));
+            }
+            Some(Ok(b)) => b,
+        };
+        let months = match self.months_reader.as_mut().map(|r| r.next()) {
+            None => None,
+            Some(Some(Ok(m))) if m.num_rows() == batch.num_rows() => Some(m),
+            Some(other) => {
+                self.reader = None;
+                let why = match other {
+                    Some(Err(e)) => e.to_string(),
+                    _ => "the INTERVAL months did not line up with the rows".to_string(),
+                };
+                return Err(self.read_error(&why));
+            }
+        };
+        Ok(Some((batch, months)))
     }
 }
 
@@ -68,25 +165,14 @@ impl RecordReader for ParquetReader {
     fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
         let mut added = 0;
         while added < max_records {
-            if self.current.as_ref().is_none_or(|(b, next)| *next >= b.num_rows()) {
-                let Some(reader) = self.reader.as_mut() else { break };
-                match reader.next() {
-                    None => {
-                        self.reader = None;
-                        break;
-                    }
-                    Some(Err(e)) => {
-                        self.reader = None;
-                        return Err(SanitizeError::input(format!(
-                            "{}: cannot read Parquet file \"{}\" after row {}: {e}",
-                            self.function, self.file, self.rows_seen
-                        )));
-                    }
-                    Some(Ok(b)) => self.current = Some((b, 0)),
+            if self.current.as_ref().is_none_or(|(b, _, next)| *next >= b.num_rows()) {
+                match self.next_arrow_batch()? {
+                    None => break,
+                    Some((b, months)) => self.current = Some((b, months, 0)),
                 }
                 continue;
             }
-            let Some((rb, next)) = self.current.as_mut() else { break };
+            let Some((rb, months, next)) = self.current.as_mut() else { break };
             let row = *next;
             *next += 1;
             self.rows_seen += 1;
@@ -95,9 +181,14 @@ impl RecordReader for ParquetReader {
             let open = tape.open(true);
             let mut evidence = false;
             let schema = rb.schema();
-            for (field, column) in schema.fields().iter().zip(rb.columns()) {
+            for (i, (field, column)) in schema.fields().iter().zip(rb.columns()).enumerate() {
                 tape.push_key(field.name());
-                evidence |= write_value(column, row, tape, &mut self.scratch);
+                let month_column = match (months.as_ref(), self.months_column.get(i)) {
+                    (Some(m), Some(Some(j))) => Some(m.column(*j)),
+                    _ => None,
+                };
+                let value = Value { field, array: column, months: month_column };
+                evidence |= write_value(value, row, tape, &mut self.scratch);
             }
             tape.close(open, rb.num_columns() as u32, evidence);
             tape.push_root(root);
@@ -117,7 +208,7 @@ impl RecordReader for ParquetReader {
         let mut evidence = false;
         for field in schema.fields() {
             tape.push_key(field.name());
-            evidence |= write_type_sample(field.data_type(), tape);
+            evidence |= write_type_sample(field, tape);
         }
         tape.close(open, schema.fields().len() as u32, evidence);
         tape.push_root(root);
@@ -135,9 +226,109 @@ impl RecordReader for ParquetReader {
     }
 }
 
+/// The read type of one field, walking the Parquet leaf columns in the same
+/// depth-first order as the Arrow fields: a Parquet ENUM (bytes to arrow-rs)
+/// is read as text, and with `months` an INTERVAL is read as its months.
+/// `found` is set when the field holds an INTERVAL.
+fn hint_field<'a>(
+    field: &FieldRef,
+    leaves: &mut impl Iterator<Item = &'a ColumnDescPtr>,
+    months: bool,
+    found: &mut bool,
+) -> FieldRef {
+    let ty = match field.data_type() {
+        DataType::List(f) => DataType::List(hint_field(f, leaves, months, found)),
+        DataType::LargeList(f) => DataType::LargeList(hint_field(f, leaves, months, found)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(hint_field(f, leaves, months, found), *n),
+        DataType::Map(f, sorted) => DataType::Map(hint_field(f, leaves, months, found), *sorted),
+        DataType::Struct(fields) => {
+            DataType::Struct(fields.iter().map(|f| hint_field(f, leaves, months, found)).collect::<Fields>())
+        }
+        leaf => {
+            let column = leaves.next();
+            let is_enum = column.is_some_and(|c| {
+                matches!(c.logical_type_ref(), Some(LogicalType::Enum)) || c.converted_type() == ConvertedType::ENUM
+            });
+            match leaf {
+                DataType::Binary if is_enum => DataType::Utf8,
+                DataType::Interval(_) => {
+                    *found = true;
+                    if months {
+                        DataType::Interval(IntervalUnit::YearMonth)
+                    } else {
+                        leaf.clone()
+                    }
+                }
+                _ => leaf.clone(),
+            }
+        }
+    };
+    if &ty == field.data_type() {
+        field.clone()
+    } else {
+        Arc::new(field.as_ref().clone().with_data_type(ty))
+    }
+}
+
+/// One column (or nested child) of a batch: its field, its values and, for
+/// columns holding an INTERVAL, the same column read as months.
+#[derive(Clone, Copy)]
+struct Value<'a> {
+    field: &'a Field,
+    array: &'a ArrayRef,
+    months: Option<&'a ArrayRef>,
+}
+
+fn declared(tape: &mut Tape, kind: Declared, bits: u64) -> bool {
+    tape.nodes.push(Node::Declared { kind, bits });
+    true
+}
+
+fn declared_int(tape: &mut Tape, kind: Declared, v: i64) -> bool {
+    declared(tape, kind, v as u64)
+}
+
+/// A decimal with its unscaled value; wider than DuckDB's 38 digits (or a
+/// negative scale) becomes its exact text.
+fn write_decimal(
+    tape: &mut Tape,
+    precision: u8,
+    scale: i8,
+    unscaled: Option<i128>,
+    text: impl FnOnce() -> String,
+) -> bool {
+    match (Declared::decimal(precision as u32, scale as i32), unscaled) {
+        (Some(kind), Some(v)) if precision <= 18 => declared(tape, kind, v as i64 as u64),
+        (Some(kind), Some(v)) => {
+            let at = tape.push_bytes(&v.to_le_bytes());
+            declared(tape, kind, at as u64)
+        }
+        _ => push_text(tape, &text()),
+    }
+}
+
+fn write_bytes(tape: &mut Tape, kind: Declared, bytes: &[u8]) -> bool {
+    let at = tape.push_bytes(bytes) as u64;
+    let bits = if kind == Declared::Blob { at | (bytes.len() as u64) << 32 } else { at };
+    declared(tape, kind, bits)
+}
+
+fn write_interval(tape: &mut Tape, months: i32, days: i32, micros: i64) -> bool {
+    let mut b = [0u8; 16];
+    b[..4].copy_from_slice(&months.to_le_bytes());
+    b[4..8].copy_from_slice(&days.to_le_bytes());
+    b[8..].copy_from_slice(&micros.to_le_bytes());
+    write_bytes(tape, Declared::Interval, &b)
+}
+
+fn is_uuid(field: &Field) -> bool {
+    field.extension_type_name() == Some("arrow.uuid")
+}
+
 /// Writes `array[row]` onto the tape; returns whether it is evidence (a
 /// non-null scalar, or a container holding one).
-fn write_value(array: &ArrayRef, row: usize, tape: &mut Tape, scratch: &mut String) -> bool {
+fn write_value(v: Value<'_>, row: usize, tape: &mut Tape, scratch: &mut String) -> bool {
+    let array = v.array;
     if array.is_null(row) {
         tape.push_null();
         return false;
@@ -145,38 +336,63 @@ fn write_value(array: &ArrayRef, row: usize, tape: &mut Tape, scratch: &mut Stri
     let node = match array.data_type() {
         DataType::Null => Node::Null,
         DataType::Boolean => Node::Bool(array.as_boolean().value(row)),
-        DataType::Int8 => Node::Int(array.as_primitive::<Int8Type>().value(row) as i64),
-        DataType::Int16 => Node::Int(array.as_primitive::<Int16Type>().value(row) as i64),
-        DataType::Int32 => Node::Int(array.as_primitive::<Int32Type>().value(row) as i64),
-        DataType::Int64 => Node::Int(array.as_primitive::<Int64Type>().value(row)),
-        DataType::UInt8 => Node::Int(array.as_primitive::<UInt8Type>().value(row) as i64),
-        DataType::UInt16 => Node::Int(array.as_primitive::<UInt16Type>().value(row) as i64),
-        DataType::UInt32 => Node::Int(array.as_primitive::<UInt32Type>().value(row) as i64),
-        DataType::UInt64 => {
-            let v = array.as_primitive::<UInt64Type>().value(row);
-            match i64::try_from(v) {
-                Ok(n) => Node::Int(n),
-                Err(_) => return push_text(tape, &v.to_string()),
-            }
+        DataType::Int8 => {
+            return declared_int(tape, Declared::Int8, array.as_primitive::<Int8Type>().value(row) as i64)
         }
-        DataType::Float16 => Node::Float(array.as_primitive::<Float16Type>().value(row).to_f64()),
-        DataType::Float32 => Node::Float(array.as_primitive::<Float32Type>().value(row) as f64),
+        DataType::Int16 => {
+            return declared_int(tape, Declared::Int16, array.as_primitive::<Int16Type>().value(row) as i64)
+        }
+        DataType::Int32 => {
+            return declared_int(tape, Declared::Int32, array.as_primitive::<Int32Type>().value(row) as i64)
+        }
+        DataType::Int64 => Node::Int(array.as_primitive::<Int64Type>().value(row)),
+        DataType::UInt8 => {
+            return declared_int(tape, Declared::UInt8, array.as_primitive::<UInt8Type>().value(row) as i64)
+        }
+        DataType::UInt16 => {
+            return declared_int(tape, Declared::UInt16, array.as_primitive::<UInt16Type>().value(row) as i64)
+        }
+        DataType::UInt32 => {
+            return declared_int(tape, Declared::UInt32, array.as_primitive::<UInt32Type>().value(row) as i64)
+        }
+        DataType::UInt64 => return declared(tape, Declared::UInt64, array.as_primitive::<UInt64Type>().value(row)),
+        // DuckDB reads FLOAT16 as FLOAT.
+        DataType::Float16 => {
+            let f = array.as_primitive::<Float16Type>().value(row).to_f32();
+            return declared(tape, Declared::Float32, f.to_bits() as u64);
+        }
+        DataType::Float32 => {
+            return declared(tape, Declared::Float32, array.as_primitive::<Float32Type>().value(row).to_bits() as u64)
+        }
         DataType::Float64 => Node::Float(array.as_primitive::<Float64Type>().value(row)),
-        DataType::Decimal128(precision, scale) => {
+        DataType::Decimal32(p, s) => {
+            let a = array.as_primitive::<Decimal32Type>();
+            return write_decimal(tape, *p, *s, Some(a.value(row) as i128), || a.value_as_string(row));
+        }
+        DataType::Decimal64(p, s) => {
+            let a = array.as_primitive::<Decimal64Type>();
+            return write_decimal(tape, *p, *s, Some(a.value(row) as i128), || a.value_as_string(row));
+        }
+        DataType::Decimal128(p, s) => {
             let a = array.as_primitive::<Decimal128Type>();
-            if *precision <= 15 {
-                Node::Float(a.value(row) as f64 / 10f64.powi(*scale as i32))
-            } else {
-                return push_text(tape, &a.value_as_string(row));
-            }
+            return write_decimal(tape, *p, *s, Some(a.value(row)), || a.value_as_string(row));
+        }
+        DataType::Decimal256(p, s) => {
+            let a = array.as_primitive::<Decimal256Type>();
+            return write_decimal(tape, *p, *s, a.value(row).to_i128(), || a.value_as_string(row));
         }
         DataType::Utf8 => return push_text(tape, array.as_string::<i32>().value(row)),
         DataType::LargeUtf8 => return push_text(tape, array.as_string::<i64>().value(row)),
         DataType::Utf8View => return push_text(tape, array.as_string_view().value(row)),
-        DataType::Binary => return push_base64(tape, array.as_binary::<i32>().value(row), scratch),
-        DataType::LargeBinary => return push_base64(tape, array.as_binary::<i64>().value(row), scratch),
-        DataType::BinaryView => return push_base64(tape, array.as_binary_view().value(row), scratch),
-        DataType::FixedSizeBinary(_) => return push_base64(tape, array.as_fixed_size_binary().value(row), scratch),
+        DataType::Binary => return write_bytes(tape, Declared::Blob, array.as_binary::<i32>().value(row)),
+        DataType::LargeBinary => return write_bytes(tape, Declared::Blob, array.as_binary::<i64>().value(row)),
+        DataType::BinaryView => return write_bytes(tape, Declared::Blob, array.as_binary_view().value(row)),
+        DataType::FixedSizeBinary(16) if is_uuid(v.field) => {
+            return write_bytes(tape, Declared::Uuid, array.as_fixed_size_binary().value(row))
+        }
+        DataType::FixedSizeBinary(_) => {
+            return write_bytes(tape, Declared::Blob, array.as_fixed_size_binary().value(row))
+        }
         DataType::Date32 => Node::Date(array.as_primitive::<Date32Type>().value(row)),
         DataType::Date64 => Node::Date(array.as_primitive::<Date64Type>().value(row).div_euclid(86_400_000) as i32),
         DataType::Time32(TimeUnit::Second) => {
@@ -195,33 +411,63 @@ fn write_value(array: &ArrayRef, row: usize, tape: &mut Tape, scratch: &mut Stri
             };
             Node::Timestamp { value, unit }
         }
-        DataType::List(_) => return write_list(&array.as_list::<i32>().value(row), tape, scratch),
-        DataType::LargeList(_) => return write_list(&array.as_list::<i64>().value(row), tape, scratch),
-        DataType::FixedSizeList(_, _) => return write_list(&array.as_fixed_size_list().value(row), tape, scratch),
+        DataType::Interval(IntervalUnit::DayTime) => {
+            let dt = array.as_primitive::<IntervalDayTimeType>().value(row);
+            let months = v
+                .months
+                .filter(|m| m.data_type() == &DataType::Interval(IntervalUnit::YearMonth) && m.is_valid(row))
+                .map(|m| m.as_primitive::<IntervalYearMonthType>().value(row))
+                .unwrap_or(0);
+            return write_interval(tape, months, dt.days, dt.milliseconds as i64 * 1_000);
+        }
+        DataType::Interval(IntervalUnit::YearMonth) => {
+            return write_interval(tape, array.as_primitive::<IntervalYearMonthType>().value(row), 0, 0)
+        }
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let x = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
+            return write_interval(tape, x.months, x.days, x.nanoseconds.div_euclid(1_000));
+        }
+        DataType::List(f) => {
+            let months = v.months.map(|m| m.as_list::<i32>().value(row));
+            return write_list(f, &array.as_list::<i32>().value(row), months.as_ref(), tape, scratch);
+        }
+        DataType::LargeList(f) => {
+            let months = v.months.map(|m| m.as_list::<i64>().value(row));
+            return write_list(f, &array.as_list::<i64>().value(row), months.as_ref(), tape, scratch);
+        }
+        DataType::FixedSizeList(f, _) => {
+            let months = v.months.map(|m| m.as_fixed_size_list().value(row));
+            return write_list(f, &array.as_fixed_size_list().value(row), months.as_ref(), tape, scratch);
+        }
         DataType::Struct(fields) => {
             let s = array.as_struct();
+            let months = v.months.map(|m| m.as_struct());
             let open = tape.open(true);
             let mut evidence = false;
-            for (field, column) in fields.iter().zip(s.columns()) {
+            for (i, (field, column)) in fields.iter().zip(s.columns()).enumerate() {
                 tape.push_key(field.name());
-                evidence |= write_value(column, row, tape, scratch);
+                let child = Value { field, array: column, months: months.map(|m| m.column(i)) };
+                evidence |= write_value(child, row, tape, scratch);
             }
             tape.close(open, fields.len() as u32, evidence);
             return evidence;
         }
-        DataType::Map(_, _) => {
-            // A map is a list of {key, value} objects (the engine has no MAP).
-            let m = array.as_map();
-            let entries = m.value(row);
-            let open = tape.open(false);
+        DataType::Map(entry_field, _) => {
+            let entries = array.as_map().value(row);
+            let months = v.months.map(|m| m.as_map().value(row));
+            let DataType::Struct(kv) = entry_field.data_type() else { return false };
+            let open = tape.open_map();
             let mut evidence = false;
             for i in 0..entries.len() {
                 let entry = tape.open(true);
-                tape.push_key("key");
-                let mut e = write_value(entries.column(0), i, tape, scratch);
-                tape.push_key("value");
-                e |= write_value(entries.column(1), i, tape, scratch);
-                tape.close(entry, 2, e);
+                let mut e = false;
+                for (c, name) in ["key", "value"].into_iter().enumerate() {
+                    let (Some(field), Some(column)) = (kv.get(c), entries.columns().get(c)) else { continue };
+                    tape.push_key(name);
+                    let child = Value { field, array: column, months: months.as_ref().map(|m| m.column(c)) };
+                    e |= write_value(child, i, tape, scratch);
+                }
+                tape.close(entry, kv.len().min(2) as u32, e);
                 evidence |= e;
             }
             tape.close(open, entries.len() as u32, evidence);
@@ -233,10 +479,10 @@ fn write_value(array: &ArrayRef, row: usize, tape: &mut Tape, scratch: &mut Stri
                 tape.push_null();
                 return false;
             };
-            return write_value(d.values(), key, tape, scratch);
+            return write_value(Value { field: v.field, array: d.values(), months: None }, key, tape, scratch);
         }
         _ => {
-            // Intervals, durations and anything newer: their display text.
+            // Durations and anything newer: their display text.
             scratch.clear();
             let formatter = arrow::util::display::ArrayFormatter::try_new(array.as_ref(), &Default::default());
             match formatter {
@@ -257,29 +503,41 @@ fn write_value(array: &ArrayRef, row: usize, tape: &mut Tape, scratch: &mut Stri
     evidence
 }
 
-/// A value of the engine type that `ty` maps to (see the module doc), for
-/// [`RecordReader::declared_schema_sample`]. Null-typed columns give NULL:
-/// they declare no type.
-fn write_type_sample(ty: &DataType, tape: &mut Tape) -> bool {
-    let node = match ty {
+/// A value of the engine type that the field's type maps to (see the module
+/// doc), for [`RecordReader::declared_schema_sample`]. Null-typed columns
+/// give NULL: they declare no type.
+fn write_type_sample(field: &Field, tape: &mut Tape) -> bool {
+    let node = match field.data_type() {
         DataType::Null => Node::Null,
         DataType::Boolean => Node::Bool(false),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64 => Node::Int(0),
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => Node::Float(0.0),
-        DataType::Decimal128(p, _) if *p <= 15 => Node::Float(0.0),
+        DataType::Int8 => return declared(tape, Declared::Int8, 0),
+        DataType::Int16 => return declared(tape, Declared::Int16, 0),
+        DataType::Int32 => return declared(tape, Declared::Int32, 0),
+        DataType::UInt8 => return declared(tape, Declared::UInt8, 0),
+        DataType::UInt16 => return declared(tape, Declared::UInt16, 0),
+        DataType::UInt32 => return declared(tape, Declared::UInt32, 0),
+        DataType::UInt64 => return declared(tape, Declared::UInt64, 0),
+        DataType::Int64 => Node::Int(0),
+        DataType::Float16 | DataType::Float32 => return declared(tape, Declared::Float32, 0),
+        DataType::Float64 => Node::Float(0.0),
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) => {
+            return write_decimal(tape, *p, *s, Some(0), String::new)
+        }
+        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => {
+            return write_decimal(tape, *p, *s, Some(0), String::new)
+        }
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            return write_bytes(tape, Declared::Blob, &[])
+        }
+        DataType::FixedSizeBinary(16) if is_uuid(field) => return write_bytes(tape, Declared::Uuid, &[0; 16]),
+        DataType::FixedSizeBinary(_) => return write_bytes(tape, Declared::Blob, &[]),
+        DataType::Interval(_) => return write_interval(tape, 0, 0, 0),
         DataType::Date32 | DataType::Date64 => Node::Date(0),
         DataType::Time32(_) | DataType::Time64(_) => Node::Time(0),
         DataType::Timestamp(_, _) => Node::Timestamp { value: 0, unit: Ticks::Micros },
         DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
             let open = tape.open(false);
-            let evidence = write_type_sample(f.data_type(), tape);
+            let evidence = write_type_sample(f, tape);
             tape.close(open, 1, evidence);
             return evidence;
         }
@@ -288,26 +546,29 @@ fn write_type_sample(ty: &DataType, tape: &mut Tape) -> bool {
             let mut evidence = false;
             for f in fields {
                 tape.push_key(f.name());
-                evidence |= write_type_sample(f.data_type(), tape);
+                evidence |= write_type_sample(f, tape);
             }
             tape.close(open, fields.len() as u32, evidence);
             return evidence;
         }
         DataType::Map(entries, _) => {
             let DataType::Struct(kv) = entries.data_type() else { return false };
-            let list = tape.open(false);
+            let map = tape.open_map();
             let entry = tape.open(true);
             let mut evidence = false;
             for (name, f) in ["key", "value"].into_iter().zip(kv.iter()) {
                 tape.push_key(name);
-                evidence |= write_type_sample(f.data_type(), tape);
+                evidence |= write_type_sample(f, tape);
             }
             tape.close(entry, kv.len().min(2) as u32, evidence);
-            tape.close(list, 1, evidence);
+            tape.close(map, 1, evidence);
             return evidence;
         }
-        DataType::Dictionary(_, values) => return write_type_sample(values, tape),
-        // Strings, binary, wide decimals, intervals, durations: text.
+        DataType::Dictionary(_, values) => {
+            let inner = Field::new(field.name(), values.as_ref().clone(), true).with_metadata(field.metadata().clone());
+            return write_type_sample(&inner, tape);
+        }
+        // Strings, wide decimals, durations: text.
         _ => return push_text(tape, ""),
     };
     let evidence = !matches!(node, Node::Null);
@@ -331,11 +592,17 @@ fn dictionary_key(keys: &dyn Array, key_type: &DataType, row: usize) -> Option<u
     usize::try_from(k).ok()
 }
 
-fn write_list(values: &ArrayRef, tape: &mut Tape, scratch: &mut String) -> bool {
+fn write_list(
+    field: &Field,
+    values: &ArrayRef,
+    months: Option<&ArrayRef>,
+    tape: &mut Tape,
+    scratch: &mut String,
+) -> bool {
     let open = tape.open(false);
     let mut evidence = false;
     for i in 0..values.len() {
-        evidence |= write_value(values, i, tape, scratch);
+        evidence |= write_value(Value { field, array: values, months }, i, tape, scratch);
     }
     tape.close(open, values.len() as u32, evidence);
     evidence
@@ -344,42 +611,4 @@ fn write_list(values: &ArrayRef, tape: &mut Tape, scratch: &mut String) -> bool 
 fn push_text(tape: &mut Tape, s: &str) -> bool {
     tape.push_string(s);
     true
-}
-
-/// Binary values as standard base64 text.
-fn push_base64(tape: &mut Tape, bytes: &[u8], scratch: &mut String) -> bool {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    scratch.clear();
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-        for (k, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if k <= chunk.len() {
-                scratch.push(ALPHABET[(n >> shift & 63) as usize] as char);
-            } else {
-                scratch.push('=');
-            }
-        }
-    }
-    tape.push_string(scratch);
-    true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_matches_the_standard_alphabet() {
-        let mut tape = Tape::default();
-        let mut scratch = String::new();
-        for (input, expected) in
-            [(&b""[..], ""), (b"f", "Zg=="), (b"fo", "Zm8="), (b"foo", "Zm9v"), (b"foobar", "Zm9vYmFy")]
-        {
-            tape.clear();
-            push_base64(&mut tape, input, &mut scratch);
-            let Node::Str { start, len } = tape.nodes[0] else { panic!() };
-            assert_eq!(tape.text_of(start, len), expected);
-        }
-    }
 }

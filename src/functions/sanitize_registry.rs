@@ -43,8 +43,8 @@ mod tests {
                 "field_name_policy",
             ),
             (
-                r#"{"registry_version":1,"schema_generation":0,"field_name_policy":"lower_alpha","canonical_schema":{"fields":[{"name":"a","source_key":"a","version":1,"type":{"kind":"uint8"}}]}}"#,
-                "canonical_schema.fields[0].type.kind 'uint8'",
+                r#"{"registry_version":1,"schema_generation":0,"field_name_policy":"lower_alpha","canonical_schema":{"fields":[{"name":"a","source_key":"a","version":1,"type":{"kind":"uint128"}}]}}"#,
+                "canonical_schema.fields[0].type.kind 'uint128'",
             ),
         ] {
             let e = canonical_registry(bad).unwrap_err();

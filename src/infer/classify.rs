@@ -1,4 +1,5 @@
-use super::schema::TimeUnit;
+use super::declared::Declared;
+use super::schema::{ScalarKind, TimeUnit};
 use crate::scalar::{Parsed, ScalarParsers};
 use crate::value::{Node, ValueRef};
 
@@ -53,6 +54,10 @@ pub enum ValueClass {
     Flattened,
     List,
     Object,
+    /// A declared map (Parquet MAP).
+    Map,
+    /// A value of a declared type (Parquet INTEGER, DECIMAL, BLOB, ...).
+    Declared(Declared),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -120,9 +125,20 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
             parsed = Parsed::Time(t);
             ValueClass::Time
         }
+        Node::Declared { kind, .. } => ValueClass::Declared(kind),
         // Containers without a non-null scalar inside are no evidence (the
         // seed's empty-container rule, applied recursively).
-        Node::List { evidence: false, .. } | Node::Object { evidence: false, .. } => ValueClass::Nothing,
+        Node::List { evidence: false, .. }
+        | Node::Object { evidence: false, .. }
+        | Node::Map { evidence: false, .. } => ValueClass::Nothing,
+        // A map is a list of entry structs: two containers, one RECORD level.
+        Node::Map { .. } => {
+            if level.containers + 2 > limits.arrow_max_depth || level.structs + 1 > limits.parquet_max_depth {
+                ValueClass::Flattened
+            } else {
+                ValueClass::Map
+            }
+        }
         Node::List { .. } => {
             if level.containers + 1 > limits.arrow_max_depth {
                 ValueClass::Flattened
@@ -144,5 +160,18 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
 impl ValueClass {
     pub fn is_string_like(self) -> bool {
         matches!(self, ValueClass::Str | ValueClass::Flattened)
+    }
+
+    /// The scalar kind of a number, for the numeric rules of
+    /// declared types (`src/infer/declared.rs`); `None` for anything else.
+    pub fn numeric_kind(self) -> Option<ScalarKind> {
+        match self {
+            ValueClass::Int => Some(ScalarKind::Int),
+            ValueClass::Float => Some(ScalarKind::Float),
+            ValueClass::Declared(d) if !matches!(d, Declared::Blob | Declared::Uuid | Declared::Interval) => {
+                Some(ScalarKind::Declared(d))
+            }
+            _ => None,
+        }
     }
 }

@@ -14,6 +14,8 @@
 //! | boolean    | boolean version, wrapping                                   |
 //! | array      | list versions (only they take arrays)                       |
 //! | object     | struct versions and list-of-struct versions alike           |
+//! | declared   | the same type, a type holding it without loss ([`holds`]),  |
+//! |            | wrapping; maps take only maps whose entries fit unchanged   |
 //!
 //! Ties go to the highest version number. A version that needs no growth is
 //! always preferred over one that would have to evolve, so an exact
@@ -21,11 +23,13 @@
 //! otherwise the newest compatible container evolves.
 //!
 //! Versions born in this scan (not `established`) may also be transformed
-//! (integer → float, scalar → struct under `scalar_object_key`, value → list
+//! (integer → float, or any two numeric types to the narrowest type holding
+//! both ([`join`]), scalar → struct under `scalar_object_key`, value → list
 //! of that value), which makes inference within one scan a join over the
 //! lattice rather than a pile of versions.
 
 use super::classify::{classify, Classified, Level, Rules, ValueClass};
+use super::declared::{holds, join};
 use super::schema::{Family, ScalarKind, StructNode, TypeNode, Version};
 use crate::value::ValueRef;
 
@@ -198,15 +202,18 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, ru
             Some(if cl.is_string_like() || c.is_parsed_string() { Fit::Exact } else { Fit::Fallback })
         }
         (TypeNode::Scalar(k), _) => {
+            let numeric = c.class.numeric_kind();
             let direct = match (k, c.class) {
                 (ScalarKind::Bool, ValueClass::Bool)
-                | (ScalarKind::Int, ValueClass::Int)
-                | (ScalarKind::Float, ValueClass::Float)
                 | (ScalarKind::Timestamp(_), ValueClass::Timestamp)
                 | (ScalarKind::Date, ValueClass::Date)
                 | (ScalarKind::Time, ValueClass::Time) => Some(Fit::Exact),
+                (ScalarKind::Declared(d), ValueClass::Declared(v)) if *d == v => Some(Fit::Exact),
                 (ScalarKind::Str, cl) if cl.is_string_like() => Some(Fit::Exact),
-                (ScalarKind::Float, ValueClass::Int) => Some(Fit::Widen),
+                // Numbers: the same type, or one this version holds without
+                // loss (an integer into a DOUBLE, INTEGER into BIGINT, ...).
+                (_, _) if numeric == Some(*k) => Some(Fit::Exact),
+                (_, _) if numeric.is_some_and(|n| holds(*k, n)) => Some(Fit::Widen),
                 // A parsed string is still a string.
                 (ScalarKind::Str, _) if c.is_parsed_string() => Some(Fit::Fallback),
                 _ => None,
@@ -215,7 +222,9 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, ru
                 return direct;
             }
             match (k, c.class) {
-                (ScalarKind::Int, ValueClass::Float) => Some(Fit::Transform),
+                // Numbers born in this scan join (integer and float → DOUBLE,
+                // INTEGER and BIGINT → BIGINT, decimals widen).
+                (_, _) if numeric.is_some_and(|n| join(*k, n).is_some()) => Some(Fit::Transform),
                 // A scalar can become a struct holding it under scalar_object_key.
                 (_, ValueClass::Object) => Some(Fit::Transform),
                 // ... or a list whose elements take it and the array's elements.
@@ -230,6 +239,11 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, ru
             // Only a struct born in this scan may turn into a list of itself.
             (may_transform && elements_fit(ty, false, c, growth, rules)).then_some(Fit::Transform)
         }
+        // A map meets only maps whose entries its entry type takes as is.
+        (TypeNode::Map(entry), ValueClass::Map) => {
+            elements_fit(entry, established, c, Growth::None, rules).then_some(Fit::Exact)
+        }
+        (TypeNode::Map(_), _) | (TypeNode::Struct(_), ValueClass::Map) => None,
         (TypeNode::Struct(s), _) => {
             // A scalar wraps into the struct under scalar_object_key.
             match s.family(key) {
@@ -282,6 +296,21 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
         ValueClass::Timestamp => TypeNode::Scalar(ScalarKind::Timestamp(ctx.rules.timestamp_unit)),
         ValueClass::Date => TypeNode::Scalar(ScalarKind::Date),
         ValueClass::Time => TypeNode::Scalar(ScalarKind::Time),
+        ValueClass::Declared(d) => TypeNode::Scalar(ScalarKind::Declared(d)),
+        ValueClass::Map => {
+            let mut entry = StructNode::default();
+            for e in c.value.elements() {
+                let ec = classify(e, c.level.inside_list(), &ctx.rules);
+                note_depth(&ec, ctx);
+                if ec.class == ValueClass::Object {
+                    absorb_object_into_struct(&mut entry, e, ec.level.inside_struct(), ctx);
+                }
+            }
+            if entry.is_empty() {
+                return None;
+            }
+            TypeNode::Map(Box::new(TypeNode::Struct(entry)))
+        }
         ValueClass::Object => {
             let mut s = StructNode::default();
             absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);
@@ -334,7 +363,11 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
         TypeNode::Scalar(k) => {
             let kind = *k;
             match (kind, c.class) {
-                (ScalarKind::Int, ValueClass::Float) if !established => *k = ScalarKind::Float,
+                (_, cl) if !established && cl.numeric_kind().is_some_and(|n| !holds(kind, n)) => {
+                    if let Some(joined) = cl.numeric_kind().and_then(|n| join(kind, n)) {
+                        *k = joined;
+                    }
+                }
                 (_, ValueClass::Object) if !established => {
                     // scalar → struct { scalar_object_key: scalar }, then the object.
                     let mut s = StructNode::default();
@@ -378,6 +411,8 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
             ValueClass::List => absorb_elements(elem, established, c, ctx),
             _ => absorb(elem, established, c, ctx),
         },
+        // Only maps whose entries fit unchanged reach here: nothing grows.
+        TypeNode::Map(entry) => absorb_elements(entry, established, c, ctx),
     }
 }
 

@@ -6,10 +6,12 @@
 //! about where a value goes.
 
 mod classify;
+mod declared;
 mod hash;
 mod lattice;
 mod schema;
 
 pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
+pub use declared::{holds, join, Declared, MAX_DECIMAL_PRECISION};
 pub use lattice::{absorb_record, choose_version, Growth, InferStats};
 pub use schema::{Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};

@@ -15,6 +15,8 @@ pub enum ScalarKind {
     Timestamp(TimeUnit),
     Date,
     Time,
+    /// A type a typed source declared (Parquet INTEGER, DECIMAL, BLOB, ...).
+    Declared(super::declared::Declared),
 }
 
 /// The unit of a timestamp column (`timestamp_precision`).
@@ -62,6 +64,10 @@ pub enum TypeNode {
     /// of the whole field instead.
     List(Box<TypeNode>),
     Struct(StructNode),
+    /// A declared map (Parquet MAP): a list of entries, the entry being a
+    /// struct whose families are `key` and `value`. It only meets other
+    /// maps, and only ones whose entries it takes unchanged.
+    Map(Box<TypeNode>),
 }
 
 /// The children of a struct (and the top-level record): one family per
@@ -98,6 +104,21 @@ pub struct Version {
     pub output_name: String,
 }
 
+impl TypeNode {
+    /// The `key` and `value` types of a map entry, when the entry has
+    /// exactly those two columns in that order (else DuckDB's MAP cannot
+    /// hold it and it stays a list of structs).
+    pub fn map_key_value(entry: &TypeNode) -> Option<(&TypeNode, &TypeNode)> {
+        let TypeNode::Struct(s) = entry else { return None };
+        match s.outputs.as_slice() {
+            [(kf, kv), (vf, vv)] if s.families[*kf].source_key == "key" && s.families[*vf].source_key == "value" => {
+                Some((&s.families[*kf].versions[*kv].ty, &s.families[*vf].versions[*vv].ty))
+            }
+            _ => None,
+        }
+    }
+}
+
 impl StructNode {
     pub fn family(&self, key: &str) -> Option<&Family> {
         self.index.get(key).map(|&i| &self.families[i])
@@ -122,6 +143,7 @@ impl TypeNode {
             TypeNode::Scalar(k) => k.semantic().to_string(),
             TypeNode::Struct(_) => "struct".to_string(),
             TypeNode::List(e) => format!("{}_array", e.semantic()),
+            TypeNode::Map(_) => "map".to_string(),
         }
     }
 }
@@ -136,6 +158,7 @@ impl ScalarKind {
             ScalarKind::Timestamp(_) => "timestamp",
             ScalarKind::Date => "date",
             ScalarKind::Time => "time",
+            ScalarKind::Declared(d) => d.semantic(),
         }
     }
 }

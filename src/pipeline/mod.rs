@@ -3,6 +3,8 @@
 
 mod budget;
 mod clock;
+#[cfg(test)]
+mod parquet_tests;
 mod prefetch;
 #[cfg(test)]
 mod proptests;

@@ -40,15 +40,25 @@ pub(crate) fn run(lines: &str, params: &[(&str, ParamValue)]) -> Result<Run, Str
     result
 }
 
-fn rand_suffix() -> u64 {
+pub(crate) fn rand_suffix() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     N.fetch_add(1, Ordering::Relaxed)
 }
 
 pub(crate) fn run_file(path: &str, params: &[(&str, ParamValue)]) -> Result<Run, String> {
-    let options = Options::parse("sanitize_jsonl", Some(InputFormat::Jsonl), params).map_err(|e| e.message)?;
-    let plan = Arc::new(plan("sanitize_jsonl", path, options).map_err(|e| e.message)?);
+    run_format("sanitize_jsonl", InputFormat::Jsonl, path, params)
+}
+
+/// Runs `function` over `path` (a file, or a directory with `input_mode`).
+pub(crate) fn run_format(
+    function: &str,
+    format: InputFormat,
+    path: &str,
+    params: &[(&str, ParamValue)],
+) -> Result<Run, String> {
+    let options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
+    let plan = Arc::new(plan(function, path, options).map_err(|e| e.message)?);
     let names =
         plan.schema.outputs.iter().map(|&(f, v)| plan.schema.families[f].versions[v].output_name.clone()).collect();
     let mut scanner = Scanner::new(Arc::clone(&plan));

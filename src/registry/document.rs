@@ -2,7 +2,7 @@ use serde_json::{json, Map, Value};
 
 use super::finalize::{version_path, DriftEvent};
 use crate::error::{Result, SanitizeError};
-use crate::infer::{Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};
+use crate::infer::{Declared, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version, MAX_DECIMAL_PRECISION};
 use crate::options::FieldNamePolicy;
 
 pub const REGISTRY_VERSION: u64 = 1;
@@ -74,10 +74,18 @@ fn type_json(t: &TypeNode) -> Value {
         TypeNode::Scalar(k) => match k {
             ScalarKind::Timestamp(unit) => json!({"kind": "timestamp", "unit": unit.name(), "timezone": "UTC"}),
             ScalarKind::Time => json!({"kind": "time", "unit": "us"}),
+            ScalarKind::Declared(Declared::Decimal { precision, scale }) => {
+                json!({"kind": "decimal", "precision": precision, "scale": scale})
+            }
             _ => json!({"kind": scalar_kind_name(*k)}),
         },
         TypeNode::Struct(s) => json!({"kind": "struct", "fields": fields_json(s)}),
         TypeNode::List(e) => json!({"kind": "list", "element": type_json(e)}),
+        // The entry's fields (`key`, `value`), as a struct lists them.
+        TypeNode::Map(entry) => match entry.as_ref() {
+            TypeNode::Struct(s) => json!({"kind": "map", "fields": fields_json(s)}),
+            other => json!({"kind": "map", "fields": [], "entry": type_json(other)}),
+        },
     }
 }
 
@@ -91,6 +99,7 @@ fn scalar_kind_name(k: ScalarKind) -> &'static str {
         ScalarKind::Timestamp(_) => "timestamp",
         ScalarKind::Date => "date",
         ScalarKind::Time => "time",
+        ScalarKind::Declared(d) => d.registry_name(),
     }
 }
 
@@ -108,8 +117,13 @@ pub fn schema_string(t: &TypeNode) -> String {
             ScalarKind::Timestamp(unit) => format!("timestamp[{}]", unit.name()),
             ScalarKind::Date => "date32[day]".into(),
             ScalarKind::Time => "time64[us]".into(),
+            ScalarKind::Declared(d) => d.arrow_name(),
         },
         TypeNode::List(e) => format!("list<item: {}>", schema_string(e)),
+        TypeNode::Map(entry) => match TypeNode::map_key_value(entry) {
+            Some((k, v)) => format!("map<{}, {}>", schema_string(k), schema_string(v)),
+            None => format!("list<item: {}>", schema_string(entry)),
+        },
         TypeNode::Struct(s) => {
             let parts: Vec<String> = s
                 .outputs
@@ -157,7 +171,7 @@ fn collect_variants(s: &StructNode, prefix: &str, out: &mut Map<String, Value>) 
 fn collect_nested(t: &TypeNode, prefix: &str, out: &mut Map<String, Value>) {
     match t {
         TypeNode::Struct(s) => collect_variants(s, prefix, out),
-        TypeNode::List(e) => collect_nested(e, &format!("{prefix}[]"), out),
+        TypeNode::List(e) | TypeNode::Map(e) => collect_nested(e, &format!("{prefix}[]"), out),
         TypeNode::Scalar(_) => {}
     }
 }
@@ -280,11 +294,80 @@ fn parse_type(t: &Value, path: &str) -> std::result::Result<TypeNode, String> {
             }
             TypeNode::Struct(s)
         }
-        "list" => TypeNode::List(Box::new(parse_type(t.get("element").ok_or(format!("{path}.element is missing"))?, &format!("{path}.element"))?)),
-        other => {
-            return Err(format!(
-                "{path}.kind '{other}' is not one of 'boolean', 'int64', 'double', 'string', 'json', 'timestamp', 'date', 'time', 'struct', 'list'"
-            ))
+        "decimal" => {
+            let number = |name: &str| t.get(name).and_then(Value::as_u64);
+            let d = match (number("precision"), number("scale")) {
+                (Some(p), Some(s)) if p <= u32::MAX as u64 && s <= i32::MAX as u64 => Declared::decimal(p as u32, s as i32),
+                _ => None,
+            };
+            TypeNode::Scalar(ScalarKind::Declared(d.ok_or(format!(
+                "{path} needs integer \"precision\" (1 to {MAX_DECIMAL_PRECISION}) and \"scale\" (0 to precision)"
+            ))?))
         }
+        "map" => {
+            let fields = t.get("fields").and_then(Value::as_array).ok_or(format!("{path}.fields is missing or not an array"))?;
+            let s = parse_fields(fields, &format!("{path}.fields"))?;
+            if s.is_empty() {
+                return Err(format!("{path}: a map needs its key and value fields"));
+            }
+            TypeNode::Map(Box::new(TypeNode::Struct(s)))
+        }
+        "list" => TypeNode::List(Box::new(parse_type(t.get("element").ok_or(format!("{path}.element is missing"))?, &format!("{path}.element"))?)),
+        other => match Declared::from_registry_name(other) {
+            Some(d) => TypeNode::Scalar(ScalarKind::Declared(d)),
+            None => return Err(format!(
+                "{path}.kind '{other}' is not one of 'boolean', 'int64', 'double', 'string', 'json', 'timestamp', 'date', 'time', 'struct', 'list', 'map', 'decimal', 'int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32', 'uint64', 'float32', 'binary', 'uuid', 'interval'"
+            )),
+        },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(ty: &str) -> String {
+        format!(
+            r#"{{"registry_version":1,"schema_generation":1,"field_name_policy":"lower_alpha","canonical_schema":{{"fields":[{{"name":"x","source_key":"x","version":1,"type":{ty}}}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn declared_kinds_round_trip() {
+        for ty in [
+            r#"{"kind":"decimal","precision":38,"scale":10}"#,
+            r#"{"kind":"uint64"}"#,
+            r#"{"kind":"interval"}"#,
+            r#"{"kind":"map","fields":[{"name":"key","source_key":"key","version":1,"type":{"kind":"string"}},{"name":"value","source_key":"value","version":1,"type":{"kind":"uuid"}}]}"#,
+        ] {
+            let mut reg = parse_registry(&doc(ty)).unwrap();
+            let opts = crate::registry::FinalizeOptions {
+                policy: reg.field_name_policy,
+                order: crate::options::ColumnOrder::SchemaContractFirst,
+            };
+            crate::registry::finalize(&mut reg.root, &opts).unwrap();
+            let written = reg.to_json();
+            let expected: Value = serde_json::from_str(ty).unwrap();
+            let mut got = written["canonical_schema"]["fields"][0]["type"].clone();
+            // Written fields carry `nullable`; compare the kinds and parameters.
+            if let Some(fields) = got.get_mut("fields").and_then(Value::as_array_mut) {
+                for f in fields.iter_mut().filter_map(Value::as_object_mut) {
+                    f.remove("nullable");
+                }
+            }
+            assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn decimal_parameters_are_checked() {
+        for ty in [
+            r#"{"kind":"decimal","precision":39,"scale":0}"#,
+            r#"{"kind":"decimal","precision":10,"scale":11}"#,
+            r#"{"kind":"decimal","precision":10}"#,
+        ] {
+            let e = parse_registry(&doc(ty)).unwrap_err();
+            assert!(e.message.contains("canonical_schema.fields[0].type needs integer \"precision\""), "{ty}: {e}");
+        }
+    }
 }

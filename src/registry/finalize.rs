@@ -121,7 +121,7 @@ fn finalize_type(
 ) {
     match t {
         TypeNode::Struct(s) => finalize_struct(s, opts, prefix, established, events),
-        TypeNode::List(e) => finalize_type(e, opts, &format!("{prefix}[]"), established, events),
+        TypeNode::List(e) | TypeNode::Map(e) => finalize_type(e, opts, &format!("{prefix}[]"), established, events),
         TypeNode::Scalar(_) => {}
     }
 }

@@ -2,7 +2,7 @@
 //! the output schema. They are cleared, not freed, between chunks, so a
 //! steady-state scan allocates nothing per value.
 
-use crate::infer::{ScalarKind, StructNode, TypeNode};
+use crate::infer::{Declared, ScalarKind, StructNode, TypeNode};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ColumnData {
@@ -17,7 +17,18 @@ pub enum ColumnData {
         offsets: Vec<u32>,
         bytes: String,
     },
-    /// Row i holds child rows `offsets[i]..offsets[i + 1]`.
+    /// Declared fixed-width values in DuckDB's physical layout, `width`
+    /// bytes per row (TINYINT … UBIGINT, FLOAT, DECIMAL, UUID, INTERVAL).
+    Fixed {
+        width: usize,
+        data: Vec<u8>,
+    },
+    /// BLOB; row i is `bytes[offsets[i]..offsets[i + 1]]`.
+    Binary {
+        offsets: Vec<u32>,
+        bytes: Vec<u8>,
+    },
+    /// Row i holds child rows `offsets[i]..offsets[i + 1]` (lists and maps).
     List {
         offsets: Vec<u32>,
         child: Box<Column>,
@@ -42,8 +53,12 @@ impl Column {
                 ScalarKind::Date => ColumnData::Date(Vec::new()),
                 ScalarKind::Float => ColumnData::Float(Vec::new()),
                 ScalarKind::Str | ScalarKind::Json => ColumnData::Str { offsets: vec![0], bytes: String::new() },
+                ScalarKind::Declared(Declared::Blob) => ColumnData::Binary { offsets: vec![0], bytes: Vec::new() },
+                ScalarKind::Declared(d) => ColumnData::Fixed { width: d.width(), data: Vec::new() },
             },
-            TypeNode::List(e) => ColumnData::List { offsets: vec![0], child: Box::new(Column::for_type(e)) },
+            TypeNode::List(e) | TypeNode::Map(e) => {
+                ColumnData::List { offsets: vec![0], child: Box::new(Column::for_type(e)) }
+            }
             TypeNode::Struct(s) => ColumnData::Struct { children: columns_for_struct(s) },
         };
         Column { valid: Vec::new(), data }
@@ -65,7 +80,12 @@ impl Column {
             ColumnData::Int(v) => v.clear(),
             ColumnData::Date(v) => v.clear(),
             ColumnData::Float(v) => v.clear(),
+            ColumnData::Fixed { data, .. } => data.clear(),
             ColumnData::Str { offsets, bytes } => {
+                offsets.truncate(1);
+                bytes.clear();
+            }
+            ColumnData::Binary { offsets, bytes } => {
                 offsets.truncate(1);
                 bytes.clear();
             }
@@ -86,7 +106,9 @@ impl Column {
             ColumnData::Int(v) => v.push(0),
             ColumnData::Date(v) => v.push(0),
             ColumnData::Float(v) => v.push(0.0),
+            ColumnData::Fixed { width, data } => data.resize(data.len() + *width, 0),
             ColumnData::Str { offsets, bytes } => offsets.push(bytes.len() as u32),
+            ColumnData::Binary { offsets, bytes } => offsets.push(bytes.len() as u32),
             ColumnData::List { offsets, .. } => {
                 let last = *offsets.last().unwrap_or(&0);
                 offsets.push(last);
@@ -106,7 +128,12 @@ impl Column {
             ColumnData::Int(v) => v.truncate(len),
             ColumnData::Date(v) => v.truncate(len),
             ColumnData::Float(v) => v.truncate(len),
+            ColumnData::Fixed { width, data } => data.truncate(len * *width),
             ColumnData::Str { offsets, bytes } => {
+                offsets.truncate(len + 1);
+                bytes.truncate(offsets[len] as usize);
+            }
+            ColumnData::Binary { offsets, bytes } => {
                 offsets.truncate(len + 1);
                 bytes.truncate(offsets[len] as usize);
             }
@@ -136,6 +163,12 @@ impl Column {
             ColumnData::Date(v) => Value::from(v[row]),
             ColumnData::Float(v) => Value::from(v[row]),
             ColumnData::Str { offsets, bytes } => Value::from(&bytes[offsets[row] as usize..offsets[row + 1] as usize]),
+            ColumnData::Fixed { width, data } => {
+                Value::from(data[row * width..(row + 1) * width].iter().map(|b| format!("{b:02x}")).collect::<String>())
+            }
+            ColumnData::Binary { offsets, bytes } => {
+                Value::from(bytes[offsets[row] as usize..offsets[row + 1] as usize].to_vec())
+            }
             ColumnData::List { offsets, child } => {
                 Value::Array((offsets[row] as usize..offsets[row + 1] as usize).map(|i| child.row_json(i)).collect())
             }

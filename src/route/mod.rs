@@ -7,10 +7,10 @@ mod column;
 pub use column::{columns_for_struct, Column, ColumnData};
 
 use crate::infer::{
-    choose_version, classify, Classified, Growth, Level, Rules, ScalarKind, StructNode, TypeNode, ValueClass,
+    choose_version, classify, Classified, Declared, Growth, Level, Rules, ScalarKind, StructNode, TypeNode, ValueClass,
 };
 use crate::scalar::Parsed;
-use crate::value::{write_compact_json, Node, ValueRef};
+use crate::value::{decimal_value, sixteen, write_compact_json, write_declared, DeclaredBits, Node, ValueRef};
 
 /// Counters and scratch space of one materialization pass.
 pub struct Router {
@@ -153,13 +153,13 @@ impl Router {
                     self.scratch.truncate(base);
                 }
             }
-            TypeNode::List(elem) => {
+            TypeNode::List(elem) | TypeNode::Map(elem) => {
                 let ColumnData::List { offsets, child } = &mut col.data else {
                     col.push_null();
                     return;
                 };
                 col.valid.push(true);
-                if c.class == ValueClass::List {
+                if matches!(c.class, ValueClass::List | ValueClass::Map) {
                     for e in c.value.elements() {
                         let ec = classify(e, c.level.inside_list(), rules);
                         // An empty element keeps its position as a NULL element.
@@ -194,6 +194,11 @@ impl Router {
                         bytes.pop();
                         true
                     }
+                    // A declared value in a JSON-text column: its text, like a string.
+                    Node::Declared { kind: d, bits } if kind == ScalarKind::Json => {
+                        write_declared(d, bits, c.value.tape, false, bytes);
+                        true
+                    }
                     _ if c.class == ValueClass::Flattened || kind == ScalarKind::Json => {
                         write_compact_json(c.value, bytes);
                         true
@@ -212,21 +217,30 @@ impl Router {
                     _ => None,
                 },
             ),
-            (ColumnData::Int(v), ScalarKind::Int) => push(
-                v,
-                match (node, c.parsed) {
-                    (Node::Int(n), _) | (_, Parsed::Int(n)) => Some(n),
-                    _ => None,
-                },
-            ),
+            (ColumnData::Int(v), ScalarKind::Int) => push(v, integer_of(c).and_then(|n| i64::try_from(n).ok())),
             (ColumnData::Float(v), ScalarKind::Float) => push(
                 v,
                 match (node, c.parsed) {
                     (Node::Float(f), _) | (_, Parsed::Float(f)) => Some(f),
-                    (Node::Int(n), _) | (_, Parsed::Int(n)) => Some(n as f64),
-                    _ => None,
+                    (Node::Declared { kind: Declared::Float32, bits }, _) => Some(f32::from_bits(bits as u32) as f64),
+                    _ => integer_of(c).map(|n| n as f64),
                 },
             ),
+            (ColumnData::Fixed { width, data }, ScalarKind::Declared(d)) => {
+                let start = data.len();
+                let ok = encode_declared(d, c, data);
+                debug_assert!(!ok || data.len() == start + *width);
+                ok
+            }
+            (ColumnData::Binary { offsets, bytes }, ScalarKind::Declared(Declared::Blob)) => match node {
+                Node::Declared { kind: Declared::Blob, bits } => {
+                    let (start, end) = DeclaredBits::range(bits);
+                    bytes.extend_from_slice(&c.value.tape.bytes[start..end]);
+                    offsets.push(bytes.len() as u32);
+                    true
+                }
+                _ => false,
+            },
             (ColumnData::Int(v), ScalarKind::Timestamp(unit)) => push(
                 v,
                 match c.parsed {
@@ -260,6 +274,77 @@ impl Router {
             self.values_nulled += 1;
         }
     }
+}
+
+/// The integer a value holds: a JSON or parsed integer, or a declared one.
+fn integer_of(c: &Classified<'_>) -> Option<i128> {
+    match (c.value.node(), c.parsed) {
+        (Node::Int(n), _) | (_, Parsed::Int(n)) => Some(n as i128),
+        (Node::Declared { kind: Declared::UInt64, bits }, _) => Some(bits as i128),
+        (Node::Declared { kind, bits }, _) if kind.is_integer() => Some(bits as i64 as i128),
+        _ => None,
+    }
+}
+
+/// Appends the value in the physical layout of declared type `d`
+/// (little endian, as DuckDB keeps it in memory). The version was chosen
+/// because it holds the value's type, so the value fits; anything else is
+/// refused rather than truncated.
+fn encode_declared(d: Declared, c: &Classified<'_>, out: &mut Vec<u8>) -> bool {
+    let tape = c.value.tape;
+    let node = c.value.node();
+    match d {
+        Declared::Float32 => match node {
+            Node::Declared { kind: Declared::Float32, bits } => {
+                out.extend_from_slice(&(bits as u32).to_le_bytes());
+                true
+            }
+            _ => false,
+        },
+        Declared::Decimal { scale, .. } => {
+            let Node::Declared { kind: Declared::Decimal { precision: p, scale: s }, bits } = node else {
+                return false;
+            };
+            let Some(unscaled) = 10i128
+                .checked_pow(u32::from(scale.saturating_sub(s)))
+                .and_then(|f| decimal_value(p, bits, tape).checked_mul(f))
+            else {
+                return false;
+            };
+            write_le(unscaled, d.width(), out);
+            true
+        }
+        Declared::Uuid => match node {
+            Node::Declared { kind: Declared::Uuid, bits } => {
+                // DuckDB keeps a UUID as a 128-bit integer with the top bit
+                // flipped, so that integer order is UUID text order.
+                let v = u128::from_be_bytes(sixteen(tape, bits)) ^ (1u128 << 127);
+                out.extend_from_slice(&v.to_le_bytes());
+                true
+            }
+            _ => false,
+        },
+        Declared::Interval => match node {
+            Node::Declared { kind: Declared::Interval, bits } => {
+                out.extend_from_slice(&sixteen(tape, bits));
+                true
+            }
+            _ => false,
+        },
+        Declared::Blob => false,
+        int => match integer_of(c) {
+            Some(n) => {
+                write_le(n, int.width(), out);
+                true
+            }
+            None => false,
+        },
+    }
+}
+
+/// The low `width` bytes of `n`, little endian (two's complement).
+fn write_le(n: i128, width: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(&n.to_le_bytes()[..width]);
 }
 
 fn push<T>(values: &mut Vec<T>, v: Option<T>) -> bool {

@@ -5,8 +5,10 @@
 //! allocation once the buffers have grown: strings live in one text buffer and
 //! containers are ranges of the node vector, not boxed trees.
 
+mod declared_text;
 mod tape;
 mod write_json;
 
-pub use tape::{Node, OpenContainer, Tape, Ticks, ValueRef};
+pub use declared_text::{decimal_value, sixteen, write_base64, write_declared};
+pub use tape::{DeclaredBits, Node, OpenContainer, Tape, Ticks, ValueRef};
 pub use write_json::write_compact_json;

@@ -1,3 +1,5 @@
+use crate::infer::Declared;
+
 /// One node of a tape. Containers record where their subtree ends, so a
 /// consumer can skip a whole value in O(1).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,6 +42,37 @@ pub enum Node {
     Date(i32),
     /// Nanoseconds since midnight.
     Time(i64),
+    /// A value of a declared type from a typed source (Parquet); `bits`
+    /// holds it as [`DeclaredBits`] describes.
+    Declared {
+        kind: Declared,
+        bits: u64,
+    },
+    /// A declared map (Parquet MAP): like a list whose elements are
+    /// `{key, value}` objects.
+    Map {
+        len: u32,
+        end: u32,
+        evidence: bool,
+    },
+}
+
+/// How a [`Node::Declared`] stores its value in `bits`:
+/// - integers: the value as i64 (UInt64: its u64 bits);
+/// - Float32: the f32 bits;
+/// - decimals of precision ≤ 18: the unscaled value as i64;
+/// - wider decimals (i128, little endian), UUIDs (16 bytes, big endian as
+///   written) and intervals (months i32, days i32, micros i64, little endian):
+///   the offset of 16 bytes in [`Tape::bytes`];
+/// - blobs: offset (low 32 bits) and length (high 32 bits) in [`Tape::bytes`].
+pub struct DeclaredBits;
+
+impl DeclaredBits {
+    pub fn range(bits: u64) -> (usize, usize) {
+        let start = (bits & 0xffff_ffff) as usize;
+        let len = (bits >> 32) as usize;
+        (start, start + len)
+    }
 }
 
 /// The unit of [`Node::Timestamp`] values.
@@ -74,6 +107,9 @@ impl Ticks {
 pub struct Tape {
     pub nodes: Vec<Node>,
     pub text: String,
+    /// Bytes of declared values that do not fit in a node (blobs, UUIDs,
+    /// intervals, wide decimals).
+    pub bytes: Vec<u8>,
     pub roots: Vec<u32>,
     /// Changes whenever the text may have been cleared, so that a decoder
     /// can tell whether text ranges it remembered are still valid.
@@ -88,7 +124,13 @@ fn next_generation() -> u64 {
 
 impl Default for Tape {
     fn default() -> Self {
-        Tape { nodes: Vec::new(), text: String::new(), roots: Vec::new(), generation: next_generation() }
+        Tape {
+            nodes: Vec::new(),
+            text: String::new(),
+            bytes: Vec::new(),
+            roots: Vec::new(),
+            generation: next_generation(),
+        }
     }
 }
 
@@ -96,6 +138,7 @@ impl Tape {
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.text.clear();
+        self.bytes.clear();
         self.roots.clear();
         self.generation = next_generation();
     }
@@ -127,14 +170,17 @@ impl Tape {
     /// Index one past the subtree rooted at `idx`.
     pub fn skip(&self, idx: usize) -> usize {
         match self.nodes[idx] {
-            Node::List { end, .. } | Node::Object { end, .. } => end as usize,
+            Node::List { end, .. } | Node::Object { end, .. } | Node::Map { end, .. } => end as usize,
             _ => idx + 1,
         }
     }
 
     /// Approximate heap bytes held, for memory budgeting.
     pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>() + self.text.capacity() + self.roots.capacity() * 4
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.text.capacity()
+            + self.bytes.capacity()
+            + self.roots.capacity() * 4
     }
 }
 
@@ -160,13 +206,21 @@ impl<'t> ValueRef<'t> {
     /// True for null and for containers with no non-null scalar inside
     /// (`{}`, `[]`, `[{}]`, `{"a": null}`): values that carry no type evidence.
     pub fn is_empty_or_null(&self) -> bool {
-        matches!(self.node(), Node::Null | Node::List { evidence: false, .. } | Node::Object { evidence: false, .. })
+        matches!(
+            self.node(),
+            Node::Null
+                | Node::List { evidence: false, .. }
+                | Node::Object { evidence: false, .. }
+                | Node::Map { evidence: false, .. }
+        )
     }
 
     /// Elements of an array (empty for anything else).
     pub fn elements(&self) -> Elements<'t> {
         match self.node() {
-            Node::List { len, .. } => Elements { tape: self.tape, next: self.idx + 1, left: len },
+            Node::List { len, .. } | Node::Map { len, .. } => {
+                Elements { tape: self.tape, next: self.idx + 1, left: len }
+            }
             _ => Elements { tape: self.tape, next: 0, left: 0 },
         }
     }
@@ -226,7 +280,14 @@ impl<'t> Iterator for Entries<'t> {
 #[derive(Clone, Copy, Debug)]
 pub struct OpenContainer {
     node: usize,
-    is_object: bool,
+    kind: ContainerKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ContainerKind {
+    List,
+    Object,
+    Map,
 }
 
 /// Building records for decoders other than the JSON parser (which writes
@@ -237,14 +298,24 @@ impl Tape {
     pub fn open(&mut self, is_object: bool) -> OpenContainer {
         let node = self.nodes.len();
         self.nodes.push(Node::Null); // patched by close
-        OpenContainer { node, is_object }
+        OpenContainer { node, kind: if is_object { ContainerKind::Object } else { ContainerKind::List } }
+    }
+
+    /// Starts a map: a list of `{key, value}` objects; close it with [`Tape::close`].
+    pub fn open_map(&mut self) -> OpenContainer {
+        let node = self.nodes.len();
+        self.nodes.push(Node::Null); // patched by close
+        OpenContainer { node, kind: ContainerKind::Map }
     }
 
     /// Ends a container holding `len` entries (objects: key/value pairs).
     pub fn close(&mut self, open: OpenContainer, len: u32, evidence: bool) {
         let end = self.nodes.len() as u32;
-        self.nodes[open.node] =
-            if open.is_object { Node::Object { len, end, evidence } } else { Node::List { len, end, evidence } };
+        self.nodes[open.node] = match open.kind {
+            ContainerKind::Object => Node::Object { len, end, evidence },
+            ContainerKind::List => Node::List { len, end, evidence },
+            ContainerKind::Map => Node::Map { len, end, evidence },
+        };
     }
 
     pub fn push_key(&mut self, key: &str) {
@@ -262,6 +333,13 @@ impl Tape {
     pub fn push_string(&mut self, s: &str) {
         let (start, len) = self.push_text(s);
         self.nodes.push(Node::Str { start, len });
+    }
+
+    /// Appends bytes for a [`Node::Declared`] value; returns their offset.
+    pub fn push_bytes(&mut self, bytes: &[u8]) -> u32 {
+        let start = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(bytes);
+        start
     }
 
     pub fn push_null(&mut self) {

@@ -22,7 +22,7 @@ pub fn write_compact_json(value: ValueRef<'_>, out: &mut String) {
                 after_value = false;
                 continue;
             }
-            Node::List { len, .. } | Node::Object { len, .. } => {
+            Node::List { len, .. } | Node::Object { len, .. } | Node::Map { len, .. } => {
                 let is_object = matches!(node, Node::Object { .. });
                 out.push(if is_object { '{' } else { '[' });
                 stack.push((is_object, len));
@@ -39,6 +39,7 @@ pub fn write_compact_json(value: ValueRef<'_>, out: &mut String) {
             }
             Node::Float(f) => write_float(f, out),
             Node::Str { start, len } => write_json_string(tape.text_of(start, len), out),
+            Node::Declared { kind, bits } => super::declared_text::write_declared(kind, bits, tape, true, out),
             // Typed temporals are written as ISO 8601 strings.
             Node::Timestamp { value, unit } => {
                 let (secs, nanos) = unit.split(value);
@@ -60,7 +61,7 @@ pub fn write_compact_json(value: ValueRef<'_>, out: &mut String) {
         }
         // A value is complete (a scalar, or an empty container opened above).
         after_value = true;
-        if matches!(node, Node::List { .. } | Node::Object { .. }) {
+        if matches!(node, Node::List { .. } | Node::Object { .. } | Node::Map { .. }) {
             // The empty container itself is on the stack; close it first.
             if let Some((is_object, _)) = stack.pop() {
                 out.push(if is_object { '}' } else { ']' });
