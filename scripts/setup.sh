@@ -12,3 +12,15 @@ if [ ! -f "$stamp" ]; then
     "duckdb==$DUCKDB_VERSION" "duckdb-cli==$DUCKDB_VERSION" -r "$ROOT/scripts/requirements-test.txt"
   touch "$stamp"
 fi
+# Azurite, the Azure Storage emulator of tests/test_remote_storage.py, is a
+# Node.js package: installed into .tools/ with the machine's npm.
+AZURITE_VERSION=3.37.0
+if [ ! -x "$ROOT/.tools/node_modules/.bin/azurite-blob" ] || [ ! -f "$ROOT/.tools/.azurite-$AZURITE_VERSION" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    mkdir -p "$ROOT/.tools"
+    npm install --prefix "$ROOT/.tools" --silent --no-audit --no-fund "azurite@$AZURITE_VERSION" >/dev/null
+    touch "$ROOT/.tools/.azurite-$AZURITE_VERSION"
+  else
+    echo "setup: npm not found; the Azure emulator tests will fail (install Node.js and npm)" >&2
+  fi
+fi

@@ -25,7 +25,7 @@ use crate::formats::Batch;
 use crate::infer::{absorb_record, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
 use crate::options::{InputFormat, OnError, Options, SchemaMode, TimestampPrecision};
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
-use crate::source::resolve_files;
+use crate::source::{resolve, Spool};
 
 /// Records decoded per batch; one DuckDB vector's worth.
 pub const BATCH_RECORDS: usize = 2048;
@@ -48,6 +48,8 @@ pub struct ScanPlan {
     pub probe_stats: Stats,
     /// Microseconds since the epoch, UTC: `ingestion_timestamp` and `detected_at`.
     pub started_at_micros: i64,
+    /// Staged remote inputs: `files` point into it, so it lives as long as the plan.
+    pub spool: Option<Spool>,
 }
 
 impl ScanPlan {
@@ -76,8 +78,10 @@ impl Options {
 }
 
 pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
-    let files = resolve_files(function, path, options.input_format, options.input_mode)?;
-    check_directory_consistency(function, &files, &options)?;
+    let resolved = resolve(function, path, options.input_format, options.input_mode)?;
+    let files = resolved.files;
+    let names = resolved.display;
+    check_directory_consistency(function, &files, &names, &options)?;
     let started_at_micros = now_utc_micros();
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
@@ -93,7 +97,7 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
     }
     let mut stats = Stats::default();
     if options.schema_mode == SchemaMode::Additive {
-        probe_files(function, &files, &options, &mut registry.root, &mut stats)?;
+        probe_files(function, &files, &names, &options, &mut registry.root, &mut stats)?;
     } else {
         stats.files = files.len() as u64;
     }
@@ -114,8 +118,9 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
         drifts_json: serde_json::Value::Array(drifts).to_string(),
         schema: registry.root,
         options,
-        display_files: files.iter().map(|f| crate::source::display_name(path, f)).collect(),
+        display_files: names,
         files,
+        spool: resolved.spool,
         probe_stats: stats,
         started_at_micros,
     })
@@ -123,28 +128,28 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
 
 /// Directory mode joins files into one table: CSV files must share their
 /// header (each file's own header row is dropped). Checked before any row.
-fn check_directory_consistency(function: &str, files: &[String], options: &Options) -> Result<()> {
+fn check_directory_consistency(function: &str, files: &[String], names: &[String], options: &Options) -> Result<()> {
     if files.len() < 2 {
         return Ok(());
     }
     if options.input_format == InputFormat::Xml {
-        return check_xml_roots(function, files, options);
+        return check_xml_roots(function, files, names, options);
     }
     if options.input_format != InputFormat::Csv || !options.csv_has_header {
         return Ok(());
     }
-    let header = |file: &String| -> Result<Option<Vec<String>>> {
-        let f = readers::open(function, file)?;
+    let header = |file: &String, name: &String| -> Result<Option<Vec<String>>> {
+        let f = readers::open(function, file, name)?;
         let text = crate::source::TextDecoder::new(f, options.input_text_encoding, options.read_chunk_bytes);
         let csv = crate::formats::csv::CsvOptions { has_header: true, delimiter: options.csv_delimiter };
-        crate::formats::csv::CsvReader::new(text, file, options.read_chunk_bytes, csv)
+        crate::formats::csv::CsvReader::new(text, name, options.read_chunk_bytes, csv)
             .header()
             .map_err(|e| e.in_function(function))
     };
     // An empty file has no header and agrees with anything.
     let mut reference: Option<(&String, Vec<String>)> = None;
-    for file in files {
-        let Some(h) = header(file)? else { continue };
+    for (path, file) in files.iter().zip(names) {
+        let Some(h) = header(path, file)? else { continue };
         match &reference {
             None => reference = Some((file, h)),
             Some((first, expected)) if *expected != h => {
@@ -162,10 +167,10 @@ fn check_directory_consistency(function: &str, files: &[String], options: &Optio
 
 /// XML documents combine only when they share their root element (the
 /// documents are siblings under one logical root).
-fn check_xml_roots(function: &str, files: &[String], options: &Options) -> Result<()> {
+fn check_xml_roots(function: &str, files: &[String], names: &[String], options: &Options) -> Result<()> {
     let mut reference: Option<(&String, String)> = None;
-    for file in files {
-        let f = readers::open(function, file)?;
+    for (path, file) in files.iter().zip(names) {
+        let f = readers::open(function, path, file)?;
         let text = crate::source::TextDecoder::new(f, options.input_text_encoding, options.read_chunk_bytes);
         let xml = crate::formats::xml::XmlOptions {
             row_tag: options.xml_row_tag.clone(),
@@ -192,6 +197,7 @@ fn check_xml_roots(function: &str, files: &[String], options: &Options) -> Resul
 fn probe_files(
     function: &str,
     files: &[String],
+    names: &[String],
     options: &Options,
     root: &mut StructNode,
     stats: &mut Stats,
@@ -199,9 +205,9 @@ fn probe_files(
     let mut infer_stats = InferStats::default();
     let mut batch = Batch::default();
     let rules = options.rules();
-    for file in files {
+    for (path, file) in files.iter().zip(names) {
         let mut reader =
-            prefetch::Prefetch::new(open_reader(function, file, options)?, options.batch_memory_limit_bytes);
+            prefetch::Prefetch::new(open_reader(function, path, file, options)?, options.batch_memory_limit_bytes);
         batch.clear();
         if reader.declared_schema_sample(&mut batch) {
             absorb_record(root, batch.tape.record(0), &rules, &mut infer_stats);

@@ -13,32 +13,34 @@ use crate::formats::RecordReader;
 use crate::options::{InputFormat, Options};
 use crate::source::TextDecoder;
 
-pub fn open_reader(function: &str, file: &str, options: &Options) -> Result<Box<dyn RecordReader + Send>> {
-    let f = open(function, file)?;
+/// Opens local `file` for reading; messages call it `name` (a remote file's
+/// URI rather than its staged copy).
+pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) -> Result<Box<dyn RecordReader + Send>> {
+    let f = open(function, file, name)?;
     let chunk = options.read_chunk_bytes;
     let encoding = options.input_text_encoding;
     let text = |f: File| TextDecoder::new(f, encoding, chunk);
     Ok(match options.input_format {
-        InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text(f), file, chunk)),
+        InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text(f), name, chunk)),
         InputFormat::Csv => Box::new(CsvReader::new(
             text(f),
-            file,
+            name,
             chunk,
             CsvOptions { has_header: options.csv_has_header, delimiter: options.csv_delimiter },
         )),
-        InputFormat::Json => Box::new(JsonDocumentReader::new(text(f), file, chunk, function)),
-        InputFormat::JsonArray => Box::new(JsonArrayReader::new(text(f), file, chunk, function)),
+        InputFormat::Json => Box::new(JsonDocumentReader::new(text(f), name, chunk, function)),
+        InputFormat::JsonArray => Box::new(JsonArrayReader::new(text(f), name, chunk, function)),
         InputFormat::Xml => Box::new(XmlReader::new(
             text(f),
-            file,
+            name,
             chunk,
             XmlOptions { row_tag: options.xml_row_tag.clone(), scalar_object_key: options.scalar_object_key.clone() },
         )),
         // Parquet is binary: input_text_encoding does not apply.
-        InputFormat::Parquet => Box::new(ParquetReader::open(f, file, function, super::BATCH_RECORDS)?),
+        InputFormat::Parquet => Box::new(ParquetReader::open(f, name, function, super::BATCH_RECORDS)?),
     })
 }
 
-pub(crate) fn open(function: &str, file: &str) -> Result<File> {
-    File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{file}\": {e}")))
+pub(crate) fn open(function: &str, file: &str, name: &str) -> Result<File> {
+    File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))
 }

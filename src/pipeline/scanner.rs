@@ -93,7 +93,7 @@ impl Scanner {
                 return Ok(chunk.rows);
             }
             chunk.file_index = file_index;
-            let file = &plan.files[file_index];
+            let file = &plan.display_files[file_index];
             while self.cursor < self.batch.len() && chunk.rows < max_rows {
                 let i = self.cursor;
                 self.cursor += 1;
@@ -164,8 +164,7 @@ impl Scanner {
                 }
                 let index = self.next_file;
                 self.next_file += 1;
-                let file = &plan.files[index];
-                let reader = open_reader(function, file, &plan.options)?;
+                let reader = open_reader(function, &plan.files[index], &plan.display_files[index], &plan.options)?;
                 self.reader = Some((index, Prefetch::new(reader, plan.options.batch_memory_limit_bytes)));
                 self.stats.files += 1;
             }

@@ -2,29 +2,52 @@
 //! and decoding text to UTF-8.
 
 mod decode;
+mod remote;
+mod spool;
 
 pub use decode::{TextDecoder, TextEncoding};
+pub use remote::{parse_remote, Backend, RemoteUri};
+pub use spool::Spool;
 
 use std::path::Path;
 
 use crate::error::{Result, SanitizeError};
 use crate::options::{InputFormat, InputMode};
 
-const REMOTE_SCHEMES: [&str; 11] = [
-    "s3://", "gs://", "gcs://", "abfs://", "abfss://", "az://", "azure://", "wasb://", "wasbs://", "http://",
-    "https://",
-];
+/// The files of one scan: local paths to read, what `source_file` shows for
+/// each, and the spool that holds staged remote objects (kept alive for as
+/// long as the files are read).
+#[derive(Debug)]
+pub struct Resolved {
+    pub files: Vec<String>,
+    pub display: Vec<String>,
+    pub spool: Option<Spool>,
+}
 
 /// Turns the user's path into the files to read, in deterministic order,
-/// checking the format's extension before anything is read.
+/// checking the format's extension before anything is read. Remote objects
+/// are listed and staged into a local spool first.
+pub fn resolve(function: &str, path: &str, format: InputFormat, mode: InputMode) -> Result<Resolved> {
+    if let Some(uri) = parse_remote(path) {
+        let check = |name: &str| check_extension(function, name, format);
+        let staged = spool::stage(function, path, &uri, format, mode, &check)?;
+        return Ok(Resolved { files: staged.files, display: staged.uris, spool: Some(staged.spool) });
+    }
+    if remote::is_remote_scheme(path) && file_uri_path(path).is_none() {
+        let scheme = path.split("://").next().unwrap_or_default();
+        return Err(SanitizeError::options(format!(
+            "{function}: unsupported URI scheme \"{scheme}://\" in \"{path}\"; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://"
+        )));
+    }
+    let files = resolve_files(function, path, format, mode)?;
+    let display = files.iter().map(|f| display_name(path, f)).collect();
+    Ok(Resolved { files, display, spool: None })
+}
+
+/// The local files of a local path (see [`resolve`]).
 pub fn resolve_files(function: &str, path: &str, format: InputFormat, mode: InputMode) -> Result<Vec<String>> {
     if path.is_empty() {
         return Err(SanitizeError::options(format!("{function}: the path argument is empty")));
-    }
-    if let Some(scheme) = REMOTE_SCHEMES.iter().find(|s| path.to_ascii_lowercase().starts_with(**s)) {
-        return Err(SanitizeError::options(format!(
-            "{function}: remote paths ({scheme}) are not supported by this build yet (see docs/status.md): \"{path}\""
-        )));
     }
     let local = file_uri_path(path).unwrap_or(path);
     match mode {

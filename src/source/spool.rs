@@ -1,0 +1,359 @@
+//! Staging remote objects into local files (the seed's "spool"): every
+//! remote input is downloaded once, at bind, streamed to a private temporary
+//! directory, and then read by the same local readers as any file. The probe
+//! and the scan read the staged copy, so nothing is downloaded twice, and
+//! memory stays that of one network buffer per download. The directory is
+//! removed when the scan's plan is dropped.
+//!
+//! Backends come from object_store with its standard configuration: the
+//! environment variables of each provider (`AWS_*`, `GOOGLE_*`, `AZURE_*`,
+//! `AZURITE_BLOB_STORAGE_URL`) and their credential chains. The seed's
+//! tuning variables apply: `SCHEMA_SANITIZER_SPOOL_DIR`,
+//! `SCHEMA_SANITIZER_ASYNC_TIMEOUT` (seconds per request, default 120),
+//! `SCHEMA_SANITIZER_ASYNC_RETRIES` (default 4) and
+//! `SCHEMA_SANITIZER_ASYNC_CONCURRENCY` (parallel downloads, default 64).
+//!
+//! GCS emulators implement only Google's JSON API, while object_store speaks
+//! the XML API; with `STORAGE_EMULATOR_HOST` set (the variable Google's own
+//! client libraries honour) `gs://` goes to the emulator's JSON API,
+//! unauthenticated, as those libraries do.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+use object_store::http::HttpBuilder;
+use object_store::path::Path as ObjectPath;
+use object_store::{ClientConfigKey, ObjectStore, ObjectStoreExt, RetryConfig};
+
+use super::remote::{Backend, RemoteUri};
+use crate::error::{Result, SanitizeError};
+use crate::options::{InputFormat, InputMode};
+
+/// A private temporary directory holding staged objects; removed on drop.
+#[derive(Debug)]
+pub struct Spool {
+    dir: PathBuf,
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Remote inputs staged locally: `files[i]` is the local copy of `uris[i]`.
+#[derive(Debug)]
+pub struct Staged {
+    pub files: Vec<String>,
+    pub uris: Vec<String>,
+    pub spool: Spool,
+}
+
+/// The seed's tuning variables.
+struct Settings {
+    timeout_secs: u64,
+    retries: usize,
+    concurrency: usize,
+    spool_root: PathBuf,
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        let number = |name: &str, default: u64, min: u64| {
+            std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok()).filter(|n| *n >= min).unwrap_or(default)
+        };
+        Settings {
+            timeout_secs: number("SCHEMA_SANITIZER_ASYNC_TIMEOUT", 120, 1),
+            retries: number("SCHEMA_SANITIZER_ASYNC_RETRIES", 4, 0) as usize,
+            concurrency: number("SCHEMA_SANITIZER_ASYNC_CONCURRENCY", 64, 1) as usize,
+            spool_root: std::env::var_os("SCHEMA_SANITIZER_SPOOL_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(std::env::temp_dir),
+        }
+    }
+}
+
+/// Lists (directory mode) and downloads the remote input. `check_name`
+/// validates a file name's extension before anything is downloaded.
+pub fn stage(
+    function: &str,
+    user_path: &str,
+    uri: &RemoteUri,
+    format: InputFormat,
+    mode: InputMode,
+    check_name: &dyn Fn(&str) -> Result<()>,
+) -> Result<Staged> {
+    let settings = Settings::from_env();
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        SanitizeError::io(format!("{function}: cannot {what} \"{user_path}\" ({}): {e}", uri.backend.name()))
+    };
+    // Everything that needs no request is decided first: the mode, the
+    // extension, the HTTP listing refusal.
+    match mode {
+        InputMode::SingleFile => {
+            if uri.key.is_empty() || uri.key.ends_with('/') {
+                return Err(SanitizeError::options(format!(
+                    "{function}: \"{user_path}\" names a directory; pass input_mode := 'directory' to read its files"
+                )));
+            }
+            check_name(&uri.key)?;
+        }
+        InputMode::Directory if uri.backend == Backend::Http => {
+            return Err(SanitizeError::options(format!(
+                "{function}: input_mode 'directory' is not supported for http(s):// paths: HTTP has no portable directory listing (\"{user_path}\")"
+            )));
+        }
+        InputMode::Directory => {}
+    }
+    let source = Source::new(uri, &settings).map_err(|e| fail("open", &e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| fail("start the download runtime for", &e))?;
+    let keys: Vec<String> = match mode {
+        InputMode::SingleFile => vec![uri.key.clone()],
+        InputMode::Directory => {
+            let prefix = uri.key.trim_end_matches('/');
+            let mut keys: Vec<String> = runtime
+                .block_on(source.list(prefix))
+                .map_err(|e| fail("list", &e))?
+                .into_iter()
+                .filter(|k| check_name(k).is_ok())
+                .collect();
+            keys.sort();
+            if keys.is_empty() {
+                return Err(SanitizeError::input(format!(
+                    "{function}: directory \"{user_path}\" has no {} files (direct children only, never recursive)",
+                    format.extensions().join(" or ")
+                )));
+            }
+            keys
+        }
+    };
+    let spool = new_spool(&settings.spool_root).map_err(|e| fail("create a spool directory for", &e))?;
+    let files: Vec<PathBuf> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| spool.dir.join(format!("{i:06}_{}", k.rsplit('/').next().unwrap_or(k))))
+        .collect();
+    let downloads = keys.iter().zip(&files).map(|(key, file)| source.download(key, file));
+    runtime
+        .block_on(futures::stream::iter(downloads).buffer_unordered(settings.concurrency).try_collect::<Vec<()>>())
+        .map_err(|(key, e)| {
+            let shown = object_uri(uri, &key);
+            match e {
+                // The store's message carries the whole response body; the URI says enough.
+                DownloadError::Store(object_store::Error::NotFound { .. }) | DownloadError::NotFound => {
+                    SanitizeError::io(format!("{function}: no such file \"{shown}\" ({})", uri.backend.name()))
+                }
+                e => {
+                    SanitizeError::io(format!("{function}: cannot download \"{shown}\" ({}): {e}", uri.backend.name()))
+                }
+            }
+        })?;
+    Ok(Staged {
+        files: files.iter().map(|f| f.to_string_lossy().into_owned()).collect(),
+        uris: keys.iter().map(|k| object_uri(uri, k)).collect(),
+        spool,
+    })
+}
+
+/// The URI of one object of the store, as `source_file` shows it.
+fn object_uri(uri: &RemoteUri, key: &str) -> String {
+    format!("{}/{key}", uri.store_url)
+}
+
+#[derive(Debug)]
+enum DownloadError {
+    Store(object_store::Error),
+    Http(String),
+    NotFound,
+    Local(std::io::Error),
+}
+
+impl std::fmt::Display for DownloadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DownloadError::Store(e) => write!(f, "{e}"),
+            DownloadError::Http(e) => write!(f, "{e}"),
+            DownloadError::NotFound => write!(f, "not found"),
+            DownloadError::Local(e) => write!(f, "writing the local copy failed: {e}"),
+        }
+    }
+}
+
+/// Where remote objects come from: an object_store backend, or a GCS
+/// emulator's JSON API.
+enum Source {
+    Store(Arc<dyn ObjectStore>),
+    GcsEmulator { client: reqwest::Client, host: String, bucket: String },
+}
+
+impl Source {
+    fn new(uri: &RemoteUri, settings: &Settings) -> std::result::Result<Source, String> {
+        if uri.backend == Backend::Gcs {
+            if let Some(host) = std::env::var("STORAGE_EMULATOR_HOST").ok().filter(|h| !h.is_empty()) {
+                let host = if host.contains("://") { host } else { format!("http://{host}") };
+                let bucket = uri.store_url.split_once("://").map_or("", |(_, b)| b).to_string();
+                let client = reqwest::Client::builder()
+                    .timeout(std::time::Duration::from_secs(settings.timeout_secs))
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                return Ok(Source::GcsEmulator { client, host: host.trim_end_matches('/').to_string(), bucket });
+            }
+        }
+        build_store(uri, settings).map(Source::Store).map_err(|e| e.to_string())
+    }
+
+    /// The keys of the objects directly under `prefix` (never recursive).
+    async fn list(&self, prefix: &str) -> std::result::Result<Vec<String>, String> {
+        match self {
+            Source::Store(store) => {
+                let prefix = (!prefix.is_empty()).then(|| ObjectPath::from(prefix));
+                let listing = store.list_with_delimiter(prefix.as_ref()).await.map_err(|e| e.to_string())?;
+                Ok(listing.objects.into_iter().map(|o| o.location.to_string()).collect())
+            }
+            Source::GcsEmulator { client, host, bucket } => {
+                let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+                let mut keys = Vec::new();
+                let mut page: Option<String> = None;
+                loop {
+                    let mut url = format!(
+                        "{host}/storage/v1/b/{}/o?delimiter=%2F&prefix={}",
+                        percent_encode(bucket),
+                        percent_encode(&prefix)
+                    );
+                    if let Some(token) = &page {
+                        url.push_str(&format!("&pageToken={}", percent_encode(token)));
+                    }
+                    let response = client.get(&url).send().await.map_err(|e| e.to_string())?;
+                    let status = response.status();
+                    let body = response.text().await.map_err(|e| e.to_string())?;
+                    if !status.is_success() {
+                        return Err(format!("GET {url}: {status}"));
+                    }
+                    let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+                    let names = doc["items"].as_array().into_iter().flatten().filter_map(|o| o["name"].as_str());
+                    keys.extend(names.map(str::to_string));
+                    match doc["nextPageToken"].as_str() {
+                        Some(t) if !t.is_empty() => page = Some(t.to_string()),
+                        _ => return Ok(keys),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Streams one object into `file`, one network buffer at a time.
+    async fn download(&self, key: &str, file: &Path) -> std::result::Result<(), (String, DownloadError)> {
+        let failed = |e| (key.to_string(), e);
+        let mut out = std::fs::File::create(file).map_err(|e| failed(DownloadError::Local(e)))?;
+        match self {
+            Source::Store(store) => {
+                let result = store.get(&ObjectPath::from(key)).await.map_err(|e| failed(DownloadError::Store(e)))?;
+                let mut stream = result.into_stream();
+                while let Some(chunk) = stream.next().await {
+                    let chunk = chunk.map_err(|e| failed(DownloadError::Store(e)))?;
+                    out.write_all(&chunk).map_err(|e| failed(DownloadError::Local(e)))?;
+                }
+            }
+            Source::GcsEmulator { client, host, bucket } => {
+                let url = format!(
+                    "{host}/download/storage/v1/b/{}/o/{}?alt=media",
+                    percent_encode(bucket),
+                    percent_encode(key)
+                );
+                let response = client.get(&url).send().await.map_err(|e| failed(DownloadError::Http(e.to_string())))?;
+                if response.status() == reqwest::StatusCode::NOT_FOUND {
+                    return Err(failed(DownloadError::NotFound));
+                }
+                if !response.status().is_success() {
+                    return Err(failed(DownloadError::Http(format!("GET {url}: {}", response.status()))));
+                }
+                let mut stream = response.bytes_stream();
+                while let Some(chunk) = stream.next().await {
+                    let chunk = chunk.map_err(|e| failed(DownloadError::Http(e.to_string())))?;
+                    out.write_all(&chunk).map_err(|e| failed(DownloadError::Local(e)))?;
+                }
+            }
+        }
+        out.flush().map_err(|e| failed(DownloadError::Local(e)))
+    }
+}
+
+/// RFC 3986 percent-encoding of everything but the unreserved characters
+/// (what a GCS object name needs inside a URL path segment or query).
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn new_spool(root: &Path) -> std::io::Result<Spool> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = root.join(format!("schema_sanitizer-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    std::fs::create_dir_all(&dir)?;
+    Ok(Spool { dir })
+}
+
+/// The store for a URI, configured from the provider's environment
+/// variables; the request timeout and retries are the seed's settings.
+fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
+    let timeout = format!("{}s", settings.timeout_secs);
+    let retry = RetryConfig { max_retries: settings.retries, ..RetryConfig::default() };
+    Ok(match uri.backend {
+        Backend::S3 => Arc::new(
+            AmazonS3Builder::from_env()
+                .with_url(&uri.store_url)
+                .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), &timeout)
+                .with_retry(retry)
+                .build()?,
+        ),
+        Backend::Gcs => Arc::new(
+            GoogleCloudStorageBuilder::from_env()
+                .with_url(&uri.store_url)
+                .with_config(GoogleConfigKey::Client(ClientConfigKey::Timeout), &timeout)
+                .with_retry(retry)
+                .build()?,
+        ),
+        Backend::Azure => Arc::new(
+            MicrosoftAzureBuilder::from_env()
+                .with_url(&uri.store_url)
+                .with_config(AzureConfigKey::Client(ClientConfigKey::Timeout), &timeout)
+                .with_retry(retry)
+                .build()?,
+        ),
+        Backend::Http => Arc::new(
+            HttpBuilder::new()
+                .with_url(&uri.store_url)
+                .with_config(ClientConfigKey::Timeout, &timeout)
+                // The user asked for http:// explicitly.
+                .with_config(ClientConfigKey::AllowHttp, "true")
+                .with_retry(retry)
+                .build()?,
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_encoding_keeps_only_unreserved_characters() {
+        assert_eq!(percent_encode("raw/a b+c.jsonl"), "raw%2Fa%20b%2Bc.jsonl");
+        assert_eq!(percent_encode("é~_-."), "%C3%A9~_-.");
+    }
+}
