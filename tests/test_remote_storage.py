@@ -32,6 +32,8 @@ ROWS = [
     ("csv/t.csv", b"a,b\n1,x\n2,y\n"),
     ("xml/t.xml", b"<rows><row><a>1</a></row><row><a>2</a></row></rows>"),
     ("bad/x.jsonl", b'{"id": 1}\n{oops\n'),
+    # A key with characters object stores allow but URLs must encode.
+    ("odd/logs~2024 v1.jsonl", b'{"id": 5}\n'),
 ]
 
 
@@ -372,3 +374,21 @@ def test_errors_and_skips_name_the_remote_uri(backend, request, remote_con):
         remote_con.execute(f"SELECT * FROM sanitize_jsonl({sql_literal(uri)}, on_error := 'stop')")
     assert f'sanitize_jsonl: bad record in file "{uri}" at line 2' in str(e.value)
     assert rows(remote_con, f"SELECT id FROM sanitize_jsonl({sql_literal(uri)}, on_error := 'skip_row')") == [(1,)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_keys_are_used_as_written(backend, request, remote_con):
+    base = request.getfixturevalue(backend)
+    got = rows(remote_con, f"SELECT id, source_file FROM sanitize_jsonl({sql_literal(base + '/odd')}, input_mode := 'directory')")
+    assert got == [(5, f"{base}/odd/logs~2024 v1.jsonl")]
+    single = rows(remote_con, f"SELECT id FROM sanitize_jsonl({sql_literal(base + '/odd/logs~2024 v1.jsonl')})")
+    assert single == [(5,)]
+
+
+def test_a_url_query_is_sent_but_never_shown(web, remote_con):
+    QuietHandler.requests.clear()
+    url = web + "/raw/b.jsonl?X-Amz-Signature=secret&X-Amz-Expires=60"
+    got = rows(remote_con, f"SELECT id, source_file, schema_registry FROM sanitize_jsonl({sql_literal(url)})")
+    assert [(r[0], r[1]) for r in got] == [(3, f"{web}/raw/b.jsonl")]
+    assert "/raw/b.jsonl?X-Amz-Signature=secret&X-Amz-Expires=60" in QuietHandler.requests
+    assert "secret" not in got[0][2]

@@ -266,3 +266,25 @@ fn a_parquet_enum_is_text_and_flattened_maps_are_json() {
     let r = parquet(&flat, &[("arrow_max_depth", ParamValue::Int(2))]);
     assert_eq!(kind_of(&r, "m")["kind"], "map");
 }
+
+#[test]
+fn a_map_meeting_a_list_of_maps_is_one_element_not_its_entries() {
+    use arrow::array::{Int32Builder, ListBuilder};
+    let dir = Dir::new();
+    let mut lists = ListBuilder::new(MapBuilder::new(None, StringBuilder::new(), Int32Builder::new()));
+    lists.values().keys().append_value("a");
+    lists.values().values().append_value(1);
+    lists.values().append(true).unwrap();
+    lists.append(true);
+    dir.write("a", vec![("m", Arc::new(lists.finish()))]);
+    let mut map = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+    for (k, v) in [("b", 2), ("c", 3)] {
+        map.keys().append_value(k);
+        map.values().append_value(v);
+    }
+    map.append(true).unwrap();
+    dir.write("b", vec![("m", Arc::new(map.finish()))]);
+    let r = directory(&dir, &[]);
+    // The map of b.parquet wraps into the list of maps as ONE map with both entries.
+    assert_eq!(r.column("m"), [json!([[["a", "01000000"]]]), json!([[["b", "02000000"], ["c", "03000000"]]])]);
+}

@@ -159,7 +159,13 @@ impl Router {
                     return;
                 };
                 col.valid.push(true);
-                if matches!(c.class, ValueClass::List | ValueClass::Map) {
+                // Only a value of the node's own kind is a sequence of
+                // elements; anything else (a map into a list of maps) is a singleton.
+                let own_kind = matches!(
+                    (ty, c.class),
+                    (TypeNode::List(_), ValueClass::List) | (TypeNode::Map(_), ValueClass::Map)
+                );
+                if own_kind {
                     for e in c.value.elements() {
                         let ec = classify(e, c.level.inside_list(), rules);
                         // An empty element keeps its position as a NULL element.
@@ -301,13 +307,16 @@ fn encode_declared(d: Declared, c: &Classified<'_>, out: &mut Vec<u8>) -> bool {
             }
             _ => false,
         },
-        Declared::Decimal { scale, .. } => {
+        Declared::Decimal { precision, scale } => {
             let Node::Declared { kind: Declared::Decimal { precision: p, scale: s }, bits } = node else {
                 return false;
             };
+            // A value beyond the declared precision (a writer may store one:
+            // arrow-rs does not validate) is refused, never truncated.
             let Some(unscaled) = 10i128
                 .checked_pow(u32::from(scale.saturating_sub(s)))
                 .and_then(|f| decimal_value(p, bits, tape).checked_mul(f))
+                .filter(|v| v.unsigned_abs() < 10u128.pow(u32::from(precision)))
             else {
                 return false;
             };

@@ -30,11 +30,16 @@ pub struct Resolved {
 pub fn resolve(function: &str, path: &str, format: InputFormat, mode: InputMode) -> Result<Resolved> {
     if let Some(uri) = parse_remote(path) {
         let check = |name: &str| check_extension(function, name, format);
-        let staged = spool::stage(function, path, &uri, format, mode, &check)?;
+        let staged = spool::stage(function, &uri, format, mode, &check)?;
         return Ok(Resolved { files: staged.files, display: staged.uris, spool: Some(staged.spool) });
     }
     if remote::is_remote_scheme(path) && file_uri_path(path).is_none() {
         let scheme = path.split("://").next().unwrap_or_default();
+        if remote::REMOTE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
+            return Err(SanitizeError::options(format!(
+                "{function}: \"{path}\" has no bucket or container (expected {scheme}://<bucket>/<key>)"
+            )));
+        }
         return Err(SanitizeError::options(format!(
             "{function}: unsupported URI scheme \"{scheme}://\" in \"{path}\"; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://"
         )));

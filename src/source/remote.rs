@@ -25,47 +25,79 @@ impl Backend {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RemoteUri {
     pub backend: Backend,
-    /// What the store is built from: `s3://bucket`, `az://container`,
-    /// `abfss://container@account.dfs.core.windows.net`, `https://host:port`.
+    /// What the store is built from, in the form object_store accepts:
+    /// `s3://bucket`, `gs://bucket`, `az://container`,
+    /// `abfss://container@account.dfs.core.windows.net`,
+    /// `https://account.blob.core.windows.net/container`, `https://host:port`.
     pub store_url: String,
+    /// How the user wrote the store part, for `source_file` and messages
+    /// (`gcs://bucket`, `wasbs://c@acct.blob.core.windows.net`).
+    pub display_base: String,
     /// The object key (or directory prefix) within the store, without a
-    /// leading `/`; may be empty (the bucket's root).
+    /// leading `/`; may be empty (the bucket's root). For http(s) URLs it is
+    /// the URL's path, still percent-encoded.
     pub key: String,
+    /// The query string of an http(s) URL (a presigned URL's or an Azure SAS
+    /// token's signature): sent with the request, never shown.
+    pub query: Option<String>,
+}
+
+impl RemoteUri {
+    /// The object's URI as `source_file` and messages show it (no query).
+    pub fn object_uri(&self, key: &str) -> String {
+        format!("{}/{key}", self.display_base)
+    }
 }
 
 /// Azure's blob and data-lake hosts: an `https://` URL on them is Azure.
 const AZURE_HOSTS: [&str; 2] = [".blob.core.windows.net", ".dfs.core.windows.net"];
 
-/// Parses a remote path, or `None` for a local path (and `file://`).
+/// The schemes that name remote storage.
+pub const REMOTE_SCHEMES: [&str; 11] =
+    ["s3", "s3a", "gs", "gcs", "az", "azure", "abfs", "abfss", "wasb", "wasbs", "adl"];
+
+/// Parses a remote path, or `None` for a local path (and `file://`), an
+/// unknown scheme, or a remote URI without a bucket or host.
 pub fn parse_remote(path: &str) -> Option<RemoteUri> {
     let (scheme, rest) = path.split_once("://")?;
     let scheme = scheme.to_ascii_lowercase();
+    let is_http = scheme == "http" || scheme == "https";
+    // Object keys may contain `?`; only a URL has a query string.
+    let (rest, query) = match rest.split_once('?') {
+        Some((r, q)) if is_http => (r, Some(q.to_string())),
+        _ => (rest, None),
+    };
     let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
-    let backend = match scheme.as_str() {
-        "s3" | "s3a" => Backend::S3,
-        "gs" | "gcs" => Backend::Gcs,
-        "az" | "azure" | "abfs" | "abfss" | "wasb" | "wasbs" | "adl" => Backend::Azure,
+    if authority.is_empty() {
+        return None;
+    }
+    let display_base = format!("{scheme}://{authority}");
+    let uri = |backend, store_url: String, display_base: String, key: &str| {
+        Some(RemoteUri { backend, store_url, display_base, key: key.to_string(), query: query.clone() })
+    };
+    match scheme.as_str() {
+        "s3" | "s3a" => uri(Backend::S3, format!("s3://{authority}"), display_base, key),
+        "gs" | "gcs" => uri(Backend::Gcs, format!("gs://{authority}"), display_base, key),
+        "az" | "azure" | "abfs" | "abfss" | "adl" => uri(Backend::Azure, display_base.clone(), display_base, key),
+        // wasb[s]://container@account.blob.core.windows.net/key is that
+        // container over the blob endpoint.
+        "wasb" | "wasbs" => {
+            let (container, host) = authority.split_once('@')?;
+            uri(Backend::Azure, format!("https://{host}/{container}"), display_base, key)
+        }
         "http" | "https" => {
-            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-            let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
+            let host = authority.split(':').next().unwrap_or(authority).to_ascii_lowercase();
             if AZURE_HOSTS.iter().any(|h| host.ends_with(h)) {
                 // https://account.blob.core.windows.net/container/key: the
                 // container is the first path segment.
                 let (container, key) = key.split_once('/').unwrap_or((key, ""));
-                return Some(RemoteUri {
-                    backend: Backend::Azure,
-                    store_url: format!("{scheme}://{authority}/{container}"),
-                    key: key.to_string(),
-                });
+                let base = format!("{scheme}://{authority}/{container}");
+                return uri(Backend::Azure, format!("https://{authority}/{container}"), base, key);
             }
-            Backend::Http
+            uri(Backend::Http, display_base.clone(), display_base, key)
         }
-        _ => return None,
-    };
-    if authority.is_empty() {
-        return None;
+        _ => None,
     }
-    Some(RemoteUri { backend, store_url: format!("{scheme}://{authority}"), key: key.to_string() })
 }
 
 /// True when the path names a remote object (any scheme other than `file`).
@@ -85,12 +117,18 @@ mod tests {
     #[test]
     fn every_scheme_of_the_seed() {
         assert_eq!(parsed("s3://b/events/x.jsonl"), (Backend::S3, "s3://b".into(), "events/x.jsonl".into()));
+        assert_eq!(parsed("s3a://b/x.jsonl"), (Backend::S3, "s3://b".into(), "x.jsonl".into()));
         assert_eq!(parsed("gs://b/x.csv"), (Backend::Gcs, "gs://b".into(), "x.csv".into()));
-        assert_eq!(parsed("gcs://b/d/"), (Backend::Gcs, "gcs://b".into(), "d/".into()));
+        // object_store knows gs:// only.
+        assert_eq!(parsed("gcs://b/d/"), (Backend::Gcs, "gs://b".into(), "d/".into()));
         assert_eq!(parsed("az://c/x.xml"), (Backend::Azure, "az://c".into(), "x.xml".into()));
         assert_eq!(
             parsed("abfss://c@acct.dfs.core.windows.net/a/b.json"),
             (Backend::Azure, "abfss://c@acct.dfs.core.windows.net".into(), "a/b.json".into())
+        );
+        assert_eq!(
+            parsed("wasbs://c@acct.blob.core.windows.net/a/b.json"),
+            (Backend::Azure, "https://acct.blob.core.windows.net/c".into(), "a/b.json".into())
         );
         assert_eq!(
             parsed("https://acct.blob.core.windows.net/c/a/b.json"),
@@ -102,6 +140,19 @@ mod tests {
         );
         assert_eq!(parsed("S3://B/x.jsonl").0, Backend::S3);
         assert_eq!(parsed("s3://bucket"), (Backend::S3, "s3://bucket".into(), String::new()));
+    }
+
+    #[test]
+    fn queries_are_split_from_urls_only_and_never_shown() {
+        let u = parse_remote("https://h/x.parquet?X-Amz-Signature=abc").unwrap();
+        assert_eq!((u.key.as_str(), u.query.as_deref()), ("x.parquet", Some("X-Amz-Signature=abc")));
+        assert_eq!(u.object_uri(&u.key), "https://h/x.parquet");
+        let sas = parse_remote("https://acct.blob.core.windows.net/c/x.csv?sv=1&sig=s").unwrap();
+        assert_eq!((sas.backend, sas.query.as_deref()), (Backend::Azure, Some("sv=1&sig=s")));
+        assert_eq!(sas.object_uri(&sas.key), "https://acct.blob.core.windows.net/c/x.csv");
+        // In an object key a `?` is just a character.
+        assert_eq!(parse_remote("s3://b/what?.jsonl").unwrap().key, "what?.jsonl");
+        assert_eq!(parse_remote("gcs://b/x.csv").unwrap().object_uri("x.csv"), "gcs://b/x.csv");
     }
 
     #[test]

@@ -26,7 +26,6 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
-use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{ClientConfigKey, ObjectStore, ObjectStoreExt, RetryConfig};
 
@@ -82,13 +81,14 @@ impl Settings {
 /// validates a file name's extension before anything is downloaded.
 pub fn stage(
     function: &str,
-    user_path: &str,
     uri: &RemoteUri,
     format: InputFormat,
     mode: InputMode,
     check_name: &dyn Fn(&str) -> Result<()>,
 ) -> Result<Staged> {
     let settings = Settings::from_env();
+    // Messages never show a URL's query: it may hold a signature.
+    let user_path = &uri.object_uri(&uri.key);
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         SanitizeError::io(format!("{function}: cannot {what} \"{user_path}\" ({}): {e}", uri.backend.name()))
     };
@@ -145,7 +145,7 @@ pub fn stage(
     runtime
         .block_on(futures::stream::iter(downloads).buffer_unordered(settings.concurrency).try_collect::<Vec<()>>())
         .map_err(|(key, e)| {
-            let shown = object_uri(uri, &key);
+            let shown = uri.object_uri(&key);
             match e {
                 // The store's message carries the whole response body; the URI says enough.
                 DownloadError::Store(object_store::Error::NotFound { .. }) | DownloadError::NotFound => {
@@ -158,14 +158,9 @@ pub fn stage(
         })?;
     Ok(Staged {
         files: files.iter().map(|f| f.to_string_lossy().into_owned()).collect(),
-        uris: keys.iter().map(|k| object_uri(uri, k)).collect(),
+        uris: keys.iter().map(|k| uri.object_uri(k)).collect(),
         spool,
     })
-}
-
-/// The URI of one object of the store, as `source_file` shows it.
-fn object_uri(uri: &RemoteUri, key: &str) -> String {
-    format!("{}/{key}", uri.store_url)
 }
 
 #[derive(Debug)]
@@ -187,37 +182,62 @@ impl std::fmt::Display for DownloadError {
     }
 }
 
-/// Where remote objects come from: an object_store backend, or a GCS
-/// emulator's JSON API.
+/// Where remote objects come from: an object_store backend, a plain HTTP
+/// URL, or a GCS emulator's JSON API.
 enum Source {
     Store(Arc<dyn ObjectStore>),
-    GcsEmulator { client: reqwest::Client, host: String, bucket: String },
+    /// The whole URL, query included (presigned URLs carry their signature there).
+    Http {
+        client: reqwest::Client,
+        url: String,
+    },
+    GcsEmulator {
+        client: reqwest::Client,
+        host: String,
+        bucket: String,
+    },
 }
+
+/// Object stores are downloaded in ranges of this size, each its own request
+/// under the timeout, so a large object never runs into the timeout.
+const RANGE_BYTES: u64 = 16 << 20;
 
 impl Source {
     fn new(uri: &RemoteUri, settings: &Settings) -> std::result::Result<Source, String> {
-        if uri.backend == Backend::Gcs {
-            if let Some(host) = std::env::var("STORAGE_EMULATOR_HOST").ok().filter(|h| !h.is_empty()) {
-                let host = if host.contains("://") { host } else { format!("http://{host}") };
-                let bucket = uri.store_url.split_once("://").map_or("", |(_, b)| b).to_string();
-                let client = reqwest::Client::builder()
-                    .timeout(std::time::Duration::from_secs(settings.timeout_secs))
-                    .build()
-                    .map_err(|e| e.to_string())?;
-                return Ok(Source::GcsEmulator { client, host: host.trim_end_matches('/').to_string(), bucket });
+        // reqwest's read timeout bounds a stalled transfer, not a long one.
+        let client = || {
+            reqwest::Client::builder()
+                .connect_timeout(std::time::Duration::from_secs(settings.timeout_secs.min(30)))
+                .read_timeout(std::time::Duration::from_secs(settings.timeout_secs))
+                .build()
+                .map_err(|e| e.to_string())
+        };
+        match uri.backend {
+            Backend::Http => {
+                let query = uri.query.as_ref().map(|q| format!("?{q}")).unwrap_or_default();
+                Ok(Source::Http { client: client()?, url: format!("{}/{}{query}", uri.store_url, uri.key) })
             }
+            Backend::Gcs => match std::env::var("STORAGE_EMULATOR_HOST").ok().filter(|h| !h.is_empty()) {
+                Some(host) => {
+                    let host = if host.contains("://") { host } else { format!("http://{host}") };
+                    let bucket = uri.store_url.split_once("://").map_or("", |(_, b)| b).to_string();
+                    Ok(Source::GcsEmulator { client: client()?, host: host.trim_end_matches('/').to_string(), bucket })
+                }
+                None => build_store(uri, settings).map(Source::Store).map_err(|e| e.to_string()),
+            },
+            _ => build_store(uri, settings).map(Source::Store).map_err(|e| e.to_string()),
         }
-        build_store(uri, settings).map(Source::Store).map_err(|e| e.to_string())
     }
 
     /// The keys of the objects directly under `prefix` (never recursive).
     async fn list(&self, prefix: &str) -> std::result::Result<Vec<String>, String> {
         match self {
             Source::Store(store) => {
-                let prefix = (!prefix.is_empty()).then(|| ObjectPath::from(prefix));
+                let prefix = if prefix.is_empty() { None } else { Some(object_path(prefix)?) };
                 let listing = store.list_with_delimiter(prefix.as_ref()).await.map_err(|e| e.to_string())?;
                 Ok(listing.objects.into_iter().map(|o| o.location.to_string()).collect())
             }
+            Source::Http { .. } => Err("HTTP has no directory listing".to_string()),
             Source::GcsEmulator { client, host, bucket } => {
                 let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
                 let mut keys = Vec::new();
@@ -249,40 +269,72 @@ impl Source {
         }
     }
 
-    /// Streams one object into `file`, one network buffer at a time.
+    /// Downloads one object into `file`.
     async fn download(&self, key: &str, file: &Path) -> std::result::Result<(), (String, DownloadError)> {
         let failed = |e| (key.to_string(), e);
         let mut out = std::fs::File::create(file).map_err(|e| failed(DownloadError::Local(e)))?;
         match self {
             Source::Store(store) => {
-                let result = store.get(&ObjectPath::from(key)).await.map_err(|e| failed(DownloadError::Store(e)))?;
-                let mut stream = result.into_stream();
-                while let Some(chunk) = stream.next().await {
-                    let chunk = chunk.map_err(|e| failed(DownloadError::Store(e)))?;
-                    out.write_all(&chunk).map_err(|e| failed(DownloadError::Local(e)))?;
+                let location = object_path(key).map_err(|e| failed(DownloadError::Http(e)))?;
+                let size = store.head(&location).await.map_err(|e| failed(DownloadError::Store(e)))?.size;
+                let mut at = 0;
+                while at < size {
+                    let end = (at + RANGE_BYTES).min(size);
+                    let bytes =
+                        store.get_range(&location, at..end).await.map_err(|e| failed(DownloadError::Store(e)))?;
+                    out.write_all(&bytes).map_err(|e| failed(DownloadError::Local(e)))?;
+                    at = end;
                 }
             }
+            Source::Http { client, url } => stream_get(client, url, &mut out).await.map_err(failed)?,
             Source::GcsEmulator { client, host, bucket } => {
                 let url = format!(
                     "{host}/download/storage/v1/b/{}/o/{}?alt=media",
                     percent_encode(bucket),
                     percent_encode(key)
                 );
-                let response = client.get(&url).send().await.map_err(|e| failed(DownloadError::Http(e.to_string())))?;
-                if response.status() == reqwest::StatusCode::NOT_FOUND {
-                    return Err(failed(DownloadError::NotFound));
-                }
-                if !response.status().is_success() {
-                    return Err(failed(DownloadError::Http(format!("GET {url}: {}", response.status()))));
-                }
-                let mut stream = response.bytes_stream();
-                while let Some(chunk) = stream.next().await {
-                    let chunk = chunk.map_err(|e| failed(DownloadError::Http(e.to_string())))?;
-                    out.write_all(&chunk).map_err(|e| failed(DownloadError::Local(e)))?;
-                }
+                stream_get(client, &url, &mut out).await.map_err(failed)?;
             }
         }
         out.flush().map_err(|e| failed(DownloadError::Local(e)))
+    }
+}
+
+/// An object key as object_store's path: the key as written (object_store's
+/// `Path::from` would percent-encode characters such as `~` a second time).
+fn object_path(key: &str) -> std::result::Result<ObjectPath, String> {
+    ObjectPath::parse(key).map_err(|e| format!("invalid object key \"{key}\": {e}"))
+}
+
+/// GETs `url` and streams the body into `out`.
+async fn stream_get(
+    client: &reqwest::Client,
+    url: &str,
+    out: &mut std::fs::File,
+) -> std::result::Result<(), DownloadError> {
+    let response = client.get(url).send().await.map_err(|e| DownloadError::Http(without_query(e.to_string())))?;
+    if response.status() == reqwest::StatusCode::NOT_FOUND {
+        return Err(DownloadError::NotFound);
+    }
+    if !response.status().is_success() {
+        return Err(DownloadError::Http(format!("the server answered {}", response.status())));
+    }
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| DownloadError::Http(without_query(e.to_string())))?;
+        out.write_all(&chunk).map_err(DownloadError::Local)?;
+    }
+    Ok(())
+}
+
+/// reqwest's messages quote the URL; a query may hold a signature.
+fn without_query(message: String) -> String {
+    match message.find('?') {
+        Some(i) => {
+            let end = message[i..].find([' ', ')']).map_or(message.len(), |j| i + j);
+            format!("{}{}", &message[..i], &message[end..])
+        }
+        None => message,
     }
 }
 
@@ -300,12 +352,25 @@ fn percent_encode(s: &str) -> String {
     out
 }
 
+/// A new directory only this process's user can read, created exclusively
+/// (never an existing one someone else prepared).
 fn new_spool(root: &Path) -> std::io::Result<Spool> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = root.join(format!("schema_sanitizer-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
-    std::fs::create_dir_all(&dir)?;
-    Ok(Spool { dir })
+    std::fs::create_dir_all(root)?;
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = root.join(format!("schema_sanitizer-{}-{n}-{nanos:08x}", std::process::id()));
+        match builder.create(&dir) {
+            Ok(()) => return Ok(Spool { dir }),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The store for a URI, configured from the provider's environment
@@ -328,28 +393,72 @@ fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc
                 .with_retry(retry)
                 .build()?,
         ),
-        Backend::Azure => Arc::new(
-            MicrosoftAzureBuilder::from_env()
+        Backend::Azure => {
+            let mut builder = MicrosoftAzureBuilder::from_env()
                 .with_url(&uri.store_url)
                 .with_config(AzureConfigKey::Client(ClientConfigKey::Timeout), &timeout)
-                .with_retry(retry)
-                .build()?,
-        ),
-        Backend::Http => Arc::new(
-            HttpBuilder::new()
-                .with_url(&uri.store_url)
-                .with_config(ClientConfigKey::Timeout, &timeout)
-                // The user asked for http:// explicitly.
-                .with_config(ClientConfigKey::AllowHttp, "true")
-                .with_retry(retry)
-                .build()?,
-        ),
+                .with_retry(retry);
+            // An https:// URL's query is its SAS token.
+            if let Some(sas) = &uri.query {
+                builder = builder.with_config(AzureConfigKey::SasKey, sas);
+            }
+            Arc::new(builder.build()?)
+        }
+        // Plain HTTP goes through reqwest (see `Source::Http`).
+        Backend::Http => {
+            return Err(object_store::Error::NotImplemented { operation: "HTTP".into(), implementer: "spool".into() })
+        }
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::parse_remote;
+
+    #[test]
+    fn every_scheme_builds_a_store_without_a_request() {
+        let settings = Settings { timeout_secs: 5, retries: 0, concurrency: 1, spool_root: std::env::temp_dir() };
+        for uri in [
+            "s3://b/x.jsonl",
+            "s3a://b/x.jsonl",
+            "gs://b/x.jsonl",
+            "gcs://b/x.jsonl",
+            "abfss://c@acct.dfs.core.windows.net/x.jsonl",
+            "wasbs://c@acct.blob.core.windows.net/x.jsonl",
+            "https://acct.blob.core.windows.net/c/x.jsonl?sv=2024&sig=abc",
+        ] {
+            let parsed = parse_remote(uri).unwrap();
+            assert!(build_store(&parsed, &settings).is_ok(), "{uri}: {:?}", build_store(&parsed, &settings).err());
+        }
+    }
+
+    #[test]
+    fn a_spool_is_private_new_and_removed() {
+        let root = std::env::temp_dir().join(format!("ss-spool-test-{}", std::process::id()));
+        let a = new_spool(&root).unwrap();
+        let b = new_spool(&root).unwrap();
+        assert_ne!(a.dir, b.dir);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&a.dir).unwrap().permissions().mode() & 0o777, 0o700);
+        }
+        let dir = a.dir.clone();
+        drop(a);
+        assert!(!dir.exists());
+        drop(b);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn messages_lose_the_query() {
+        assert_eq!(
+            without_query("error sending request for url (https://h/x.csv?sig=secret)".into()),
+            "error sending request for url (https://h/x.csv)"
+        );
+        assert_eq!(without_query("no url here".into()), "no url here");
+    }
 
     #[test]
     fn percent_encoding_keeps_only_unreserved_characters() {
