@@ -13,7 +13,7 @@ use super::vectors::{fill_i64, fill_varchar, first_row_only, write_column};
 use crate::functions::sanitize_probe::probe_row;
 use crate::functions::{TableFunctionDef, TableKind, ETL_COLUMNS, PROBE_COLUMNS};
 use crate::options::{ParamType, ParamValue, INPUT_FORMAT_SPEC, OPTION_SPECS};
-use crate::pipeline::{plan, Chunk, ScanPlan, Scanner};
+use crate::pipeline::{plan, plan_scan, Chunk, ScanPlan, Scanner};
 
 /// Output rows per call: DuckDB's vector size.
 const VECTOR_SIZE: usize = 2048;
@@ -96,7 +96,11 @@ unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
         }
     }
     let options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
-    let plan = plan(def.name, &path, options).map_err(|e| e.message)?;
+    let plan = match def.kind {
+        TableKind::Scan => plan_scan(def.name, &path, options),
+        TableKind::Probe => plan(def.name, &path, options),
+    }
+    .map_err(|e| e.message)?;
     unsafe {
         match def.kind {
             TableKind::Scan => {

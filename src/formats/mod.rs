@@ -36,6 +36,12 @@ pub trait RecordReader {
     fn declared_schema_sample(&mut self, _batch: &mut Batch) -> bool {
         false
     }
+
+    /// For typed sources whose metadata states it (Parquet): the number of
+    /// records, without reading them.
+    fn declared_row_count(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Where a record starts, and why it is bad if it is.

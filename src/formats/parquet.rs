@@ -50,6 +50,8 @@ pub struct ParquetReader {
     /// Rows of the current arrow batch not yet handed out, with its months batch.
     current: Option<(RecordBatch, Option<RecordBatch>, usize)>,
     rows_seen: u64,
+    /// Rows the footer declares.
+    declared_rows: u64,
     bytes: u64,
     /// Reused text buffer for values written as text.
     scratch: String,
@@ -119,6 +121,7 @@ impl ParquetReader {
             months_column,
             current: None,
             rows_seen: 0,
+            declared_rows: plain.metadata().file_metadata().num_rows().max(0) as u64,
             bytes,
             scratch: String::new(),
         })
@@ -214,6 +217,10 @@ impl RecordReader for ParquetReader {
         tape.push_root(root);
         batch.meta.push(RecordMeta { line: 0, byte: 0, error: None });
         true
+    }
+
+    fn declared_row_count(&self) -> Option<u64> {
+        Some(self.declared_rows)
     }
 
     fn bytes_read(&self) -> u64 {

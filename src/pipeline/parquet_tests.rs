@@ -12,7 +12,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use serde_json::{json, Value};
 
-use super::tests::{rand_suffix, run_format, Run};
+use super::tests::{rand_suffix, run_format, run_format_scan, Run};
 use crate::options::{InputFormat, ParamValue};
 
 struct Dir(std::path::PathBuf);
@@ -48,8 +48,18 @@ impl Drop for Dir {
     }
 }
 
+/// Runs the scan twice: planned by the full probe (every row) and by the
+/// declared-schema probe the table functions use for Parquet; both must
+/// give the same registry and the same rows.
 fn parquet(path: &str, params: &[(&str, ParamValue)]) -> Run {
-    run_format("sanitize_parquet", InputFormat::Parquet, path, params).unwrap()
+    let full = run_format("sanitize_parquet", InputFormat::Parquet, path, params).unwrap();
+    let declared = run_format_scan("sanitize_parquet", InputFormat::Parquet, path, params).unwrap();
+    assert!(declared.plan.declared_probe && !full.plan.declared_probe);
+    assert_eq!(declared.plan.registry_json, full.plan.registry_json, "registry differs for {path}");
+    assert_eq!(declared.names, full.names);
+    assert_eq!(declared.rows, full.rows, "rows differ for {path}");
+    assert_eq!(declared.plan.probe_stats.rows_emitted, full.plan.probe_stats.rows_emitted);
+    full
 }
 
 fn directory(dir: &Dir, extra: &[(&str, ParamValue)]) -> Run {

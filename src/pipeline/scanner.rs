@@ -65,7 +65,11 @@ impl Scanner {
             let mut stats = self.stats;
             // Depth is measured by the probe; the scan does not re-measure it.
             stats.max_depth_seen = self.plan.probe_stats.max_depth_seen;
-            stats.values_flattened = self.plan.probe_stats.values_flattened;
+            stats.values_flattened = if self.plan.declared_probe {
+                self.router.values_flattened
+            } else {
+                self.plan.probe_stats.values_flattened
+            };
             super::scan_log::update(id, &stats, finished);
         }
     }

@@ -57,8 +57,31 @@ pub(crate) fn run_format(
     path: &str,
     params: &[(&str, ParamValue)],
 ) -> Result<Run, String> {
+    run_planned(function, format, path, params, plan)
+}
+
+/// Like [`run_format`], with the plan a table function's scan uses (for
+/// Parquet: a probe of the declared schemas only).
+pub(crate) fn run_format_scan(
+    function: &str,
+    format: InputFormat,
+    path: &str,
+    params: &[(&str, ParamValue)],
+) -> Result<Run, String> {
+    run_planned(function, format, path, params, super::plan_scan)
+}
+
+type Planner = fn(&str, &str, Options) -> crate::error::Result<super::ScanPlan>;
+
+fn run_planned(
+    function: &str,
+    format: InputFormat,
+    path: &str,
+    params: &[(&str, ParamValue)],
+    planner: Planner,
+) -> Result<Run, String> {
     let options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
-    let plan = Arc::new(plan(function, path, options).map_err(|e| e.message)?);
+    let plan = Arc::new(planner(function, path, options).map_err(|e| e.message)?);
     let names =
         plan.schema.outputs.iter().map(|&(f, v)| plan.schema.families[f].versions[v].output_name.clone()).collect();
     let mut scanner = Scanner::new(Arc::clone(&plan));

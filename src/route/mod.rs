@@ -21,6 +21,8 @@ pub struct Router {
     pub values_nulled: u64,
     /// Keys repeated within one object (the last one wins).
     pub duplicate_keys: u64,
+    /// Values written as JSON text because they lie past a depth limit.
+    pub values_flattened: u64,
     /// Reused per-row slots: which value each family received.
     scratch: Vec<usize>,
 }
@@ -29,7 +31,7 @@ const NO_VALUE: usize = usize::MAX;
 
 impl Router {
     pub fn new(trusted: bool) -> Self {
-        Router { trusted, values_nulled: 0, duplicate_keys: 0, scratch: Vec::new() }
+        Router { trusted, values_nulled: 0, duplicate_keys: 0, values_flattened: 0, scratch: Vec::new() }
     }
 
     /// Writes one record (an object) as one row of `columns`.
@@ -207,6 +209,7 @@ impl Router {
                     }
                     _ if c.class == ValueClass::Flattened || kind == ScalarKind::Json => {
                         write_compact_json(c.value, bytes);
+                        self.values_flattened += u64::from(c.class == ValueClass::Flattened);
                         true
                     }
                     _ => false,
