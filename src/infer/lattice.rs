@@ -100,8 +100,10 @@ fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level:
     }
 }
 
-/// Whether an object repeats a key. Quadratic on narrow objects (no
-/// allocation), hashed on wide ones.
+/// Whether an object repeats a key. Quadratic on narrow objects, and on
+/// objects up to 128 keys a sort of fast key hashes with an exact check of
+/// equal hashes only (no allocation, no SipHash: this runs once per record
+/// of a wide CSV); hashed into a set beyond that.
 fn has_duplicate_keys(object: ValueRef<'_>) -> bool {
     let n = match object.node() {
         crate::value::Node::Object { len, .. } => len as usize,
@@ -116,6 +118,21 @@ fn has_duplicate_keys(object: ValueRef<'_>) -> bool {
             *slot = k;
         }
         (1..n).any(|i| keys[..i].contains(&keys[i]))
+    } else if n <= 128 {
+        use std::hash::BuildHasher;
+        let hasher = std::hash::BuildHasherDefault::<super::hash::KeyHasher>::default();
+        let mut hashes = [(0u64, 0usize); 128];
+        for (i, (slot, (k, _))) in hashes.iter_mut().zip(object.entries()).enumerate() {
+            *slot = (hasher.hash_one(k), i);
+        }
+        let hashes = &mut hashes[..n];
+        hashes.sort_unstable();
+        let key_at = |i: usize| object.entries().nth(i).map(|(k, _)| k);
+        // Every pair inside a run of equal hashes (a run longer than two
+        // needs a 64-bit collision, so this is all but never more than one pair).
+        hashes
+            .chunk_by(|a, b| a.0 == b.0)
+            .any(|run| (1..run.len()).any(|j| (0..j).any(|i| key_at(run[i].1) == key_at(run[j].1))))
     } else {
         let mut seen = std::collections::HashSet::with_capacity(n);
         object.entries().any(|(k, _)| !seen.insert(k))
@@ -421,5 +438,39 @@ fn absorb_elements(elem: &mut TypeNode, established: bool, c: &Classified<'_>, c
         let ec = classify(e, c.level.inside_list(), &ctx.rules);
         note_depth(&ec, ctx);
         absorb(elem, established, &ec, ctx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_duplicate_keys;
+    use crate::value::Tape;
+
+    fn object(keys: &[String]) -> Tape {
+        let mut tape = Tape::default();
+        let open = tape.open(true);
+        for k in keys {
+            tape.push_key(k);
+            tape.push_null();
+        }
+        tape.close(open, keys.len() as u32, false);
+        tape.push_root(0);
+        tape
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_at_every_width() {
+        for n in [2usize, 16, 17, 23, 128, 129, 300] {
+            let unique: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
+            assert!(!has_duplicate_keys(object(&unique).record(0)), "{n} unique keys");
+            for (a, b) in [(0, n - 1), (n / 2, n / 2 + 1 - usize::from(n == 2)), (1, n - 1)] {
+                if a == b {
+                    continue;
+                }
+                let mut dup = unique.clone();
+                dup[b] = dup[a].clone();
+                assert!(has_duplicate_keys(object(&dup).record(0)), "{n} keys, {a} repeated at {b}");
+            }
+        }
     }
 }
