@@ -37,6 +37,12 @@ ROWS = [
 ]
 
 
+# Larger than one 16 MiB download range: staged in two ranged requests.
+BIG_ROWS = 400_000
+BIG_JSONL = b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * 24) for i in range(BIG_ROWS))
+assert len(BIG_JSONL) > 16 << 20
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -100,6 +106,7 @@ def s3_server(tmp_path_factory):
     for key, body in ROWS:
         client.put_object(Bucket="lake", Key=key, Body=body)
     client.put_object(Bucket="lake", Key="pq/t.parquet", Body=parquet_bytes(tmp_path_factory.mktemp("pq")))
+    client.put_object(Bucket="lake", Key="big/big.jsonl", Body=BIG_JSONL)
     yield endpoint
     server.stop()
 
@@ -194,6 +201,15 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
     def do_GET(self):
         QuietHandler.requests.append(self.path)
+        if self.path.startswith("/stall/"):
+            # Headers and a first line, then nothing: a stalled transfer.
+            self.send_response(200)
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            self.wfile.write(b'{"id": 1}\n')
+            self.wfile.flush()
+            time.sleep(20)
+            return
         super().do_GET()
 
     def log_message(self, *args):
@@ -392,3 +408,19 @@ def test_a_url_query_is_sent_but_never_shown(web, remote_con):
     assert [(r[0], r[1]) for r in got] == [(3, f"{web}/raw/b.jsonl")]
     assert "/raw/b.jsonl?X-Amz-Signature=secret&X-Amz-Expires=60" in QuietHandler.requests
     assert "secret" not in got[0][2]
+
+
+def test_an_object_larger_than_one_range_is_staged_whole(s3, remote_con):
+    got = rows(remote_con, f"SELECT count(*), sum(n), max(n) FROM sanitize_jsonl({sql_literal(s3 + '/big/big.jsonl')})")
+    assert got == [(BIG_ROWS, BIG_ROWS * (BIG_ROWS - 1) // 2, BIG_ROWS - 1)]
+
+
+def test_a_stalled_http_transfer_fails_within_the_timeout(web, remote_con, monkeypatch):
+    import duckdb
+
+    monkeypatch.setenv("SCHEMA_SANITIZER_ASYNC_TIMEOUT", "2")
+    started = time.monotonic()
+    with pytest.raises(duckdb.Error) as e:
+        remote_con.execute(f"SELECT * FROM sanitize_jsonl({sql_literal(web + '/stall/x.jsonl')})")
+    assert f'cannot download "{web}/stall/x.jsonl" (HTTP)' in str(e.value)
+    assert time.monotonic() - started < 15

@@ -30,36 +30,7 @@ impl LogicalType {
 
     pub fn for_node(t: &TypeNode) -> Self {
         match t {
-            TypeNode::Scalar(ScalarKind::Declared(Declared::Decimal { precision, scale })) => {
-                LogicalType(unsafe { ffi::duckdb_create_decimal_type(*precision, *scale) })
-            }
-            TypeNode::Scalar(k) => Self::of(match k {
-                ScalarKind::Bool => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN,
-                ScalarKind::Int => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT,
-                ScalarKind::Float => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE,
-                ScalarKind::Str | ScalarKind::Json => ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
-                // The SQL surface: MICROS → TIMESTAMPTZ (BigQuery TIMESTAMP), MILLIS → TIMESTAMP_MS, NANOS → TIMESTAMP_NS.
-                ScalarKind::Timestamp(TimeUnit::Micros) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ,
-                ScalarKind::Timestamp(TimeUnit::Millis) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_MS,
-                ScalarKind::Timestamp(TimeUnit::Nanos) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_NS,
-                ScalarKind::Date => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DATE,
-                ScalarKind::Time => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIME,
-                ScalarKind::Declared(d) => match d {
-                    Declared::Int8 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TINYINT,
-                    Declared::Int16 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_SMALLINT,
-                    Declared::Int32 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER,
-                    Declared::UInt8 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UTINYINT,
-                    Declared::UInt16 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_USMALLINT,
-                    Declared::UInt32 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UINTEGER,
-                    Declared::UInt64 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UBIGINT,
-                    Declared::Float32 => ffi::DUCKDB_TYPE_DUCKDB_TYPE_FLOAT,
-                    Declared::Blob => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BLOB,
-                    Declared::Uuid => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UUID,
-                    Declared::Interval => ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTERVAL,
-                    // Handled above (it has parameters).
-                    Declared::Decimal { .. } => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE,
-                },
-            }),
+            TypeNode::Scalar(k) => Self::for_scalar(*k),
             TypeNode::List(e) => Self::list_of(&Self::for_node(e)),
             // MAP has the vector layout of a list of {key, value} structs,
             // so the same buffers serve either type.
@@ -72,6 +43,36 @@ impl LogicalType {
             },
             TypeNode::Struct(s) => Self::for_struct(s),
         }
+    }
+
+    fn for_scalar(k: ScalarKind) -> Self {
+        let id = match k {
+            ScalarKind::Bool => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN,
+            ScalarKind::Int => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT,
+            ScalarKind::Float => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE,
+            ScalarKind::Str | ScalarKind::Json => ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
+            // The SQL surface: MICROS → TIMESTAMPTZ (BigQuery TIMESTAMP), MILLIS → TIMESTAMP_MS, NANOS → TIMESTAMP_NS.
+            ScalarKind::Timestamp(TimeUnit::Micros) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ,
+            ScalarKind::Timestamp(TimeUnit::Millis) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_MS,
+            ScalarKind::Timestamp(TimeUnit::Nanos) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_NS,
+            ScalarKind::Date => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DATE,
+            ScalarKind::Time => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIME,
+            ScalarKind::Declared(Declared::Decimal { precision, scale }) => {
+                return LogicalType(unsafe { ffi::duckdb_create_decimal_type(precision, scale) })
+            }
+            ScalarKind::Declared(Declared::Int8) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TINYINT,
+            ScalarKind::Declared(Declared::Int16) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_SMALLINT,
+            ScalarKind::Declared(Declared::Int32) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER,
+            ScalarKind::Declared(Declared::UInt8) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UTINYINT,
+            ScalarKind::Declared(Declared::UInt16) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_USMALLINT,
+            ScalarKind::Declared(Declared::UInt32) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UINTEGER,
+            ScalarKind::Declared(Declared::UInt64) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UBIGINT,
+            ScalarKind::Declared(Declared::Float32) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_FLOAT,
+            ScalarKind::Declared(Declared::Blob) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BLOB,
+            ScalarKind::Declared(Declared::Uuid) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_UUID,
+            ScalarKind::Declared(Declared::Interval) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTERVAL,
+        };
+        Self::of(id)
     }
 
     fn for_struct(s: &StructNode) -> Self {

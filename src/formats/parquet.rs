@@ -527,12 +527,10 @@ fn write_type_sample(field: &Field, tape: &mut Tape) -> bool {
         DataType::Int64 => Node::Int(0),
         DataType::Float16 | DataType::Float32 => return declared(tape, Declared::Float32, 0),
         DataType::Float64 => Node::Float(0.0),
-        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) => {
-            return write_decimal(tape, *p, *s, Some(0), String::new)
-        }
-        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => {
-            return write_decimal(tape, *p, *s, Some(0), String::new)
-        }
+        DataType::Decimal32(p, s)
+        | DataType::Decimal64(p, s)
+        | DataType::Decimal128(p, s)
+        | DataType::Decimal256(p, s) => return write_decimal(tape, *p, *s, Some(0), String::new),
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
             return write_bytes(tape, Declared::Blob, &[])
         }

@@ -119,10 +119,8 @@ fn plan_with(function: &str, path: &str, options: Options, declared_probe: bool)
         )));
     }
     let mut stats = Stats::default();
-    if declared_probe {
-        probe_declared(function, &files, &names, &options, &mut registry.root, &mut stats)?;
-    } else if options.schema_mode == SchemaMode::Additive {
-        probe_files(function, &files, &names, &options, &mut registry.root, &mut stats)?;
+    if options.schema_mode == SchemaMode::Additive {
+        probe_files(function, &files, &names, &options, declared_probe, &mut registry.root, &mut stats)?;
     } else {
         stats.files = files.len() as u64;
     }
@@ -219,12 +217,15 @@ fn check_xml_roots(function: &str, files: &[String], names: &[String], options: 
     Ok(())
 }
 
-/// The registry probe: a full scan that infers every record's shape.
+/// The registry probe: a full scan that infers every record's shape. With
+/// `declared_only` (see [`plan_scan`]) each file contributes its declared
+/// schema and footer row count, and no row is decoded.
 fn probe_files(
     function: &str,
     files: &[String],
     names: &[String],
     options: &Options,
+    declared_only: bool,
     root: &mut StructNode,
     stats: &mut Stats,
 ) -> Result<()> {
@@ -236,9 +237,21 @@ fn probe_files(
             prefetch::Prefetch::new(open_reader(function, path, file, options)?, options.batch_memory_limit_bytes);
         batch.clear();
         if reader.declared_schema_sample(&mut batch) {
-            absorb_record(root, batch.tape.record(0), &rules, &mut infer_stats);
+            // The sample is no row: its values are not counted (flattened,
+            // duplicates), but its depth is the declared depth.
+            let mut sample_stats = InferStats::default();
+            absorb_record(root, batch.tape.record(0), &rules, &mut sample_stats);
+            if declared_only {
+                infer_stats.max_depth_seen = infer_stats.max_depth_seen.max(sample_stats.max_depth_seen);
+            }
         }
         stats.files += 1;
+        if declared_only {
+            let rows = reader.declared_row_count().unwrap_or(0);
+            stats.rows_read += rows;
+            stats.rows_emitted += rows;
+            continue;
+        }
         loop {
             let n = reader.next_batch(&mut batch).map_err(|e| e.in_function(function))?;
             if n == 0 {
@@ -268,34 +281,6 @@ fn probe_files(
     stats.max_depth_seen = infer_stats.max_depth_seen as u64;
     stats.values_flattened = infer_stats.values_flattened;
     stats.duplicate_keys = infer_stats.duplicate_keys;
-    Ok(())
-}
-
-/// The probe of a typed source: each file's declared schema sample, and its
-/// declared row count (see [`plan_scan`]).
-fn probe_declared(
-    function: &str,
-    files: &[String],
-    names: &[String],
-    options: &Options,
-    root: &mut StructNode,
-    stats: &mut Stats,
-) -> Result<()> {
-    let mut infer_stats = InferStats::default();
-    let mut batch = Batch::default();
-    let rules = options.rules();
-    for (path, file) in files.iter().zip(names) {
-        let mut reader = open_reader(function, path, file, options)?;
-        batch.clear();
-        if reader.declared_schema_sample(&mut batch) {
-            absorb_record(root, batch.tape.record(0), &rules, &mut infer_stats);
-        }
-        let rows = reader.declared_row_count().unwrap_or(0);
-        stats.files += 1;
-        stats.rows_read += rows;
-        stats.rows_emitted += rows;
-    }
-    stats.max_depth_seen = infer_stats.max_depth_seen as u64;
     Ok(())
 }
 

@@ -298,3 +298,22 @@ fn a_map_meeting_a_list_of_maps_is_one_element_not_its_entries() {
     // The map of b.parquet wraps into the list of maps as ONE map with both entries.
     assert_eq!(r.column("m"), [json!([[["a", "01000000"]]]), json!([[["b", "02000000"], ["c", "03000000"]]])]);
 }
+
+#[test]
+fn a_decimal_beyond_its_declared_precision_is_refused_not_truncated() {
+    // arrow-rs does not check values against the precision, so a writer can
+    // store 12345.67 in a DECIMAL(4,2); it must not come out as a wrapped 16-bit value.
+    let dir = Dir::new();
+    let path = dir.write(
+        "wide",
+        vec![(
+            "d",
+            Arc::new(
+                Decimal128Array::from(vec![Some(1_234_567), Some(-9_999)]).with_precision_and_scale(4, 2).unwrap(),
+            ),
+        )],
+    );
+    let r = parquet(&path, &[]);
+    assert_eq!(kind_of(&r, "d"), json!({"kind": "decimal", "precision": 4, "scale": 2}));
+    assert_eq!(ints(&r, "d"), [None, Some(-9_999)]);
+}

@@ -115,6 +115,11 @@ impl Prefetch {
             None => false,
         }
     }
+
+    /// The footer's row count (Parquet), read before decoding starts.
+    pub fn declared_row_count(&self) -> Option<u64> {
+        self.idle.as_ref().and_then(|(reader, _)| reader.declared_row_count())
+    }
 }
 
 impl Drop for Prefetch {

@@ -10,7 +10,7 @@ use crate::infer::{
     choose_version, classify, Classified, Declared, Growth, Level, Rules, ScalarKind, StructNode, TypeNode, ValueClass,
 };
 use crate::scalar::Parsed;
-use crate::value::{decimal_value, sixteen, write_compact_json, write_declared, DeclaredBits, Node, ValueRef};
+use crate::value::{decimal_value, sixteen, write_compact_json, DeclaredBits, Node, ValueRef};
 
 /// Counters and scratch space of one materialization pass.
 pub struct Router {
@@ -200,11 +200,6 @@ impl Router {
                         // Drop the JSON quotes around the ISO text.
                         bytes.remove(start);
                         bytes.pop();
-                        true
-                    }
-                    // A declared value in a JSON-text column: its text, like a string.
-                    Node::Declared { kind: d, bits } if kind == ScalarKind::Json => {
-                        write_declared(d, bits, c.value.tape, false, bytes);
                         true
                     }
                     _ if c.class == ValueClass::Flattened || kind == ScalarKind::Json => {
