@@ -5,6 +5,8 @@
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
 cd "$ROOT"
+# No test reaches beyond 127.0.0.1: no cloud instance-metadata lookups.
+export AWS_EC2_METADATA_DISABLED=true
 bash scripts/setup.sh
 echo "== cargo test"
 cargo test --quiet

@@ -200,9 +200,139 @@ pub struct Options {
     /// Stream each direct child element with this tag as a row; `None`: the
     /// whole document is one row.
     pub xml_row_tag: Option<String>,
+    /// The parameters the user gave (not NULL): an explicit choice differs
+    /// from a default (on_error, the registry contract).
+    pub given: Vec<(&'static str, ParamValue)>,
+    /// `parse_float_decimal_separator` and `_thousands_separator` as given
+    /// (kept even with `parse_floats` off: they are part of the contract).
+    pub float_separators: (u8, u8),
+    /// The `custom_timestamp/date/time_patterns` as written.
+    pub custom_patterns: [Vec<String>; 3],
 }
 
+/// The options that decide a value's type or route. They are the
+/// registry's contract: stored in its `contract` section and applied by the
+/// next run that does not give them (docs/registry.md). The CSV dialect
+/// counts only for CSV scans.
+pub const CONTRACT_OPTIONS: &[&str] = &[
+    "parse_integers",
+    "parse_floats",
+    "parse_float_decimal_separator",
+    "parse_float_thousands_separator",
+    "parse_iso_timestamps",
+    "parse_iso_dates",
+    "parse_iso_times",
+    "true_tokens",
+    "false_tokens",
+    "custom_timestamp_patterns",
+    "custom_date_patterns",
+    "custom_time_patterns",
+    "timestamp_precision",
+    "scalar_object_key",
+    "arrow_max_depth",
+    "parquet_max_depth",
+    "csv_has_header",
+    "csv_delimiter",
+];
+
 impl Options {
+    /// Whether the user gave the parameter `name` (with a value other than NULL).
+    pub fn is_given(&self, name: &str) -> bool {
+        self.given.iter().any(|(n, _)| *n == name)
+    }
+
+    fn is_contract_option(&self, name: &str) -> bool {
+        CONTRACT_OPTIONS.contains(&name) && (self.input_format == InputFormat::Csv || !name.starts_with("csv_"))
+    }
+
+    /// This scan's contract options with their values, as the registry's
+    /// `contract` section stores them (the SQL values a user would pass).
+    pub fn contract_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        use serde_json::Value;
+        let p = &self.parsers;
+        let sep = |b: u8| Value::from((b as char).to_string());
+        let list = |v: &[String]| Value::from(v.to_vec());
+        let precision = match self.timestamp_precision {
+            TimestampPrecision::Millis => "TIMESTAMP_MILLIS",
+            TimestampPrecision::Micros => "TIMESTAMP_MICROS",
+            TimestampPrecision::Nanos => "TIMESTAMP_NANOS",
+        };
+        let mut m = serde_json::Map::new();
+        for name in CONTRACT_OPTIONS.iter().copied().filter(|n| self.is_contract_option(n)) {
+            let v = match name {
+                "parse_integers" => Value::from(p.integers),
+                "parse_floats" => Value::from(p.floats.is_some()),
+                "parse_float_decimal_separator" => sep(self.float_separators.0),
+                "parse_float_thousands_separator" => sep(self.float_separators.1),
+                "parse_iso_timestamps" => Value::from(p.iso_timestamps),
+                "parse_iso_dates" => Value::from(p.iso_dates),
+                "parse_iso_times" => Value::from(p.iso_times),
+                "true_tokens" => list(&p.true_tokens),
+                "false_tokens" => list(&p.false_tokens),
+                "custom_timestamp_patterns" => list(&self.custom_patterns[0]),
+                "custom_date_patterns" => list(&self.custom_patterns[1]),
+                "custom_time_patterns" => list(&self.custom_patterns[2]),
+                "timestamp_precision" => Value::from(precision),
+                "scalar_object_key" => Value::from(self.scalar_object_key.as_str()),
+                "arrow_max_depth" => Value::from(self.arrow_max_depth as u64),
+                "parquet_max_depth" => Value::from(self.parquet_max_depth as u64),
+                "csv_has_header" => Value::from(self.csv_has_header),
+                "csv_delimiter" => sep(self.csv_delimiter),
+                _ => continue,
+            };
+            m.insert(name.to_string(), v);
+        }
+        m
+    }
+
+    /// Applies a registry's contract: an option the scan does not give takes
+    /// the registry's value; one it gives with another value is an error
+    /// naming the option and both values. `None` (a registry written before
+    /// contracts existed) applies nothing.
+    pub fn with_contract(
+        self,
+        function: &str,
+        contract: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<Self> {
+        let Some(contract) = contract else { return Ok(self) };
+        let mine = self.contract_json();
+        let mut params: Vec<(&str, ParamValue)> = self.given.iter().map(|(n, v)| (*n, v.clone())).collect();
+        let mut adopted = false;
+        for (name, theirs) in contract {
+            let Some(&name) = CONTRACT_OPTIONS.iter().find(|n| **n == name.as_str()) else { continue };
+            if !self.is_contract_option(name) {
+                continue;
+            }
+            if self.is_given(name) {
+                if mine.get(name) != Some(theirs) {
+                    let ours = mine.get(name).map(|v| v.to_string()).unwrap_or_default();
+                    return Err(SanitizeError::options(format!(
+                        "{function}: the registry was built with {name} = {theirs} but this scan gives {name} = {ours}; leave {name} out to continue the registry with its value, or start a new registry"
+                    )));
+                }
+                continue;
+            }
+            let value = json_param(theirs).ok_or_else(|| {
+                SanitizeError::options(format!(
+                    "{function}: invalid registry: contract.{name} has an unusable value {theirs}"
+                ))
+            })?;
+            params.push((name, value));
+            adopted = true;
+        }
+        if !adopted {
+            return Ok(self);
+        }
+        // Parse again with the registry's values: the same validation as
+        // for values the user types.
+        let mut o = Options::parse(function, Some(self.input_format), &params).map_err(|e| {
+            SanitizeError::options(format!("{} (a value taken from the registry's contract)", e.message))
+        })?;
+        // Contract values are not the user's choices.
+        o.given.retain(|(n, _)| self.is_given(n));
+        Ok(o)
+    }
+
     pub fn defaults(input_format: InputFormat) -> Self {
         Options {
             input_format,
@@ -223,6 +353,9 @@ impl Options {
             csv_delimiter: b',',
             input_text_encoding: TextEncoding::Utf8,
             xml_row_tag: None,
+            given: Vec::new(),
+            float_separators: (b'.', b','),
+            custom_patterns: [Vec::new(), Vec::new(), Vec::new()],
         }
     }
 
@@ -242,6 +375,9 @@ impl Options {
                 // DuckDB passes NULL for `name := NULL`: keep the default, as
                 // the seed's `None` does (xml_row_tag, batch_memory_limit_bytes, registry).
                 continue;
+            }
+            if let Some(spec) = OPTION_SPECS.iter().find(|s| s.name == *name) {
+                o.given.push((spec.name, value.clone()));
             }
             match *name {
                 "input_format" => {
@@ -360,15 +496,18 @@ impl Options {
                     let e = string(function, name, value)?;
                     o.input_text_encoding = TextEncoding::parse(&e).ok_or_else(|| {
                         err(format!(
-                            "the \"input_text_encoding\" parameter must name 'utf-8', 'utf-16' (or 'utf-16-le' / 'utf-16-be') or 'latin-1' (Python codec names and aliases are accepted), not '{e}'"
+                            "the \"input_text_encoding\" parameter must name 'utf-8', 'utf-16' (or 'utf-16-le' / 'utf-16-be'), 'latin-1' or 'windows-1252' (Python codec names and aliases are accepted), not '{e}'"
                         ))
                     })?;
                 }
                 "xml_row_tag" => {
                     let t = string(function, name, value)?;
-                    if t.is_empty() || t.contains(|c: char| c.is_whitespace() || c == '<' || c == '>' || c == '/') {
+                    // An element name, or a slash path of names from the root's children.
+                    let bad_name =
+                        |c: &str| c.is_empty() || c.contains(|c: char| c.is_whitespace() || c == '<' || c == '>');
+                    if t.split('/').any(bad_name) {
                         return Err(err(format!(
-                            "the \"xml_row_tag\" parameter must be an XML element name, not '{t}'"
+                            "the \"xml_row_tag\" parameter must be an XML element name or a slash path of names below the root such as 'channel/item', not '{t}'"
                         )));
                     }
                     o.xml_row_tag = Some(t);
@@ -376,6 +515,8 @@ impl Options {
                 other => return Err(err(format!("unknown parameter \"{other}\""))),
             }
         }
+        o.float_separators = (decimal, thousands);
+        o.custom_patterns = [timestamp_patterns.clone(), date_patterns.clone(), time_patterns.clone()];
         if decimal == thousands {
             return Err(err(format!(
                 "\"parse_float_decimal_separator\" and \"parse_float_thousands_separator\" must differ, both are '{}'",
@@ -398,6 +539,20 @@ impl Options {
         }
         Ok(o)
     }
+}
+
+/// A contract value from a registry document as the parameter it stands for.
+fn json_param(v: &serde_json::Value) -> Option<ParamValue> {
+    use serde_json::Value;
+    Some(match v {
+        Value::Bool(b) => ParamValue::Bool(*b),
+        Value::Number(n) => ParamValue::Int(n.as_i64()?),
+        Value::String(s) => ParamValue::Str(s.clone()),
+        Value::Array(items) => ParamValue::List(
+            items.iter().map(|i| i.as_str().map(|s| ParamValue::Str(s.to_string()))).collect::<Option<Vec<_>>>()?,
+        ),
+        _ => return None,
+    })
 }
 
 fn parse_input_format(function: &str, value: Option<&ParamValue>) -> Result<InputFormat> {

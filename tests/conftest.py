@@ -29,6 +29,13 @@ def duckdb_platform() -> str:
         return con.execute("PRAGMA platform").fetchone()[0]
 
 
+# No test may reach beyond 127.0.0.1: without credentials in the
+# environment, the AWS credential chain would ask the EC2 instance metadata
+# endpoint (169.254.169.254). The extension honours this switch as the AWS
+# SDKs do (docs/remote.md); .ci/run and scripts/test.sh set it too.
+os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

@@ -424,3 +424,24 @@ def test_a_stalled_http_transfer_fails_within_the_timeout(web, remote_con, monke
         remote_con.execute(f"SELECT * FROM sanitize_jsonl({sql_literal(web + '/stall/x.jsonl')})")
     assert f'cannot download "{web}/stall/x.jsonl" (HTTP)' in str(e.value)
     assert time.monotonic() - started < 15
+
+
+def test_s3_without_credentials_fails_at_once_naming_them(con, monkeypatch):
+    """With the instance metadata endpoint disabled and no credentials in the
+    environment, the scan fails before any request, and says what is missing."""
+    import time
+
+    import duckdb
+
+    for key in [k for k in os.environ if k.startswith("AWS_") and k != "AWS_EC2_METADATA_DISABLED"]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    start = time.monotonic()
+    with pytest.raises(duckdb.Error) as err:
+        con.execute("SELECT * FROM sanitize_jsonl('s3://lake/a.jsonl')").fetchall()
+    elapsed = time.monotonic() - start
+    message = str(err.value)
+    assert "no AWS credentials" in message and "AWS_ACCESS_KEY_ID" in message, message
+    assert "AWS_EC2_METADATA_DISABLED" in message, message
+    assert elapsed < 5, f"took {elapsed:.1f}s: something waited on the network"

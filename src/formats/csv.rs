@@ -6,6 +6,8 @@
 //! the empty string. Every other cell is a string; typing is the engine's job.
 //!
 //! - Records end at LF or CRLF outside quotes; a CR anywhere else is data.
+//!   A file whose first line ends in a lone CR (classic Mac) ends its
+//!   records at CR instead, as `read_csv` reads it.
 //! - A cell that starts with `"` is quoted: it may hold the delimiter,
 //!   newlines and `""` (one quote). Text after its closing quote is kept
 //!   literally (`"ab"cd` is `abcd`); a quote inside an unquoted cell is data.
@@ -17,7 +19,6 @@
 //! (positions relative to the record's start) survives the refill, so every
 //! byte is scanned once whatever `chunk_bytes` is.
 
-use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
 use super::chunks::Chunks;
@@ -112,6 +113,8 @@ pub struct CsvReader<R: Read> {
     keys: KeyCache,
     /// Reused for unescaping `""`.
     scratch: String,
+    /// The record terminator: `\n` (LF and CRLF files) or `\r` (CR-only files).
+    newline: u8,
 }
 
 impl<R: Read> CsvReader<R> {
@@ -137,6 +140,7 @@ impl<R: Read> CsvReader<R> {
             cells: Vec::new(),
             keys: KeyCache::default(),
             scratch: String::new(),
+            newline: b'\n',
         }
     }
 
@@ -162,12 +166,40 @@ impl<R: Read> CsvReader<R> {
             }
         }
         if !self.header_read {
+            self.newline = self.detect_newline()?;
             if self.options.has_header {
                 self.read_header()?;
             }
             self.header_read = true;
         }
         Ok(())
+    }
+
+    /// `\r` when the first line break of the file outside quotes is a lone
+    /// CR (a classic Mac file), else `\n`.
+    fn detect_newline(&mut self) -> Result<u8> {
+        let mut quoted = false;
+        let mut at = 0;
+        loop {
+            let buf = &self.input.buf[self.input.start..];
+            while at < buf.len() {
+                match buf[at] {
+                    b'"' => quoted = !quoted,
+                    b'\n' if !quoted => return Ok(b'\n'),
+                    b'\r' if !quoted => match buf.get(at + 1) {
+                        Some(b'\n') => return Ok(b'\n'),
+                        Some(_) => return Ok(b'\r'),
+                        // A CR last in the buffer: the next byte decides.
+                        None => break,
+                    },
+                    _ => {}
+                }
+                at += 1;
+            }
+            if self.input.eof || self.input.fill()?.is_none() {
+                return Ok(b'\n');
+            }
+        }
     }
 
     fn read_header(&mut self) -> Result<()> {
@@ -228,10 +260,10 @@ impl<R: Read> CsvReader<R> {
                         continue;
                     }
                 }
-                State::Unquoted => match memchr::memchr2(delim, b'\n', &buf[self.pos..]) {
+                State::Unquoted => match memchr::memchr2(delim, self.newline, &buf[self.pos..]) {
                     Some(i) => {
                         let at = self.pos + i;
-                        let newline = buf[at] == b'\n';
+                        let newline = buf[at] == self.newline;
                         let cell = self.cell(buf, at, newline);
                         self.cells.push(cell);
                         self.pos = at + 1;
@@ -245,14 +277,14 @@ impl<R: Read> CsvReader<R> {
                 },
                 State::Quoted => match memchr::memchr(b'"', &buf[self.pos..]) {
                     Some(i) => {
-                        self.newlines += count_newlines(&buf[self.pos..self.pos + i]);
+                        self.newlines += count_newlines(&buf[self.pos..self.pos + i], self.newline);
                         self.pos += i + 1;
                         self.close_end = self.pos;
                         self.state = State::AfterQuote;
                         continue;
                     }
                     None => {
-                        self.newlines += count_newlines(&buf[self.pos..]);
+                        self.newlines += count_newlines(&buf[self.pos..], self.newline);
                         self.pos = len;
                     }
                 },
@@ -481,8 +513,8 @@ fn unescape(raw: &str, out: &mut String) {
     out.push_str(&raw[seg..]);
 }
 
-fn count_newlines(bytes: &[u8]) -> u64 {
-    memchr::memchr_iter(b'\n', bytes).count() as u64
+fn count_newlines(bytes: &[u8], newline: u8) -> u64 {
+    memchr::memchr_iter(newline, bytes).count() as u64
 }
 
 /// `column_a` ... `column_z`, `column_aa`, ...: spreadsheet letters of a
@@ -507,29 +539,7 @@ pub fn column_name(position: usize) -> String {
 /// the header or an earlier column already uses). The first occurrence keeps
 /// its name.
 fn header_names(texts: &[String]) -> Vec<String> {
-    let bases: Vec<String> =
-        texts.iter().enumerate().map(|(i, t)| if t.is_empty() { column_name(i + 1) } else { t.clone() }).collect();
-    let all: HashSet<&str> = bases.iter().map(String::as_str).collect();
-    let mut used: HashSet<String> = HashSet::new();
-    let mut next_suffix: HashMap<&str, usize> = HashMap::new();
-    let mut names = Vec::with_capacity(bases.len());
-    for base in &bases {
-        let name = if used.contains(base) {
-            let k = next_suffix.entry(base.as_str()).or_insert(2);
-            loop {
-                let candidate = format!("{base}_{k}");
-                *k += 1;
-                if !all.contains(candidate.as_str()) && !used.contains(&candidate) {
-                    break candidate;
-                }
-            }
-        } else {
-            base.clone()
-        };
-        used.insert(name.clone());
-        names.push(name);
-    }
-    names
+    super::dedupe_names(texts)
 }
 
 #[cfg(test)]
@@ -606,6 +616,18 @@ mod tests {
         assert_eq!(out.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(2, 5), (3, 9), (4, 14)]);
         // A trailing CR at end of input is a line ending, too.
         assert_eq!(jsons(&read(b"a,b\n1,2\r")), [r#"{"a":"1","b":"2"}"#]);
+    }
+
+    #[test]
+    fn cr_only_line_endings_read_like_lf() {
+        let input = b"a,b\r1,\"x\ry\"\r3,4\r\r5,6";
+        let out = read(input);
+        assert_eq!(jsons(&out), [r#"{"a":"1","b":"x\ry"}"#, r#"{"a":"3","b":"4"}"#, r#"{"a":"5","b":"6"}"#]);
+        // Lines count CRs: the quoted CR is inside line 2, the blank line is 5.
+        assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 4, 6]);
+        for chunk in [1, 2, 5] {
+            assert_eq!(read_with(input, opts(true, b','), chunk, 2), out, "chunk {chunk}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! [`MAX_NESTING`] and never by the thread's stack. Input is UTF-8 text that
 //! the caller has already validated.
 
+use super::{Batch, RecordMeta};
 use crate::value::{Node, Tape};
 
 /// Deeper documents are rejected with a clear error rather than parsed: the
@@ -27,6 +28,8 @@ impl std::fmt::Display for JsonError {
 struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
+    /// The value must be the whole text (else more values may follow it).
+    whole: bool,
 }
 
 /// What the innermost open container expects next.
@@ -45,13 +48,165 @@ struct Open {
 pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
     let nodes_before = tape.nodes.len();
     let text_before = tape.text.len();
-    let mut p = Parser { bytes: text.as_bytes(), pos: 0 };
+    let mut p = Parser { bytes: text.as_bytes(), pos: 0, whole: true };
     let result = p.parse(tape);
     if result.is_err() {
         tape.nodes.truncate(nodes_before);
         tape.text.truncate(text_before);
     }
     result.map(|_| nodes_before as u32)
+}
+
+/// Parses the one JSON value that starts `text` (leading whitespace
+/// allowed) and returns its root node and the bytes it spans: whatever
+/// follows is left for the caller, so values written back to back
+/// (`{"a":1} {"a":2}`) are read one by one. On error the tape is restored.
+pub fn parse_value_prefix(text: &str, tape: &mut Tape) -> Result<(u32, usize), JsonError> {
+    let nodes_before = tape.nodes.len();
+    let text_before = tape.text.len();
+    let mut p = Parser { bytes: text.as_bytes(), pos: 0, whole: false };
+    match p.parse(tape) {
+        Ok(()) => Ok((nodes_before as u32, p.pos)),
+        Err(e) => {
+            tape.nodes.truncate(nodes_before);
+            tape.text.truncate(text_before);
+            Err(e)
+        }
+    }
+}
+
+/// What one decoded value became.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decoded {
+    Record,
+    /// Valid JSON that is not an object: a bad record; the node says what it was.
+    NotObject(Node),
+    /// Malformed JSON: a bad record that spans the rest of the text.
+    Malformed,
+}
+
+/// Decodes the JSON value that starts `text` as one record of `batch` with
+/// its meta: an object is a record, anything else a bad record (a null root
+/// with the error) for on_error. `what` names the value in messages ("the
+/// line", "value 2 of the line", "document 3"). Returns the bytes consumed
+/// (the whole text when it is malformed) and what the value was.
+pub fn decode_value_record(text: &str, batch: &mut Batch, line: u64, byte: u64, what: &str) -> (usize, Decoded) {
+    let tape = &mut batch.tape;
+    let (used, decoded, error) = match parse_value_prefix(text, tape) {
+        Err(e) => (text.len(), Decoded::Malformed, Some(format!("malformed JSON in {what}: {e}"))),
+        Ok((root, used)) => match tape.nodes[root as usize] {
+            Node::Object { .. } => {
+                tape.roots.push(root);
+                (used, Decoded::Record, None)
+            }
+            other => {
+                tape.nodes.truncate(root as usize);
+                (used, Decoded::NotObject(other), Some(format!("{what} is a JSON {}, not an object", node_kind(other))))
+            }
+        },
+    };
+    if error.is_some() {
+        push_bad_root(tape);
+    }
+    batch.meta.push(RecordMeta { line, byte, error });
+    (used, decoded)
+}
+
+/// Decodes `raw` as exactly one JSON object record (an element of a JSON
+/// array, cut by its brackets): anything after the value makes it malformed.
+pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &str) {
+    let tape = &mut batch.tape;
+    let error = match std::str::from_utf8(raw) {
+        Err(e) => Some(format!(
+            "invalid UTF-8 at byte {} of {what} (undecodable bytes for the input encoding)",
+            e.valid_up_to()
+        )),
+        Ok(text) => match parse_value(text, tape) {
+            Err(e) => Some(format!("malformed JSON in {what}: {e}")),
+            Ok(root) => match tape.nodes[root as usize] {
+                Node::Object { .. } => {
+                    tape.roots.push(root);
+                    None
+                }
+                other => {
+                    tape.nodes.truncate(root as usize);
+                    Some(format!("{what} is a JSON {}, not an object", node_kind(other)))
+                }
+            },
+        },
+    };
+    if error.is_some() {
+        push_bad_root(tape);
+    }
+    batch.meta.push(RecordMeta { line, byte, error });
+}
+
+fn push_bad_root(tape: &mut Tape) {
+    tape.roots.push(tape.nodes.len() as u32);
+    tape.nodes.push(Node::Null);
+}
+
+/// Decodes `raw` (one line of JSON Lines) as records: usually one object,
+/// but a line may hold several values back to back, and each is its own
+/// record, as DuckDB's `read_json` reads them. A line that is not UTF-8 is
+/// one bad record. Returns the record count.
+pub fn decode_line_records(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &str) -> usize {
+    let text = match std::str::from_utf8(raw) {
+        Ok(t) => t,
+        // The whole line is one bad record: its structure cannot be trusted.
+        Err(e) => {
+            push_bad_root(&mut batch.tape);
+            batch.meta.push(RecordMeta {
+                line,
+                byte,
+                error: Some(format!(
+                    "invalid UTF-8 at byte {} of {what} (undecodable bytes for the input encoding)",
+                    e.valid_up_to()
+                )),
+            });
+            return 1;
+        }
+    };
+    let mut pos = skip_json_ws(text.as_bytes(), 0);
+    let mut records = 0;
+    while pos < text.len() {
+        let numbered;
+        let name = if records == 0 {
+            what
+        } else {
+            numbered = format!("value {} of {what}", records + 1);
+            &numbered
+        };
+        let (used, _) = decode_value_record(&text[pos..], batch, line, byte + pos as u64, name);
+        records += 1;
+        pos = skip_json_ws(text.as_bytes(), pos + used);
+    }
+    records
+}
+
+/// The first position at or after `pos` that is not JSON whitespace.
+pub fn skip_json_ws(bytes: &[u8], mut pos: usize) -> usize {
+    while bytes.get(pos).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// The JSON kind of a node, for messages.
+pub fn node_kind(n: Node) -> &'static str {
+    match n {
+        Node::Null => "null",
+        Node::Bool(_) => "boolean",
+        Node::Int(_) | Node::Float(_) => "number",
+        Node::Str { .. } | Node::Key { .. } => "string",
+        Node::Timestamp { .. } => "timestamp",
+        Node::Date(_) => "date",
+        Node::Time(_) => "time",
+        Node::List { .. } => "array",
+        Node::Object { .. } => "object",
+        Node::Map { .. } => "map",
+        Node::Declared { kind, .. } => kind.registry_name(),
+    }
 }
 
 impl<'a> Parser<'a> {
@@ -106,10 +261,14 @@ impl<'a> Parser<'a> {
                 }
                 b't' => self.literal(b"true", Node::Bool(true), tape)?,
                 b'f' => self.literal(b"false", Node::Bool(false), tape)?,
-                b'n' => self.literal(b"null", Node::Null, tape)?,
-                b'-' | b'0'..=b'9' => {
+                b'n' if self.bytes[self.pos..].starts_with(b"null") => self.literal(b"null", Node::Null, tape)?,
+                b'-' | b'0'..=b'9' if !self.at_non_finite() => {
                     let n = self.parse_number()?;
                     tape.nodes.push(n);
+                }
+                b'-' | b'+' | b'n' | b'N' | b'i' | b'I' => {
+                    let f = self.parse_non_finite()?;
+                    tape.nodes.push(Node::Float(f));
                 }
                 _ => return self.err(format!("unexpected character {}", describe_byte(self.bytes, self.pos))),
             }
@@ -121,6 +280,9 @@ impl<'a> Parser<'a> {
             }
             loop {
                 let Some(top) = stack.last_mut() else {
+                    if !self.whole {
+                        return Ok(());
+                    }
                     self.skip_ws();
                     if self.pos != self.bytes.len() {
                         return self.err("unexpected characters after the JSON value");
@@ -276,6 +438,50 @@ impl<'a> Parser<'a> {
         Ok(char::from_u32(hi).unwrap_or('\u{FFFD}'))
     }
 
+    /// True at `-Infinity` or `-NaN` (a sign followed by a letter).
+    fn at_non_finite(&self) -> bool {
+        self.bytes.get(self.pos) == Some(&b'-')
+            && self.bytes.get(self.pos + 1).is_some_and(|b| matches!(b, b'i' | b'I' | b'n' | b'N'))
+    }
+
+    /// `NaN`, `Infinity` and `-Infinity`, which Python's `json.dumps` writes
+    /// by default and DuckDB's `read_json` accepts: an optional sign, then
+    /// `nan`, `inf` or `infinity` in any case (the forms yyjson reads).
+    fn parse_non_finite(&mut self) -> Result<f64, JsonError> {
+        let start = self.pos;
+        let mut i = self.pos;
+        let negative = match self.bytes.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let rest = &self.bytes[i..];
+        let starts = |word: &[u8]| rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word);
+        let (len, value) = if starts(b"infinity") {
+            (8, f64::INFINITY)
+        } else if starts(b"inf") {
+            (3, f64::INFINITY)
+        } else if starts(b"nan") {
+            (3, f64::NAN)
+        } else {
+            self.pos = start;
+            return self.err(format!("invalid literal {}", describe_byte(self.bytes, start)));
+        };
+        // `Infinityx` or `NaN1` is no literal.
+        if rest.get(len).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+            self.pos = start;
+            return self.err(format!("invalid literal {}", describe_byte(self.bytes, start)));
+        }
+        self.pos = i + len;
+        Ok(if negative { -value } else { value })
+    }
+
     /// Integers that fit i64 become `Int`; anything else numeric becomes
     /// `Float` (an integer beyond i64 loses precision, as in DuckDB's reader).
     fn parse_number(&mut self) -> Result<Node, JsonError> {
@@ -392,6 +598,20 @@ mod tests {
         tape.clear();
         parse_value("-9223372036854775808", &mut tape).unwrap();
         assert_eq!(tape.nodes[0], Node::Int(i64::MIN));
+    }
+
+    #[test]
+    fn nan_and_infinities_are_doubles_as_python_writes_them() {
+        assert_eq!(
+            roundtrip(r#"{"id": 2, "x": NaN, "y": Infinity, "z": -Infinity, "w": [nan, +inf, -INF]}"#),
+            r#"{"id":2,"x":NaN,"y":Infinity,"z":-Infinity,"w":[NaN,Infinity,-Infinity]}"#
+        );
+        let mut tape = Tape::default();
+        parse_value("-Infinity", &mut tape).unwrap();
+        assert_eq!(tape.nodes[0], Node::Float(f64::NEG_INFINITY));
+        for bad in ["Nan1", "Infinit", "-I", "nul", "NaNa", "+1"] {
+            assert!(parse_value(bad, &mut tape).is_err(), "{bad:?} must fail");
+        }
     }
 
     #[test]

@@ -5,8 +5,7 @@
 use std::io::Read;
 
 use super::chunks::Chunks;
-use super::json::parse_value;
-use super::jsonl::node_kind;
+use super::json::{decode_value_record, decode_whole_record, skip_json_ws, Decoded};
 use super::{Batch, RecordMeta, RecordReader};
 use crate::error::{Result, SanitizeError};
 use crate::value::Node;
@@ -71,52 +70,53 @@ impl<R: Read> Input<R> {
     }
 }
 
-/// Decodes `raw` as one JSON object record on the batch, with its meta; a
-/// bad record is a null root with the error. `what` names the value in error
-/// messages ("the line", "the document", "element 3"). Returns the root node
-/// when it is valid JSON but not an object.
-pub(super) fn decode_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &str) -> Option<Node> {
-    let tape = &mut batch.tape;
-    let mut found = None;
-    let error = match std::str::from_utf8(raw) {
-        Err(e) => Some(format!(
-            "invalid UTF-8 at byte {} of {what} (undecodable bytes for the input encoding)",
-            e.valid_up_to()
-        )),
-        Ok(text) => match parse_value(text, tape) {
-            Err(e) => Some(format!("malformed JSON in {what}: {e}")),
-            Ok(root) => match tape.nodes[root as usize] {
-                Node::Object { .. } => {
-                    tape.roots.push(root);
-                    None
-                }
-                other => {
-                    tape.nodes.truncate(root as usize);
-                    found = Some(other);
-                    Some(format!("{what} is a JSON {}, not an object", node_kind(other)))
-                }
-            },
-        },
-    };
-    if error.is_some() {
-        tape.roots.push(tape.nodes.len() as u32);
-        tape.nodes.push(Node::Null);
-    }
-    batch.meta.push(RecordMeta { line, byte, error });
-    found
-}
-
-/// `json`: the whole file is one document, one row (the format requires
-/// holding one document in memory).
+/// `json`: the file is one JSON document, one row (the format requires
+/// holding the file in memory). Documents written back to back (`{..} {..}`,
+/// or JSON Lines saved as `.json`) are each a row, as DuckDB's `read_json`
+/// reads them.
 pub struct JsonDocumentReader<R: Read> {
     input: Input<R>,
+    /// The file is in memory: `valid` bytes from `input.start` on are UTF-8.
+    loaded: Option<Loaded>,
     done: bool,
+    documents: u64,
     function: String,
+}
+
+#[derive(Clone, Copy)]
+struct Loaded {
+    /// End of the UTF-8 text in `input.buf`.
+    valid_end: usize,
+    /// Bytes past it that are not UTF-8: one bad record at the end.
+    invalid: bool,
 }
 
 impl<R: Read> JsonDocumentReader<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize, function: &str) -> Self {
-        JsonDocumentReader { input: Input::new(reader, file, chunk_bytes), done: false, function: function.to_string() }
+        JsonDocumentReader {
+            input: Input::new(reader, file, chunk_bytes),
+            loaded: None,
+            done: false,
+            documents: 0,
+            function: function.to_string(),
+        }
+    }
+
+    fn load(&mut self) -> Result<Option<Loaded>> {
+        if let Some(l) = self.loaded {
+            return Ok(Some(l));
+        }
+        if !self.input.skip_ws()? {
+            return Ok(None); // an empty or whitespace-only file holds no document
+        }
+        while self.input.fill()?.is_some() {}
+        let rest = &self.input.buf[self.input.start..];
+        let loaded = match std::str::from_utf8(rest) {
+            Ok(_) => Loaded { valid_end: self.input.buf.len(), invalid: false },
+            Err(e) => Loaded { valid_end: self.input.start + e.valid_up_to(), invalid: true },
+        };
+        self.loaded = Some(loaded);
+        Ok(Some(loaded))
     }
 }
 
@@ -125,21 +125,49 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
         if self.done || max_records == 0 {
             return Ok(0);
         }
-        self.done = true;
-        if !self.input.skip_ws()? {
-            return Ok(0); // an empty or whitespace-only file holds no document
+        let Some(loaded) = self.load()? else {
+            self.done = true;
+            return Ok(0);
+        };
+        let mut added = 0;
+        while added < max_records {
+            let at = skip_json_ws(&self.input.buf[..loaded.valid_end], self.input.start);
+            self.input.consume(at - self.input.start);
+            if self.input.start >= loaded.valid_end {
+                if loaded.invalid {
+                    batch.tape.roots.push(batch.tape.nodes.len() as u32);
+                    batch.tape.nodes.push(Node::Null);
+                    batch.meta.push(RecordMeta {
+                        line: self.input.line,
+                        byte: self.input.offset,
+                        error: Some("invalid UTF-8 in the document (undecodable bytes for the input encoding)".into()),
+                    });
+                    added += 1;
+                }
+                self.done = true;
+                break;
+            }
+            let (line, byte) = (self.input.line, self.input.offset);
+            // The bytes up to `valid_end` were checked to be UTF-8 in load().
+            let text = std::str::from_utf8(&self.input.buf[self.input.start..loaded.valid_end]).unwrap_or("");
+            let what = if self.documents == 0 {
+                "the document".to_string()
+            } else {
+                format!("document {}", self.documents + 1)
+            };
+            let (used, decoded) = decode_value_record(text, batch, line, byte, &what);
+            if self.documents == 0 && matches!(decoded, Decoded::NotObject(Node::List { .. })) {
+                // The wrong function, not a bad row: say which one reads arrays.
+                return Err(SanitizeError::input(format!(
+                    "{}: file \"{}\" holds a top-level JSON array, not one object; use sanitize_json_array (input_format := 'json_array') to read its elements as rows",
+                    self.function, self.input.file
+                )));
+            }
+            self.documents += 1;
+            added += 1;
+            self.input.consume(used.max(1).min(loaded.valid_end - self.input.start));
         }
-        while self.input.fill()?.is_some() {}
-        let (line, byte) = (self.input.line, self.input.offset);
-        let raw = &self.input.buf[self.input.start..];
-        if let Some(Node::List { .. }) = decode_record(raw, batch, line, byte, "the document") {
-            // The wrong function, not a bad row: say which one reads arrays.
-            return Err(SanitizeError::input(format!(
-                "{}: file \"{}\" holds a top-level JSON array, not one object; use sanitize_json_array (input_format := 'json_array') to read its elements as rows",
-                self.function, self.input.file
-            )));
-        }
-        Ok(1)
+        Ok(added)
     }
 
     fn bytes_read(&self) -> u64 {
@@ -260,7 +288,7 @@ impl<R: Read> RecordReader for JsonArrayReader<R> {
                     self.elements += 1;
                     let what = format!("element {}", self.elements);
                     let raw = &self.input.buf[self.input.start..self.input.start + len];
-                    decode_record(raw, batch, line, byte, &what);
+                    decode_whole_record(raw, batch, line, byte, &what);
                     added += 1;
                     self.input.consume(len);
                     // After an element: ',' continues, ']' ends the array.

@@ -5,10 +5,9 @@
 use std::io::Read;
 
 use super::chunks::Chunks;
-use super::json_document::decode_record;
+use super::json::decode_line_records;
 use super::Batch;
 use crate::error::Result;
-use crate::value::Node;
 
 pub struct JsonLinesReader<R: Read> {
     input: Chunks<R>,
@@ -70,8 +69,9 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
             if !is_blank {
-                decode_record(raw, batch, line_no, offset, "the line");
-                added += 1;
+                // Usually one record; a line with several objects gives one
+                // each (so a batch may exceed `max_records` by that line's extra).
+                added += decode_line_records(raw, batch, line_no, offset, "the line");
             }
             self.input.start += consumed;
             self.line += 1;
@@ -79,22 +79,6 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
             searched = 0;
         }
         Ok(added)
-    }
-}
-
-pub fn node_kind(n: Node) -> &'static str {
-    match n {
-        Node::Null => "null",
-        Node::Bool(_) => "boolean",
-        Node::Int(_) | Node::Float(_) => "number",
-        Node::Str { .. } | Node::Key { .. } => "string",
-        Node::Timestamp { .. } => "timestamp",
-        Node::Date(_) => "date",
-        Node::Time(_) => "time",
-        Node::List { .. } => "array",
-        Node::Object { .. } => "object",
-        Node::Map { .. } => "map",
-        Node::Declared { kind, .. } => kind.registry_name(),
     }
 }
 

@@ -9,6 +9,9 @@ pub mod json;
 pub mod json_document;
 pub mod jsonl;
 pub mod parquet;
+mod parquet_footer;
+#[cfg(test)]
+mod parquet_fuzz;
 pub mod xml;
 
 use crate::error::Result;
@@ -42,6 +45,45 @@ pub trait RecordReader {
     fn declared_row_count(&self) -> Option<u64> {
         None
     }
+
+    /// True when the declared schema alone decides every value's column:
+    /// no value can fall outside its declared type. False for sources whose
+    /// values may not fit their declaration (a Parquet decimal holding more
+    /// digits than its precision), which the probe must read row by row.
+    fn declared_schema_is_exact(&self) -> bool {
+        false
+    }
+}
+
+/// Column names made unique, as CSV headers and Parquet schemas need them:
+/// an empty name becomes `column_<letters>` of its position, and a name
+/// seen before gets `_2`, `_3`, ... (skipping names the input already has).
+/// No column is dropped, so no column's values vanish under another's name.
+pub fn dedupe_names(texts: &[String]) -> Vec<String> {
+    use std::collections::{HashMap, HashSet};
+    let bases: Vec<String> =
+        texts.iter().enumerate().map(|(i, t)| if t.is_empty() { csv::column_name(i + 1) } else { t.clone() }).collect();
+    let all: HashSet<&str> = bases.iter().map(String::as_str).collect();
+    let mut used: HashSet<String> = HashSet::new();
+    let mut next_suffix: HashMap<&str, usize> = HashMap::new();
+    let mut names = Vec::with_capacity(bases.len());
+    for base in &bases {
+        let name = if used.contains(base) {
+            let k = next_suffix.entry(base.as_str()).or_insert(2);
+            loop {
+                let candidate = format!("{base}_{k}");
+                *k += 1;
+                if !all.contains(candidate.as_str()) && !used.contains(&candidate) {
+                    break candidate;
+                }
+            }
+        } else {
+            base.clone()
+        };
+        used.insert(name.clone());
+        names.push(name);
+    }
+    names
 }
 
 /// Where a record starts, and why it is bad if it is.

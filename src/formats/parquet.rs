@@ -32,9 +32,10 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 use parquet::basic::{ConvertedType, LogicalType};
+use parquet::file::metadata::{FileMetaData, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader};
 use parquet::schema::types::ColumnDescPtr;
 
-use super::{Batch, RecordMeta, RecordReader};
+use super::{dedupe_names, Batch, RecordMeta, RecordReader};
 use crate::error::{Result, SanitizeError};
 use crate::infer::Declared;
 use crate::value::{Node, Tape, Ticks};
@@ -55,6 +56,12 @@ pub struct ParquetReader {
     bytes: u64,
     /// Reused text buffer for values written as text.
     scratch: String,
+    /// The record keys of the top-level columns: the schema's names made
+    /// unique (a schema may repeat a name; no column may vanish).
+    keys: Vec<String>,
+    /// A decimal column whose values may hold more digits than its
+    /// precision: the probe must read the rows (see `declared_schema_is_exact`).
+    has_decimals: bool,
 }
 
 impl ParquetReader {
@@ -67,7 +74,22 @@ impl ParquetReader {
             ))
         };
         let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| cannot(&e))?;
+        // Nothing may be allocated from a size the footer's own bytes cannot
+        // back (see parquet_footer): checked before arrow-rs decodes it.
+        let footer =
+            super::parquet_footer::read_footer(&file, bytes).map_err(|e| cannot(&format!("corrupt footer: {e}")))?;
+        // A corrupt file can make the decoder panic (arrow-rs asserts on some
+        // impossible values): that is bad input, not our bug.
+        let plain = guarded(|| {
+            let m = Arc::new(with_row_group_total(ParquetMetaDataReader::decode_metadata(&footer)?));
+            // An embedded Arrow schema that disagrees with the Parquet schema
+            // (a writer's empty struct, which arrow-rs drops) is only a hint:
+            // without it the file is read by its Parquet schema.
+            ArrowReaderMetadata::try_new(Arc::clone(&m), ArrowReaderOptions::new())
+                .or_else(|_| ArrowReaderMetadata::try_new(m, ArrowReaderOptions::new().with_skip_arrow_metadata(true)))
+        })
+        .map_err(|e| cannot(&e))?
+        .map_err(|e| cannot(&e))?;
         let hinted = |months: bool| {
             let mut leaves = plain.parquet_schema().columns().iter();
             let mut intervals = Vec::new();
@@ -93,7 +115,21 @@ impl ParquetReader {
                 .map_err(|e| cannot(&e))
         };
         let clone = || file.try_clone().map_err(|e| cannot(&e));
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, with_schema(schema)?)
+        let keys = dedupe_names(&schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>());
+        let has_decimals = plain.parquet_schema().columns().iter().any(|c| {
+            matches!(c.logical_type_ref(), Some(LogicalType::Decimal { .. }))
+                || c.converted_type() == ConvertedType::DECIMAL
+        });
+        // arrow-rs refuses a supplied schema for a file with an empty group (a
+        // struct without columns, which it drops from the Arrow schema): such
+        // a file is read with its plain schema, without the read hints (64-bit
+        // offsets, ENUM as text); one with INTERVAL columns needs them.
+        let metadata = match with_schema(schema) {
+            Ok(m) => m,
+            Err(_) if interval_roots.is_empty() => plain.clone(),
+            Err(e) => return Err(e),
+        };
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, metadata)
             .with_batch_size(batch_rows.max(1))
             .build()
             .map_err(|e| cannot(&e))?;
@@ -121,9 +157,13 @@ impl ParquetReader {
             months_column,
             current: None,
             rows_seen: 0,
-            declared_rows: plain.metadata().file_metadata().num_rows().max(0) as u64,
+            // The row groups' counts, as DuckDB reads them: some writers leave
+            // the file-level num_rows at 0 (parquet-testing's repeated_no_annotation).
+            declared_rows: plain.metadata().row_groups().iter().map(|g| g.num_rows().max(0) as u64).sum(),
             bytes,
             scratch: String::new(),
+            keys,
+            has_decimals,
         })
     }
 
@@ -134,12 +174,28 @@ impl ParquetReader {
         ))
     }
 
-    /// The next arrow batch and its months batch; `None` at the end.
+    /// The next arrow batch and its months batch; `None` at the end, after
+    /// checking that the file gave exactly the rows its footer declares.
     fn next_arrow_batch(&mut self) -> Result<Option<(RecordBatch, Option<RecordBatch>)>> {
         let Some(reader) = self.reader.as_mut() else { return Ok(None) };
-        let batch = match reader.next() {
+        let next = match guarded(|| reader.next()) {
+            Ok(next) => next,
+            Err(panic) => {
+                self.reader = None;
+                return Err(self.read_error(&panic));
+            }
+        };
+        let batch = match next {
             None => {
                 self.reader = None;
+                // Every earlier batch was handed out in full before this call:
+                // a short file must never look like a short table.
+                if self.rows_seen != self.declared_rows {
+                    return Err(SanitizeError::input(format!(
+                        "{}: Parquet file \"{}\" gave {} rows but its footer declares {}; the file is corrupt or uses a layout this reader does not support",
+                        self.function, self.file, self.rows_seen, self.declared_rows
+                    )));
+                }
                 return Ok(None);
             }
             Some(Err(e)) => {
@@ -148,7 +204,14 @@ impl ParquetReader {
             }
             Some(Ok(b)) => b,
         };
-        let months = match self.months_reader.as_mut().map(|r| r.next()) {
+        if self.rows_seen + batch.num_rows() as u64 > self.declared_rows {
+            self.reader = None;
+            return Err(SanitizeError::input(format!(
+                "{}: Parquet file \"{}\" gave more than the {} rows its footer declares; the file is corrupt",
+                self.function, self.file, self.declared_rows
+            )));
+        }
+        let months = match self.months_reader.as_mut().map(|r| guarded(|| r.next()).unwrap_or(None)) {
             None => None,
             Some(Some(Ok(m))) if m.num_rows() == batch.num_rows() => Some(m),
             Some(other) => {
@@ -185,7 +248,7 @@ impl RecordReader for ParquetReader {
             let mut evidence = false;
             let schema = rb.schema();
             for (i, (field, column)) in schema.fields().iter().zip(rb.columns()).enumerate() {
-                tape.push_key(field.name());
+                tape.push_key(self.keys.get(i).map_or(field.name().as_str(), String::as_str));
                 let month_column = match (months.as_ref(), self.months_column.get(i)) {
                     (Some(m), Some(Some(j))) => Some(m.column(*j)),
                     _ => None,
@@ -209,8 +272,8 @@ impl RecordReader for ParquetReader {
         let root = tape.nodes.len();
         let open = tape.open(true);
         let mut evidence = false;
-        for field in schema.fields() {
-            tape.push_key(field.name());
+        for (i, field) in schema.fields().iter().enumerate() {
+            tape.push_key(self.keys.get(i).map_or(field.name().as_str(), String::as_str));
             evidence |= write_type_sample(field, tape);
         }
         tape.close(open, schema.fields().len() as u32, evidence);
@@ -223,6 +286,14 @@ impl RecordReader for ParquetReader {
         Some(self.declared_rows)
     }
 
+    fn declared_schema_is_exact(&self) -> bool {
+        // A decimal's storage (INT64, FIXED_LEN_BYTE_ARRAY) can hold more
+        // digits than its declared precision (pandas writes such files):
+        // those values keep their text in a string version, which only the
+        // rows can reveal.
+        !self.has_decimals
+    }
+
     fn bytes_read(&self) -> u64 {
         // Parquet is read by column chunks; report the file size once done.
         if self.reader.is_none() {
@@ -231,6 +302,40 @@ impl RecordReader for ParquetReader {
             0
         }
     }
+}
+
+/// The metadata with the file-level row count set to the row groups' sum,
+/// the count DuckDB and pyarrow read. Some writers leave the file-level
+/// count at 0 (parquet-testing's repeated_no_annotation), and arrow-rs caps
+/// its batch size by it: such a file would read as no rows at all.
+fn with_row_group_total(m: ParquetMetaData) -> ParquetMetaData {
+    let total: i64 = m.row_groups().iter().map(|g| g.num_rows().max(0)).fold(0, i64::saturating_add);
+    let f = m.file_metadata();
+    if f.num_rows() == total {
+        return m;
+    }
+    let fixed = FileMetaData::new(
+        f.version(),
+        total,
+        f.created_by().map(str::to_string),
+        f.key_value_metadata().cloned(),
+        f.schema_descr_ptr(),
+        f.column_orders().cloned(),
+    );
+    ParquetMetaDataBuilder::new(fixed).set_row_groups(m.row_groups().to_vec()).build()
+}
+
+/// Runs a call into arrow-rs; a panic there (an assertion on corrupt data)
+/// becomes its message, to be reported as bad input naming the file.
+fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".to_string());
+        format!("the Parquet decoder failed on corrupt data ({what})")
+    })
 }
 
 /// The read type of one field, walking the Parquet leaf columns in the same
@@ -256,8 +361,19 @@ fn hint_field<'a>(
             let is_enum = column.is_some_and(|c| {
                 matches!(c.logical_type_ref(), Some(LogicalType::Enum)) || c.converted_type() == ConvertedType::ENUM
             });
+            let is_int96 = column.is_some_and(|c| c.physical_type() == parquet::basic::Type::INT96);
             match leaf {
-                DataType::Binary if is_enum => DataType::Utf8,
+                // INT96 as nanoseconds overflows outside 1677-2262 and wraps
+                // around in silence (Spark writes 9999-12-31): microseconds
+                // hold every INT96 date DuckDB reads.
+                DataType::Timestamp(TimeUnit::Nanosecond, tz) if is_int96 => {
+                    DataType::Timestamp(TimeUnit::Microsecond, tz.clone())
+                }
+                // 64-bit offsets: a batch of big strings (parquet-testing's
+                // large_string_map holds 2 GB in two rows) must not overflow.
+                DataType::Binary if is_enum => DataType::LargeUtf8,
+                DataType::Utf8 => DataType::LargeUtf8,
+                DataType::Binary => DataType::LargeBinary,
                 DataType::Interval(_) => {
                     *found = true;
                     if months {
@@ -304,7 +420,11 @@ fn write_decimal(
     unscaled: Option<i128>,
     text: impl FnOnce() -> String,
 ) -> bool {
+    // A value with more digits than the declared precision (writers do not
+    // all check) keeps its exact text: the probe gives it a string version.
+    let fits = |v: i128| precision <= 38 && v.unsigned_abs() < 10u128.pow(u32::from(precision));
     match (Declared::decimal(precision as u32, scale as i32), unscaled) {
+        (Some(_), Some(v)) if !fits(v) => push_text(tape, &text()),
         (Some(kind), Some(v)) if precision <= 18 => declared(tape, kind, v as i64 as u64),
         (Some(kind), Some(v)) => {
             let at = tape.push_bytes(&v.to_le_bytes());
@@ -403,11 +523,13 @@ fn write_value(v: Value<'_>, row: usize, tape: &mut Tape, scratch: &mut String) 
         DataType::Date32 => Node::Date(array.as_primitive::<Date32Type>().value(row)),
         DataType::Date64 => Node::Date(array.as_primitive::<Date64Type>().value(row).div_euclid(86_400_000) as i32),
         DataType::Time32(TimeUnit::Second) => {
-            Node::Time(array.as_primitive::<Time32SecondType>().value(row) as i64 * 1_000_000_000)
+            time_of_day(array.as_primitive::<Time32SecondType>().value(row) as i64 * 1_000_000_000)
         }
-        DataType::Time32(_) => Node::Time(array.as_primitive::<Time32MillisecondType>().value(row) as i64 * 1_000_000),
-        DataType::Time64(TimeUnit::Nanosecond) => Node::Time(array.as_primitive::<Time64NanosecondType>().value(row)),
-        DataType::Time64(_) => Node::Time(array.as_primitive::<Time64MicrosecondType>().value(row) * 1_000),
+        DataType::Time32(_) => time_of_day(array.as_primitive::<Time32MillisecondType>().value(row) as i64 * 1_000_000),
+        DataType::Time64(TimeUnit::Nanosecond) => time_of_day(array.as_primitive::<Time64NanosecondType>().value(row)),
+        DataType::Time64(_) => {
+            time_of_day(array.as_primitive::<Time64MicrosecondType>().value(row).saturating_mul(1_000))
+        }
         DataType::Timestamp(unit, _) => {
             // Zoned and naive timestamps alike are instants in UTC here.
             let (value, unit) = match unit {
@@ -597,6 +719,17 @@ fn dictionary_key(keys: &dyn Array, key_type: &DataType, row: usize) -> Option<u
     usize::try_from(k).ok()
 }
 
+/// A TIME value as nanoseconds of the day. Writers store times outside the
+/// day (negative ones, from UTC-adjusted times of day west of UTC): they are
+/// taken modulo 24 hours, as DuckDB's reader takes them, never emitted as an
+/// invalid TIME.
+fn time_of_day(nanos: i64) -> Node {
+    Node::Time(nanos.rem_euclid(86_400_000_000_000))
+}
+
+/// A list is evidence when it has elements, even if all of them are NULL:
+/// its declared type is known, and `[NULL]` must keep its length. Only
+/// `[]` follows the empty-container rule (NULL).
 fn write_list(
     field: &Field,
     values: &ArrayRef,
@@ -605,10 +738,10 @@ fn write_list(
     scratch: &mut String,
 ) -> bool {
     let open = tape.open(false);
-    let mut evidence = false;
     for i in 0..values.len() {
-        evidence |= write_value(Value { field, array: values, months }, i, tape, scratch);
+        write_value(Value { field, array: values, months }, i, tape, scratch);
     }
+    let evidence = !values.is_empty();
     tape.close(open, values.len() as u32, evidence);
     evidence
 }

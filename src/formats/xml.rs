@@ -119,7 +119,19 @@ struct Current {
 pub struct XmlReader<R: Read> {
     xml: quick_xml::Reader<BufReader<Source<R>>>,
     file: String,
-    row_tag: Option<Vec<u8>>,
+    /// The row tag as a path of element names below the root (`item`, or
+    /// `channel/item`); `None`: the whole document is one record.
+    row_path: Option<Vec<Vec<u8>>>,
+    /// Leading components of `row_path` matched by the open elements below
+    /// the root (the element at depth `d` matches component `d - 2`).
+    matched: usize,
+    /// Rows found so far, and whether the root has any child element: a
+    /// row tag that matches nothing under a non-empty root is an error.
+    rows_found: u64,
+    root_has_children: bool,
+    /// Distinct element names at the first two levels below the root, for
+    /// the message of a row tag that matches nothing.
+    seen_names: [Vec<String>; 2],
     scalar_object_key: String,
     /// Event buffer of quick-xml, reused.
     buf: Vec<u8>,
@@ -146,6 +158,8 @@ impl<R: Read> XmlReader<R> {
             served: 0,
             newlines: VecDeque::new(),
             lines_before: 0,
+            illegal: None,
+            pending_ef: 0,
         };
         let mut xml = quick_xml::Reader::from_reader(BufReader::with_capacity(chunk_bytes.max(1), source));
         let config = xml.config_mut();
@@ -153,12 +167,18 @@ impl<R: Read> XmlReader<R> {
         // instead of the whole file ending.
         config.allow_dangling_amp = true;
         config.check_end_names = true;
+        // `--` inside a comment is not well-formed (XML 1.0 production 15).
+        config.check_comments = true;
         config.expand_empty_elements = false;
         config.trim_text(false);
         XmlReader {
             xml,
             file: file.to_string(),
-            row_tag: options.row_tag.map(String::into_bytes),
+            row_path: options.row_tag.map(|t| t.split('/').map(|c| c.as_bytes().to_vec()).collect()),
+            matched: 0,
+            rows_found: 0,
+            root_has_children: false,
+            seen_names: [Vec::new(), Vec::new()],
             scalar_object_key: options.scalar_object_key,
             buf: Vec::new(),
             phase: Phase::BeforeRoot,
@@ -203,6 +223,17 @@ impl<R: Read> XmlReader<R> {
     }
 
     fn handle(&mut self, event: quick_xml::Result<Event<'_>>, batch: &mut Batch) -> Result<bool> {
+        // A character XML forbids, once parsing has reached it, is a syntax
+        // error: the document is not well-formed.
+        let illegal_at = self.xml.get_ref().get_ref().illegal.as_ref().map(|(at, _)| *at);
+        if let Some(at) = illegal_at {
+            if at < self.pos() || matches!(event, Ok(Event::Eof)) {
+                let what = self.source().illegal.take().map(|(_, w)| w).unwrap_or_default();
+                let line = self.line_at(at);
+                let message = format!("malformed XML at line {line} (byte {at}): {what} is not allowed in XML");
+                return Ok(self.fatal(batch, message, at));
+            }
+        }
         let event = match event {
             Ok(event) => event,
             Err(quick_xml::Error::Io(e)) => {
@@ -259,11 +290,32 @@ impl<R: Read> XmlReader<R> {
                     Ok(false)
                 } else if self.depth == 0 {
                     Ok(self.outside_root(batch, "an entity reference"))
+                } else if self.row_path.is_some() && !is_predefined_or_char_ref(&r) {
+                    // A DTD entity between rows may hold rows of its own (W3C
+                    // xmltest valid/sa/024): never expanded, so say so with a
+                    // bad record instead of reading past it in silence.
+                    let at = self.pos();
+                    let line = self.line_at(at);
+                    let name = String::from_utf8_lossy(&r[..]).into_owned();
+                    let tape = &mut batch.tape;
+                    tape.push_root(tape.nodes.len());
+                    tape.push_null();
+                    let error = format!(
+                        "{} between rows at line {line}: rows it may hold are not read",
+                        undefined_entity(&name)
+                    );
+                    batch.meta.push(RecordMeta { line, byte: at, error: Some(error) });
+                    Ok(true)
                 } else {
                     Ok(false)
                 }
             }
             Event::Eof => {
+                if let Some(path) = &self.row_path {
+                    if self.depth == 0 && self.rows_found == 0 && self.root_has_children {
+                        return Err(self.unmatched_row_tag(path));
+                    }
+                }
                 if self.depth > 0 {
                     let name = match &self.current {
                         Some(_) => self.record_name.clone(),
@@ -300,11 +352,29 @@ impl<R: Read> XmlReader<R> {
             }
             return false;
         }
-        let is_record = match &self.row_tag {
-            None => self.depth == 1,
-            Some(tag) => self.depth == 2 && e.name().as_ref() == tag.as_slice(),
+        let d = self.depth;
+        if (2..=3).contains(&d) {
+            self.root_has_children = true;
+            let seen = &mut self.seen_names[d - 2];
+            if seen.len() < 20 {
+                let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+                if !seen.contains(&name) {
+                    seen.push(name);
+                }
+            }
+        }
+        let is_record = match &self.row_path {
+            None => d == 1,
+            Some(path) => {
+                if d >= 2 && self.matched == d - 2 && path.get(d - 2).is_some_and(|c| c.as_slice() == e.name().as_ref())
+                {
+                    self.matched = d - 1;
+                }
+                self.matched == path.len() && d == path.len() + 1
+            }
         };
         if is_record {
+            self.rows_found += 1;
             let line = self.line_at(start);
             let error = self.builder.begin(e, &self.scalar_object_key).err();
             self.record_name.clear();
@@ -326,11 +396,34 @@ impl<R: Read> XmlReader<R> {
                 completed = true;
             }
         }
+        // Closing an element of the row path un-matches it.
+        if self.depth >= 2 && self.matched >= self.depth - 1 {
+            self.matched = self.depth - 2;
+        }
         self.depth = self.depth.saturating_sub(1);
         if self.depth == 0 {
             self.phase = Phase::AfterRoot;
         }
         completed
+    }
+
+    /// The error of a row tag that matched no element: what is there instead.
+    fn unmatched_row_tag(&self, path: &[Vec<u8>]) -> SanitizeError {
+        let tag = path.iter().map(|c| String::from_utf8_lossy(c)).collect::<Vec<_>>().join("/");
+        let list = |names: &[String]| names.iter().map(|n| format!("<{n}>")).collect::<Vec<_>>().join(", ");
+        let root = self.root_tag.as_deref().unwrap_or("?");
+        let mut message = format!(
+            "file \"{}\": xml_row_tag '{tag}' matches no element; the root <{root}> holds {}",
+            self.file,
+            list(&self.seen_names[0])
+        );
+        if !self.seen_names[1].is_empty() {
+            message.push_str(&format!(", and below them {}", list(&self.seen_names[1])));
+        }
+        message.push_str(
+            ". xml_row_tag names a child of the root, or a slash path from the root's children such as 'channel/item'",
+        );
+        SanitizeError::input(message)
     }
 
     fn finish_record(&mut self, batch: &mut Batch) {
@@ -388,12 +481,37 @@ impl<R: Read> super::RecordReader for XmlReader<R> {
     }
 }
 
+/// The first character XML 1.0 forbids (production 2, Char): C0 controls
+/// but tab, LF and CR, and the non-characters U+FFFE and U+FFFF. `pending`
+/// carries how many bytes of `EF BF` ended the previous buffer. Returns the
+/// offset in `bytes` (negative offsets of a split sequence clamp to 0).
+fn find_illegal_char(bytes: &[u8], pending: &mut u8) -> Option<(usize, String)> {
+    for (i, &b) in bytes.iter().enumerate() {
+        match (*pending, b) {
+            (2, 0xBE | 0xBF) => {
+                return Some((i.saturating_sub(2), format!("the non-character U+FFF{:X}", b - 0xB0)));
+            }
+            (1, 0xBF) => *pending = 2,
+            (_, 0xEF) => *pending = 1,
+            _ => *pending = 0,
+        }
+        if b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') {
+            return Some((i, format!("the control character U+{b:04X}")));
+        }
+    }
+    None
+}
+
 fn is_xml_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
 
 fn is_xml_space_char(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+fn is_predefined_or_char_ref(r: &BytesRef<'_>) -> bool {
+    r.is_char_ref() || matches!(&r[..], b"lt" | b"gt" | b"amp" | b"apos" | b"quot")
 }
 
 fn undefined_entity(name: &str) -> String {
@@ -420,6 +538,12 @@ struct Source<R> {
     /// Offsets of newlines handed out but not yet counted in `lines_before`.
     newlines: VecDeque<u64>,
     lines_before: u64,
+    /// The first character XML forbids anywhere in a document (a control
+    /// character other than tab, LF and CR, or U+FFFE / U+FFFF): its
+    /// stream offset and a description. quick-xml does not check it.
+    illegal: Option<(u64, String)>,
+    /// Bytes of a possible U+FFFE/U+FFFF (EF BF BE/BF) split across reads.
+    pending_ef: u8,
 }
 
 impl<R: Read> Source<R> {
@@ -478,6 +602,9 @@ impl<R: Read> Read for Source<R> {
         let base = self.bom + self.served;
         for i in memchr::memchr_iter(b'\n', &buf[..n]) {
             self.newlines.push_back(base + i as u64);
+        }
+        if self.illegal.is_none() {
+            self.illegal = find_illegal_char(&buf[..n], &mut self.pending_ef).map(|(i, what)| (base + i as u64, what));
         }
         self.served += n as u64;
         Ok(n)
@@ -1040,11 +1167,70 @@ mod tests {
         let out = read_with(xml.as_bytes(), 5, 1, options(Some("row")));
         assert_eq!(out, [(4, 74, "{\"a\":\"1\"}".to_string()), (7, 136, "{\"a\":\"2\"}".to_string())], "{xml:?}");
         assert_eq!((&xml[74..79], &xml[136..141]), ("<row>", "<row>"));
-        // No rows at all.
-        assert!(rows("<r><x/><y>1</y></r>", Some("row")).is_empty());
+        // A root without children has no rows.
         assert!(rows("<r/>", Some("row")).is_empty());
-        // Only direct children of the root.
-        assert!(rows("<r><g><row>1</row></g></r>", Some("row")).is_empty());
+        assert!(rows("<r>text</r>", Some("row")).is_empty());
+        // A row tag that matches nothing under a non-empty root is an error
+        // listing what is there, never zero rows in silence; only direct
+        // children of the root (or a slash path) are rows.
+        let unmatched = |input: &str| {
+            let mut r = XmlReader::new(input.as_bytes(), "t.xml", 4, options(Some("row")));
+            let mut batch = Batch::default();
+            loop {
+                match r.next_batch(&mut batch, 10) {
+                    Ok(0) => panic!("{input}: no error"),
+                    Ok(_) => continue,
+                    Err(e) => return e.message,
+                }
+            }
+        };
+        let e = unmatched("<r><x/><y>1</y></r>");
+        assert!(e.contains("'row' matches no element; the root <r> holds <x>, <y>."), "{e}");
+        let e = unmatched("<r><g><row>1</row></g></r>");
+        assert!(e.contains("holds <g>, and below them <row>"), "{e}");
+        assert_eq!(
+            rows("<r><g><row>1</row></g><g><row>2</row></g></r>", Some("g/row")),
+            ["{\"#text\":\"1\"}", "{\"#text\":\"2\"}"]
+        );
+    }
+
+    #[test]
+    fn characters_xml_forbids_and_double_hyphens_in_comments_are_not_well_formed() {
+        let out = rows("<r><row>a\u{1}b</row><row>c</row></r>", Some("row"));
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].contains("the control character U+0001 is not allowed"), "{out:?}");
+        let out = rows("<r><row>a\u{FFFE}</row></r>", Some("row"));
+        assert!(out[0].contains("U+FFFE"), "{out:?}");
+        // Split across reads, the non-character is still found.
+        let input = "<r><row>x\u{FFFF}</row></r>";
+        for chunk in [1, 2, 3] {
+            let out = read_with(input.as_bytes(), chunk, 10, options(Some("row")));
+            assert!(out[0].2.contains("U+FFFF"), "chunk {chunk}: {out:?}");
+        }
+        let out = rows("<r><!-- a -- b --><row>1</row></r>", Some("row"));
+        assert!(out[0].starts_with("ERROR: malformed XML"), "{out:?}");
+        // Tabs, newlines and CRs are fine.
+        assert_eq!(rows("<r>\t<row>a\r\nb</row></r>", Some("row")).len(), 1);
+    }
+
+    #[test]
+    fn a_slash_row_tag_is_a_path_from_the_roots_children() {
+        let xml = "<rss><channel><title>t</title><item><a>1</a></item><x><item><a>no</a></item></x><item><a>2</a></item></channel><item><a>no</a></item></rss>";
+        assert_eq!(rows(xml, Some("channel/item")), ["{\"a\":\"1\"}", "{\"a\":\"2\"}"]);
+        for chunk in [1, 3, 7] {
+            let out: Vec<String> =
+                read_with(xml.as_bytes(), chunk, 1, options(Some("channel/item"))).into_iter().map(|r| r.2).collect();
+            assert_eq!(out.len(), 2, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn an_entity_between_rows_is_a_bad_record_not_silence() {
+        let xml = "<!DOCTYPE doc [<!ENTITY e \"&#60;foo></foo>\">]><doc>&e;<foo>1</foo>&amp;</doc>";
+        let out = rows(xml, Some("foo"));
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[0].starts_with("ERROR: undefined entity &e;") && out[0].contains("between rows"), "{out:?}");
+        assert_eq!(out[1], "{\"#text\":\"1\"}");
     }
 
     #[test]

@@ -199,6 +199,12 @@ pub fn choose_version(family: &Family, c: &Classified<'_>, growth: Growth, rules
     }
 }
 
+/// Whether `ty` takes the value as it is (no growth): strict mode's check of
+/// one list element against its element type.
+pub fn type_takes(ty: &TypeNode, c: &Classified<'_>, rules: &Rules<'_>) -> bool {
+    fits(ty, true, c, Growth::None, rules).is_some()
+}
+
 /// True when every element of an array fits `ty`.
 fn elements_fit(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, rules: &Rules<'_>) -> bool {
     c.value.elements().all(|e| {

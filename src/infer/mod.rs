@@ -13,5 +13,5 @@ mod schema;
 
 pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
 pub use declared::{holds, join, Declared, MAX_DECIMAL_PRECISION};
-pub use lattice::{absorb_record, choose_version, Growth, InferStats};
-pub use schema::{Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};
+pub use lattice::{absorb_record, choose_version, type_takes, Growth, InferStats};
+pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};

@@ -162,3 +162,38 @@ impl ScalarKind {
         }
     }
 }
+
+/// Arrow-style type text, as the seed's drift events show (`string`, `double`,
+/// `list<item: int64>`, `struct<a: int64, b: string>`).
+pub fn schema_string(t: &TypeNode) -> String {
+    match t {
+        TypeNode::Scalar(k) => match k {
+            ScalarKind::Bool => "bool".into(),
+            ScalarKind::Int => "int64".into(),
+            ScalarKind::Float => "double".into(),
+            ScalarKind::Str | ScalarKind::Json => "string".into(),
+            // Arrow spelling; only microseconds carry the UTC zone in DuckDB's types.
+            ScalarKind::Timestamp(TimeUnit::Micros) => "timestamp[us, tz=UTC]".into(),
+            ScalarKind::Timestamp(unit) => format!("timestamp[{}]", unit.name()),
+            ScalarKind::Date => "date32[day]".into(),
+            ScalarKind::Time => "time64[us]".into(),
+            ScalarKind::Declared(d) => d.arrow_name(),
+        },
+        TypeNode::List(e) => format!("list<item: {}>", schema_string(e)),
+        TypeNode::Map(entry) => match TypeNode::map_key_value(entry) {
+            Some((k, v)) => format!("map<{}, {}>", schema_string(k), schema_string(v)),
+            None => format!("list<item: {}>", schema_string(entry)),
+        },
+        TypeNode::Struct(s) => {
+            let parts: Vec<String> = s
+                .outputs
+                .iter()
+                .map(|&(fi, vi)| {
+                    let v = &s.families[fi].versions[vi];
+                    format!("{}: {}", v.output_name, schema_string(&v.ty))
+                })
+                .collect();
+            format!("struct<{}>", parts.join(", "))
+        }
+    }
+}

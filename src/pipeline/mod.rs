@@ -1,8 +1,11 @@
 //! One scan from end to end, free of FFI: [`plan`] (bind: resolve files, run
 //! the probe, finalize the registry) and [`Scanner`] (produce chunks).
 
+mod bad_records;
 mod budget;
 mod clock;
+#[cfg(test)]
+mod lossless_tests;
 #[cfg(test)]
 mod parquet_tests;
 mod prefetch;
@@ -15,6 +18,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use bad_records::{bad_record_error, BadAction, BadRecords};
 pub use clock::{civil_from_days, format_utc_micros, now_utc_micros};
 pub use readers::open_reader;
 pub use scanner::{Chunk, Scanner};
@@ -23,7 +27,7 @@ pub use stats::Stats;
 use crate::error::{Result, SanitizeError};
 use crate::formats::Batch;
 use crate::infer::{absorb_record, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
-use crate::options::{InputFormat, OnError, Options, SchemaMode, TimestampPrecision};
+use crate::options::{InputFormat, Options, SchemaMode, TimestampPrecision};
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
 use crate::source::{resolve, Spool};
 
@@ -94,22 +98,27 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
 /// narrower than Parquet's: there a value can still fall back to a string
 /// version, which only the rows can tell.
 pub fn plan_scan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
-    let declared = options.input_format == InputFormat::Parquet
-        && options.schema_mode == SchemaMode::Additive
-        && options.timestamp_precision != TimestampPrecision::Nanos;
-    plan_with(function, path, options, declared)
+    plan_with(function, path, options, true)
 }
 
-fn plan_with(function: &str, path: &str, options: Options, declared_probe: bool) -> Result<ScanPlan> {
+fn plan_with(function: &str, path: &str, options: Options, for_scan: bool) -> Result<ScanPlan> {
+    let mut registry = match &options.registry {
+        Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
+        None => Registry::empty(options.field_name_policy),
+    };
+    // The registry's contract decides the options this scan does not give.
+    let options = options.with_contract(function, registry.contract.as_ref())?;
+    registry.contract = Some(options.contract_json());
+    // After the contract: it may set timestamp_precision.
+    let declared_probe = for_scan
+        && options.input_format == InputFormat::Parquet
+        && options.schema_mode == SchemaMode::Additive
+        && options.timestamp_precision != TimestampPrecision::Nanos;
     let resolved = resolve(function, path, options.input_format, options.input_mode)?;
     let files = resolved.files;
     let names = resolved.display;
     check_directory_consistency(function, &files, &names, &options)?;
     let started_at_micros = now_utc_micros();
-    let mut registry = match &options.registry {
-        Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
-        None => Registry::empty(options.field_name_policy),
-    };
     if registry.field_name_policy != options.field_name_policy {
         return Err(SanitizeError::options(format!(
             "{function}: the registry was built with field_name_policy '{}' but this scan uses '{}'; pass field_name_policy := '{}' to continue it",
@@ -232,10 +241,14 @@ fn probe_files(
     let mut infer_stats = InferStats::default();
     let mut batch = Batch::default();
     let rules = options.rules();
+    let mut bad = BadRecords::default();
     for (path, file) in files.iter().zip(names) {
         let mut reader =
             prefetch::Prefetch::new(open_reader(function, path, file, options)?, options.batch_memory_limit_bytes);
         batch.clear();
+        // The footer plan covers a file only when its declared schema
+        // decides every value's column; otherwise its rows are probed.
+        let declared_only = declared_only && reader.declared_schema_is_exact();
         if reader.declared_schema_sample(&mut batch) {
             // The sample is no row: its values are not counted (flattened,
             // duplicates), but its depth is the declared depth.
@@ -262,14 +275,7 @@ fn probe_files(
                 stats.rows_read += 1;
                 let meta = &batch.meta[i];
                 if let Some(err) = &meta.error {
-                    match options.on_error {
-                        OnError::Stop => return Err(bad_record_error(function, file, meta.line, meta.byte, err)),
-                        OnError::SkipRow => stats.rows_skipped += 1,
-                        OnError::EmitNullRow => {
-                            stats.rows_nulled += 1;
-                            stats.rows_emitted += 1;
-                        }
-                    }
+                    bad.handle(function, file, meta, err, options.on_error, stats)?;
                     continue;
                 }
                 absorb_record(root, batch.tape.record(i), &rules, &mut infer_stats);
@@ -278,14 +284,9 @@ fn probe_files(
         }
         stats.bytes_read += reader.bytes_read();
     }
+    bad.check_not_all_bad(function, stats.rows_read, options)?;
     stats.max_depth_seen = infer_stats.max_depth_seen as u64;
     stats.values_flattened = infer_stats.values_flattened;
     stats.duplicate_keys = infer_stats.duplicate_keys;
     Ok(())
-}
-
-pub(crate) fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
-    SanitizeError::input(format!(
-        "{function}: bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
-    ))
 }

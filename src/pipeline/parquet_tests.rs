@@ -317,3 +317,61 @@ fn a_decimal_beyond_its_declared_precision_is_refused_not_truncated() {
     assert_eq!(kind_of(&r, "d"), json!({"kind": "decimal", "precision": 4, "scale": 2}));
     assert_eq!(ints(&r, "d"), [None, Some(-9_999)]);
 }
+
+/// Writes `message` with the low-level writer: one row group with `rows`
+/// rows of the one leaf column `id` (an INT32), or none when `rows` is 0.
+fn write_low_level(dir: &Dir, name: &str, message: &str, rows: usize) -> String {
+    use parquet::data_type::Int32Type;
+    use parquet::file::writer::SerializedFileWriter;
+    let path = dir.0.join(format!("{name}.parquet"));
+    let schema = Arc::new(parquet::schema::parser::parse_message_type(message).unwrap());
+    let mut writer =
+        SerializedFileWriter::new(std::fs::File::create(&path).unwrap(), schema, Default::default()).unwrap();
+    if rows > 0 {
+        let mut group = writer.next_row_group().unwrap();
+        while let Some(mut column) = group.next_column().unwrap() {
+            let values: Vec<i32> = (0..rows as i32).collect();
+            column.typed::<Int32Type>().write_batch(&values, None, None).unwrap();
+            column.close().unwrap();
+        }
+        group.close().unwrap();
+    }
+    writer.close().unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn an_empty_group_is_no_column_and_loses_no_row() {
+    let dir = Dir::new();
+    let path = write_low_level(&dir, "empty_group", "message m { required int32 id; optional group e { } }", 3);
+    let r = parquet(&path, &[]);
+    assert_eq!(r.names, ["id"]);
+    // INTEGER values in DuckDB's little-endian layout.
+    assert_eq!(r.column("id"), [json!("00000000"), json!("01000000"), json!("02000000")]);
+}
+
+#[test]
+fn an_empty_file_with_an_unknown_annotation_reads_as_no_rows() {
+    let dir = Dir::new();
+    // BSON on a binary column: a converted type arrow-rs maps to no Arrow type of its own.
+    let path = write_low_level(&dir, "bson", "message m { optional binary b (BSON); optional int32 id; }", 0);
+    let r = parquet(&path, &[]);
+    assert!(r.rows.is_empty());
+}
+
+#[test]
+fn files_other_writers_ship_read_as_duckdb_reads_them() {
+    let real = |name: &str| format!("{}/test/data/real/{name}", env!("CARGO_MANIFEST_DIR"));
+    // An empty file whose columns carry ConvertedType 24 (unknown): no rows, no error.
+    let r = parquet(&real("empty_unknown_converted_type.parquet"), &[]);
+    assert!(r.rows.is_empty());
+    // A footer with a mistyped ColumnMetaData field and a dictionary page at offset 0.
+    let r = parquet(&real("dict-page-offset-zero.parquet"), &[]);
+    assert_eq!(r.rows.len(), 39);
+    // The file-level row count is 0; the row group holds 6.
+    let r = parquet(&real("repeated_no_annotation.parquet"), &[]);
+    assert_eq!(r.rows.len(), 6);
+    // An embedded Arrow schema with an empty struct the Parquet schema lacks.
+    let r = parquet(&real("empty_group_test.parquet"), &[]);
+    assert_eq!(r.rows.len(), 1);
+}

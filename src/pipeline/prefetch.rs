@@ -117,6 +117,10 @@ impl Prefetch {
     }
 
     /// The footer's row count (Parquet), read before decoding starts.
+    pub fn declared_schema_is_exact(&self) -> bool {
+        self.idle.as_ref().is_some_and(|(reader, _)| reader.declared_schema_is_exact())
+    }
+
     pub fn declared_row_count(&self) -> Option<u64> {
         self.idle.as_ref().and_then(|(reader, _)| reader.declared_row_count())
     }

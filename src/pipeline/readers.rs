@@ -11,14 +11,17 @@ use crate::formats::parquet::ParquetReader;
 use crate::formats::xml::{XmlOptions, XmlReader};
 use crate::formats::RecordReader;
 use crate::options::{InputFormat, Options};
-use crate::source::TextDecoder;
+use crate::source::{sniff_xml_encoding, TextDecoder, TextEncoding};
 
 /// Opens local `file` for reading; messages call it `name` (a remote file's
 /// URI rather than its staged copy).
 pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) -> Result<Box<dyn RecordReader + Send>> {
-    let f = open(function, file, name)?;
+    let mut f = open(function, file, name)?;
     let chunk = options.read_chunk_bytes;
-    let encoding = options.input_text_encoding;
+    let mut encoding = options.input_text_encoding;
+    if options.input_format == InputFormat::Xml && !options.is_given("input_text_encoding") {
+        encoding = declared_xml_encoding(function, &mut f, name)?.unwrap_or(encoding);
+    }
     let text = |f: File| TextDecoder::new(f, encoding, chunk);
     Ok(match options.input_format {
         InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text(f), name, chunk)),
@@ -38,6 +41,22 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
         )),
         // Parquet is binary: input_text_encoding does not apply.
         InputFormat::Parquet => Box::new(ParquetReader::open(f, name, function, super::BATCH_RECORDS)?),
+    })
+}
+
+/// The encoding an XML document declares (`<?xml ... encoding="..."?>` or
+/// UTF-16 bytes), honoured when `input_text_encoding` is not given. The file
+/// is rewound afterwards.
+fn declared_xml_encoding(function: &str, f: &mut File, name: &str) -> Result<Option<TextEncoding>> {
+    use std::io::{Read, Seek};
+    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    let mut head = Vec::with_capacity(512);
+    f.by_ref().take(512).read_to_end(&mut head).map_err(io)?;
+    f.rewind().map_err(io)?;
+    sniff_xml_encoding(&head).map_err(|declared| {
+        SanitizeError::input(format!(
+            "{function}: file \"{name}\" declares encoding=\"{declared}\", which this reader cannot decode; convert it to UTF-8, or pass input_text_encoding := 'utf-8', 'utf-16', 'latin-1' or 'windows-1252' to read it as one of those"
+        ))
     })
 }
 

@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use super::prefetch::Prefetch;
-use super::{bad_record_error, open_reader, ScanPlan, Stats};
+use super::{bad_record_error, open_reader, BadAction, BadRecords, ScanPlan, Stats};
 use crate::error::Result;
 use crate::formats::Batch;
 use crate::options::{OnError, SchemaMode};
@@ -37,6 +37,7 @@ pub struct Scanner {
     pub stats: Stats,
     /// Where the counters are published for `sanitize_stats()`.
     scan_id: Option<u64>,
+    bad: BadRecords,
 }
 
 impl Scanner {
@@ -51,6 +52,7 @@ impl Scanner {
             cursor: 0,
             stats: Stats::default(),
             scan_id: None,
+            bad: BadRecords::default(),
         }
     }
 
@@ -86,6 +88,8 @@ impl Scanner {
         loop {
             if self.cursor == self.batch.len() && !self.refill()? {
                 self.publish(true);
+                // A probe that read the rows has checked this at bind.
+                self.bad.check_not_all_bad(function, self.stats.rows_read, &plan.options)?;
                 return Ok(chunk.rows);
             }
             let Some((file_index, _)) = &self.reader else {
@@ -104,25 +108,15 @@ impl Scanner {
                 self.stats.rows_read += 1;
                 let meta = &self.batch.meta[i];
                 if let Some(err) = &meta.error {
-                    match on_error {
-                        OnError::Stop => return Err(bad_record_error(function, file, meta.line, meta.byte, err)),
-                        OnError::SkipRow => {
-                            self.stats.rows_skipped += 1;
-                            continue;
-                        }
-                        OnError::EmitNullRow => {
-                            chunk.columns.iter_mut().for_each(Column::push_null);
-                            self.stats.rows_nulled += 1;
-                            self.stats.rows_emitted += 1;
-                            chunk.rows += 1;
-                            continue;
-                        }
+                    if self.bad.handle(function, file, meta, err, on_error, &mut self.stats)? == BadAction::EmitNull {
+                        chunk.columns.iter_mut().for_each(Column::push_null);
+                        chunk.rows += 1;
                     }
+                    continue;
                 }
                 let record = self.batch.tape.record(i);
                 if strict {
-                    let violations = self.router.count_violations(&plan.schema, record, &rules);
-                    if violations > 0 {
+                    if let Some(v) = self.router.first_violation(&plan.schema, record, &rules) {
                         match on_error {
                             OnError::Stop => {
                                 return Err(bad_record_error(
@@ -130,15 +124,14 @@ impl Scanner {
                                     file,
                                     meta.line,
                                     meta.byte,
-                                    &format!(
-                                        "{violations} value(s) do not fit the registry's schema (schema_mode 'strict')"
-                                    ),
+                                    &format!("{v} (schema_mode 'strict')"),
                                 ))
                             }
                             OnError::SkipRow => {
                                 self.stats.rows_skipped += 1;
                                 continue;
                             }
+                            // The row is kept; only the values that do not fit are NULL.
                             OnError::EmitNullRow => self.stats.rows_nulled += 1,
                         }
                     }

@@ -2,7 +2,9 @@ use serde_json::{json, Map, Value};
 
 use super::finalize::{version_path, DriftEvent};
 use crate::error::{Result, SanitizeError};
-use crate::infer::{Declared, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version, MAX_DECIMAL_PRECISION};
+use crate::infer::{
+    schema_string, Declared, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version, MAX_DECIMAL_PRECISION,
+};
 use crate::options::FieldNamePolicy;
 
 pub const REGISTRY_VERSION: u64 = 1;
@@ -13,24 +15,32 @@ pub struct Registry {
     pub root: StructNode,
     pub schema_generation: u64,
     pub field_name_policy: FieldNamePolicy,
+    /// The options that decide types and routes, by parameter name
+    /// (`Options::contract_json`); `None` in registries written before the
+    /// section existed, and in a new empty registry.
+    pub contract: Option<Map<String, Value>>,
 }
 
 impl Registry {
     pub fn empty(policy: FieldNamePolicy) -> Self {
-        Registry { root: StructNode::default(), schema_generation: 0, field_name_policy: policy }
+        Registry { root: StructNode::default(), schema_generation: 0, field_name_policy: policy, contract: None }
     }
 
     /// The registry document. `root` must be finalized (names and output order set).
     pub fn to_json(&self) -> Value {
         let mut variants = Map::new();
         collect_variants(&self.root, "", &mut variants);
-        json!({
+        let mut doc = json!({
             "registry_version": REGISTRY_VERSION,
             "schema_generation": self.schema_generation,
             "field_name_policy": self.field_name_policy.name(),
             "canonical_schema": { "fields": fields_json(&self.root) },
             "variants": Value::Object(variants),
-        })
+        });
+        if let (Some(contract), Some(obj)) = (&self.contract, doc.as_object_mut()) {
+            obj.insert("contract".into(), Value::Object(contract.clone()));
+        }
+        doc
     }
 
     pub fn to_json_string(&self) -> String {
@@ -100,41 +110,6 @@ fn scalar_kind_name(k: ScalarKind) -> &'static str {
         ScalarKind::Date => "date",
         ScalarKind::Time => "time",
         ScalarKind::Declared(d) => d.registry_name(),
-    }
-}
-
-/// Arrow-style type text, as the seed's drift events show (`string`, `double`,
-/// `list<item: int64>`, `struct<a: int64, b: string>`).
-pub fn schema_string(t: &TypeNode) -> String {
-    match t {
-        TypeNode::Scalar(k) => match k {
-            ScalarKind::Bool => "bool".into(),
-            ScalarKind::Int => "int64".into(),
-            ScalarKind::Float => "double".into(),
-            ScalarKind::Str | ScalarKind::Json => "string".into(),
-            // Arrow spelling; only microseconds carry the UTC zone in DuckDB's types.
-            ScalarKind::Timestamp(TimeUnit::Micros) => "timestamp[us, tz=UTC]".into(),
-            ScalarKind::Timestamp(unit) => format!("timestamp[{}]", unit.name()),
-            ScalarKind::Date => "date32[day]".into(),
-            ScalarKind::Time => "time64[us]".into(),
-            ScalarKind::Declared(d) => d.arrow_name(),
-        },
-        TypeNode::List(e) => format!("list<item: {}>", schema_string(e)),
-        TypeNode::Map(entry) => match TypeNode::map_key_value(entry) {
-            Some((k, v)) => format!("map<{}, {}>", schema_string(k), schema_string(v)),
-            None => format!("list<item: {}>", schema_string(entry)),
-        },
-        TypeNode::Struct(s) => {
-            let parts: Vec<String> = s
-                .outputs
-                .iter()
-                .map(|&(fi, vi)| {
-                    let v = &s.families[fi].versions[vi];
-                    format!("{}: {}", v.output_name, schema_string(&v.ty))
-                })
-                .collect();
-            format!("struct<{}>", parts.join(", "))
-        }
     }
 }
 
@@ -212,8 +187,13 @@ pub fn parse_registry(text: &str) -> Result<Registry> {
             return Err(bad("\"variants\" must be an object".into()));
         }
     }
+    let contract = match obj.get("contract") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(c)) => Some(c.clone()),
+        Some(_) => return Err(bad("\"contract\" must be an object of option values".into())),
+    };
     let root = parse_fields(fields, "canonical_schema.fields").map_err(bad)?;
-    Ok(Registry { root, schema_generation, field_name_policy })
+    Ok(Registry { root, schema_generation, field_name_policy, contract })
 }
 
 fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode, String> {

@@ -3,10 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::document::schema_string;
 use super::naming::{collision_name, empty_name, sanitize, RESERVED_COLUMNS};
 use crate::error::{Result, SanitizeError};
-use crate::infer::{StructNode, TypeNode};
+use crate::infer::{schema_string, StructNode, TypeNode};
 use crate::options::{ColumnOrder, FieldNamePolicy};
 
 #[derive(Clone, Debug, PartialEq, Eq)]

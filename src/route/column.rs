@@ -161,6 +161,8 @@ impl Column {
             ColumnData::Bool(v) => Value::Bool(v[row]),
             ColumnData::Int(v) => Value::from(v[row]),
             ColumnData::Date(v) => Value::from(v[row]),
+            // JSON has no NaN or infinities: their text, so a test sees the value.
+            ColumnData::Float(v) if !v[row].is_finite() => Value::from(format!("{:?}", v[row])),
             ColumnData::Float(v) => Value::from(v[row]),
             ColumnData::Str { offsets, bytes } => Value::from(&bytes[offsets[row] as usize..offsets[row + 1] as usize]),
             ColumnData::Fixed { width, data } => {

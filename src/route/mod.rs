@@ -7,7 +7,8 @@ mod column;
 pub use column::{columns_for_struct, Column, ColumnData};
 
 use crate::infer::{
-    choose_version, classify, Classified, Declared, Growth, Level, Rules, ScalarKind, StructNode, TypeNode, ValueClass,
+    choose_version, classify, schema_string, type_takes, Classified, Declared, Growth, Level, Rules, ScalarKind,
+    StructNode, TypeNode, ValueClass,
 };
 use crate::scalar::Parsed;
 use crate::value::{decimal_value, sixteen, write_compact_json, DeclaredBits, Node, ValueRef};
@@ -39,19 +40,13 @@ impl Router {
         self.write_entries(root, record, Level::default(), columns, rules);
     }
 
-    /// Counts the values of a record that the schema cannot take, without
-    /// writing anything (strict mode decides on_error with it).
-    pub fn count_violations(&self, root: &StructNode, record: ValueRef<'_>, rules: &Rules<'_>) -> u64 {
-        let mut n = 0;
-        for (key, v) in record.entries() {
-            let c = classify(v, Level::default(), rules);
-            if c.class == ValueClass::Nothing {
-                continue;
-            }
-            let fits = root.family(key).is_some_and(|f| choose_version(f, &c, Growth::None, rules).is_some());
-            n += u64::from(!fits);
-        }
-        n
+    /// The first value of a record, in input order, that the schema cannot
+    /// take (strict mode decides on_error with it); nothing is written.
+    /// Objects and lists are searched inside, as [`Router::write_record`]
+    /// nulls only the values that do not fit, at the lowest level.
+    pub fn first_violation(&self, root: &StructNode, record: ValueRef<'_>, rules: &Rules<'_>) -> Option<Violation> {
+        let c = classify(record, Level::default(), rules);
+        struct_violation(root, &c, "", rules)
     }
 
     fn write_entries(
@@ -110,7 +105,7 @@ impl Router {
                         chosen = if self.trusted && family.versions.len() == 1 {
                             Some(0)
                         } else {
-                            choose_version(family, &c, Growth::None, rules)
+                            choose_version(family, &c, Growth::None, rules).or_else(|| partial_version(family, &c))
                         };
                         if chosen.is_none() {
                             self.values_nulled += 1;
@@ -277,6 +272,121 @@ impl Router {
             col.push_null();
             self.values_nulled += 1;
         }
+    }
+}
+
+/// A value that does not fit the registry's schema (strict mode).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Source keys from the record's root, `items[]` for list elements.
+    pub path: String,
+    /// What the value is (`string`, `struct`, ...).
+    pub seen: &'static str,
+    /// What the registry has there (`int64`, `bool | string`), or `None`
+    /// when the field is not in the registry at all.
+    pub expected: Option<String>,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.expected {
+            Some(t) => write!(f, "the value at {} ({}) does not fit the registry's type {t}", self.path, self.seen),
+            None => write!(f, "the field {} ({}) is not in the registry", self.path, self.seen),
+        }
+    }
+}
+
+/// Without a version that takes the value whole, an object still goes to
+/// the family's newest struct version and a list to its newest list version:
+/// what fits inside is kept, and only what does not is nulled (strict mode
+/// loses no sibling of a bad value). Additive scans never get here: their
+/// schema took every value.
+fn partial_version(family: &crate::infer::Family, c: &Classified<'_>) -> Option<usize> {
+    let wanted = |ty: &TypeNode| match c.class {
+        ValueClass::Object => matches!(ty, TypeNode::Struct(_)),
+        ValueClass::List => matches!(ty, TypeNode::List(_)),
+        _ => false,
+    };
+    family.versions.iter().enumerate().filter(|(_, v)| wanted(&v.ty)).max_by_key(|(_, v)| v.number).map(|(i, _)| i)
+}
+
+fn join_path(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn class_name(c: &Classified<'_>) -> &'static str {
+    match c.class {
+        ValueClass::Nothing => "null",
+        ValueClass::Bool => "bool",
+        ValueClass::Int => "int64",
+        ValueClass::Float => "double",
+        ValueClass::Str | ValueClass::Flattened => "string",
+        ValueClass::Timestamp => "timestamp",
+        ValueClass::Date => "date",
+        ValueClass::Time => "time",
+        ValueClass::List => "list",
+        ValueClass::Object => "struct",
+        ValueClass::Map => "map",
+        ValueClass::Declared(d) => d.registry_name(),
+    }
+}
+
+/// The first entry of an object that struct `s` cannot take.
+fn struct_violation(s: &StructNode, c: &Classified<'_>, prefix: &str, rules: &Rules<'_>) -> Option<Violation> {
+    let inner = if prefix.is_empty() { c.level } else { c.level.inside_struct() };
+    for (key, v) in c.value.entries() {
+        let vc = classify(v, inner, rules);
+        if vc.class == ValueClass::Nothing {
+            continue;
+        }
+        let path = join_path(prefix, key);
+        let Some(family) = s.family(key) else {
+            return Some(Violation { path, seen: class_name(&vc), expected: None });
+        };
+        if choose_version(family, &vc, Growth::None, rules).is_some() {
+            continue;
+        }
+        if let Some(vi) = partial_version(family, &vc) {
+            if let Some(inside) = type_violation(&family.versions[vi].ty, &vc, &path, rules) {
+                return Some(inside);
+            }
+            continue;
+        }
+        let expected = family.versions.iter().map(|v| schema_string(&v.ty)).collect::<Vec<_>>().join(" | ");
+        return Some(Violation { path, seen: class_name(&vc), expected: Some(expected) });
+    }
+    None
+}
+
+/// The first part of a value that `ty` (a struct or list version it was
+/// routed to as a whole) cannot take.
+fn type_violation(ty: &TypeNode, c: &Classified<'_>, path: &str, rules: &Rules<'_>) -> Option<Violation> {
+    match (ty, c.class) {
+        (TypeNode::Struct(s), ValueClass::Object) => struct_violation(s, c, path, rules),
+        (TypeNode::List(elem), ValueClass::List) => {
+            let path = format!("{path}[]");
+            for e in c.value.elements() {
+                let ec = classify(e, c.level.inside_list(), rules);
+                if ec.class == ValueClass::Nothing || type_takes(elem, &ec, rules) {
+                    continue;
+                }
+                if let (TypeNode::Struct(_), ValueClass::Object) | (TypeNode::List(_), ValueClass::List) =
+                    (elem.as_ref(), ec.class)
+                {
+                    if let Some(inside) = type_violation(elem, &ec, &path, rules) {
+                        return Some(inside);
+                    }
+                    continue;
+                }
+                return Some(Violation { path, seen: class_name(&ec), expected: Some(schema_string(elem)) });
+            }
+            None
+        }
+        _ => Some(Violation { path: path.to_string(), seen: class_name(c), expected: Some(schema_string(ty)) }),
     }
 }
 

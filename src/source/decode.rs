@@ -24,6 +24,8 @@ pub enum TextEncoding {
     Utf16Le,
     Utf16Be,
     Latin1,
+    /// Windows code page 1252: Latin-1 but for 0x80..0x9F (curly quotes, €, ...).
+    Windows1252,
 }
 
 impl TextEncoding {
@@ -39,6 +41,9 @@ impl TextEncoding {
             "utf-16-be" | "utf-16be" | "utf16be" | "utf16-be" => TextEncoding::Utf16Be,
             "latin-1" | "latin1" | "latin" | "l1" | "iso-8859-1" | "iso8859-1" | "8859" | "cp819" | "iso-ir-100"
             | "csisolatin1" | "iso-8859-1:1987" => TextEncoding::Latin1,
+            "windows-1252" | "cp1252" | "windows1252" | "1252" => TextEncoding::Windows1252,
+            // ASCII is a subset of UTF-8.
+            "ascii" | "us-ascii" | "646" => TextEncoding::Utf8,
             _ => return None,
         })
     }
@@ -50,6 +55,7 @@ impl TextEncoding {
             TextEncoding::Utf16Le => "utf-16-le",
             TextEncoding::Utf16Be => "utf-16-be",
             TextEncoding::Latin1 => "latin-1",
+            TextEncoding::Windows1252 => "windows-1252",
         }
     }
 }
@@ -121,7 +127,7 @@ impl<R: Read> TextDecoder<R> {
             let bom_needed = match self.encoding {
                 TextEncoding::Utf8 => 3,
                 TextEncoding::Utf16 | TextEncoding::Utf16Le | TextEncoding::Utf16Be => 2,
-                TextEncoding::Latin1 => 0,
+                TextEncoding::Latin1 | TextEncoding::Windows1252 => 0,
             };
             if data.len() < bom_needed && !self.eof {
                 return 0; // wait for enough bytes to see a BOM
@@ -149,6 +155,18 @@ impl<R: Read> TextDecoder<R> {
                     let c = b as char; // U+0000..U+00FF, exactly Python's latin-1
                     let mut buf = [0u8; 2];
                     self.out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+                data.len()
+            }
+            TextEncoding::Windows1252 => {
+                for &b in &data[i..] {
+                    match b {
+                        0x80..=0x9F => match WINDOWS_1252_HIGH[(b - 0x80) as usize] {
+                            0 => self.out.push(INVALID), // the five unassigned bytes, as Python's cp1252
+                            c => push_char(&mut self.out, c as u32),
+                        },
+                        _ => push_char(&mut self.out, b as u32),
+                    }
                 }
                 data.len()
             }
@@ -187,6 +205,49 @@ impl<R: Read> TextDecoder<R> {
                 i
             }
         }
+    }
+}
+
+/// Code points of Windows-1252's bytes 0x80..=0x9F (0: unassigned).
+const WINDOWS_1252_HIGH: [u16; 32] = [
+    0x20AC, 0, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017D, 0, 0,
+    0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0, 0x017E, 0x0178,
+];
+
+/// The encoding an XML document declares for itself, read from its first
+/// bytes as the XML spec's appendix F describes: a UTF-16 byte-order mark,
+/// UTF-16 `<?` without one, or `encoding="..."` in the XML declaration.
+/// `Ok(None)`: nothing declared (UTF-8); `Err(name)`: a declared encoding
+/// this reader does not know.
+pub fn sniff_xml_encoding(head: &[u8]) -> std::result::Result<Option<TextEncoding>, String> {
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        return Ok(Some(TextEncoding::Utf16));
+    }
+    if head.starts_with(b"<\0?\0") {
+        return Ok(Some(TextEncoding::Utf16Le));
+    }
+    if head.starts_with(b"\0<\0?") {
+        return Ok(Some(TextEncoding::Utf16Be));
+    }
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    if !head.starts_with(b"<?xml") {
+        return Ok(None);
+    }
+    let decl = &head[..memchr::memmem::find(head, b"?>").unwrap_or(head.len())];
+    let Some(at) = memchr::memmem::find(decl, b"encoding") else { return Ok(None) };
+    let rest = &decl[at + b"encoding".len()..];
+    let rest =
+        rest.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'=')).map_or(&[][..], |i| &rest[i..]);
+    let Some((&quote, body)) = rest.split_first().filter(|(q, _)| matches!(q, b'"' | b'\'')) else { return Ok(None) };
+    let name = &body[..body.iter().position(|b| *b == quote).unwrap_or(body.len())];
+    let name = String::from_utf8_lossy(name).into_owned();
+    match TextEncoding::parse(&name) {
+        // A UTF-16 declaration in a document that reads as ASCII is wrong;
+        // the bytes decide (XML spec F.1).
+        Some(TextEncoding::Utf16 | TextEncoding::Utf16Le | TextEncoding::Utf16Be) => Ok(None),
+        Some(TextEncoding::Utf8) => Ok(None),
+        Some(e) => Ok(Some(e)),
+        None => Err(name),
     }
 }
 
@@ -244,6 +305,7 @@ mod tests {
     #[test]
     fn latin1_is_pythons_not_windows_1252() {
         assert_eq!(decode(b"caf\xE9 \x80", TextEncoding::Latin1, 2), "café \u{80}".as_bytes());
+        assert_eq!(decode(b"\x93caf\xE9\x94 \x80", TextEncoding::Windows1252, 3), "“café” €".as_bytes());
     }
 
     #[test]
@@ -264,6 +326,20 @@ mod tests {
         for n in ["utf-8", "UTF8", "utf_8", "latin1", "ISO-8859-1", "l1", "utf_16", "UTF-16-LE", "utf-16be"] {
             assert!(TextEncoding::parse(n).is_some(), "{n}");
         }
-        assert_eq!(TextEncoding::parse("cp1252"), None);
+        assert_eq!(TextEncoding::parse("cp1252"), Some(TextEncoding::Windows1252));
+        assert_eq!(TextEncoding::parse("shift_jis"), None);
+    }
+
+    #[test]
+    fn xml_declarations_name_the_encoding() {
+        let sniff = |b: &[u8]| sniff_xml_encoding(b);
+        assert_eq!(sniff(b"<?xml version='1.0' encoding='ISO-8859-1'?><a/>"), Ok(Some(TextEncoding::Latin1)));
+        assert_eq!(sniff(b"<?xml version=\"1.0\" encoding = \"windows-1252\"?>"), Ok(Some(TextEncoding::Windows1252)));
+        assert_eq!(sniff(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>"), Ok(None));
+        assert_eq!(sniff(b"<?xml version=\"1.0\"?><a/>"), Ok(None));
+        assert_eq!(sniff(b"<a/>"), Ok(None));
+        assert_eq!(sniff(b"<\0?\0x\0m\0l\0"), Ok(Some(TextEncoding::Utf16Le)));
+        assert_eq!(sniff(b"\xFE\xFF\0<"), Ok(Some(TextEncoding::Utf16)));
+        assert_eq!(sniff(b"<?xml version='1.0' encoding='Shift_JIS'?>"), Err("Shift_JIS".to_string()));
     }
 }

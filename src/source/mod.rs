@@ -5,7 +5,7 @@ mod decode;
 mod remote;
 mod spool;
 
-pub use decode::{TextDecoder, TextEncoding};
+pub use decode::{sniff_xml_encoding, TextDecoder, TextEncoding};
 pub use remote::{parse_remote, Backend, RemoteUri};
 pub use spool::Spool;
 

@@ -373,19 +373,51 @@ fn new_spool(root: &Path) -> std::io::Result<Spool> {
     }
 }
 
+/// True when the environment variable is set to a true value (`true`, `1`,
+/// `yes`, any case), as the AWS SDKs read their boolean settings.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
+}
+
+/// The credential sources of S3, in the order object_store tries them
+/// (docs/remote.md): static keys, web identity, the container endpoints,
+/// then the EC2 instance metadata endpoint. With the metadata endpoint
+/// disabled (`AWS_EC2_METADATA_DISABLED`, as the AWS SDKs honour it) and no
+/// other source, the scan fails at once, naming what is missing, instead of
+/// calling 169.254.169.254 from inside someone's database.
+fn check_s3_credentials(builder: &AmazonS3Builder, metadata_disabled: bool) -> object_store::Result<()> {
+    let has = |k: AmazonS3ConfigKey| builder.get_config_value(&k).is_some_and(|v| !v.is_empty());
+    let unsigned = builder.get_config_value(&AmazonS3ConfigKey::SkipSignature).is_some_and(|v| v == "true");
+    let found = unsigned
+        || has(AmazonS3ConfigKey::AccessKeyId)
+        || has(AmazonS3ConfigKey::SecretAccessKey)
+        || (has(AmazonS3ConfigKey::WebIdentityTokenFile) && has(AmazonS3ConfigKey::RoleArn))
+        || has(AmazonS3ConfigKey::ContainerCredentialsRelativeUri)
+        || (has(AmazonS3ConfigKey::ContainerCredentialsFullUri)
+            && has(AmazonS3ConfigKey::ContainerAuthorizationTokenFile));
+    if found || !metadata_disabled {
+        return Ok(());
+    }
+    Err(object_store::Error::Generic {
+        store: "S3",
+        source: "no AWS credentials: AWS_EC2_METADATA_DISABLED is set, so the instance metadata endpoint is not asked, and none of AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, or AWS_CONTAINER_CREDENTIALS_FULL_URI with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE is set (AWS_SKIP_SIGNATURE=true reads a public bucket unsigned)".into(),
+    })
+}
+
 /// The store for a URI, configured from the provider's environment
 /// variables; the request timeout and retries are the seed's settings.
 fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
     let timeout = format!("{}s", settings.timeout_secs);
     let retry = RetryConfig { max_retries: settings.retries, ..RetryConfig::default() };
     Ok(match uri.backend {
-        Backend::S3 => Arc::new(
-            AmazonS3Builder::from_env()
+        Backend::S3 => {
+            let builder = AmazonS3Builder::from_env()
                 .with_url(&uri.store_url)
                 .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), &timeout)
-                .with_retry(retry)
-                .build()?,
-        ),
+                .with_retry(retry);
+            check_s3_credentials(&builder, env_flag("AWS_EC2_METADATA_DISABLED"))?;
+            Arc::new(builder.build()?)
+        }
         Backend::Gcs => Arc::new(
             GoogleCloudStorageBuilder::from_env()
                 .with_url(&uri.store_url)
@@ -415,6 +447,19 @@ fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc
 mod tests {
     use super::*;
     use crate::source::parse_remote;
+
+    #[test]
+    fn s3_without_credentials_and_metadata_disabled_fails_at_once() {
+        let bare = AmazonS3Builder::new().with_bucket_name("b");
+        let e = check_s3_credentials(&bare, true).unwrap_err().to_string();
+        assert!(e.contains("no AWS credentials") && e.contains("AWS_ACCESS_KEY_ID"), "{e}");
+        // The metadata endpoint allowed: object_store's chain decides.
+        assert!(check_s3_credentials(&bare, false).is_ok());
+        let keyed = bare.clone().with_access_key_id("k").with_secret_access_key("s");
+        assert!(check_s3_credentials(&keyed, true).is_ok());
+        let unsigned = AmazonS3Builder::new().with_bucket_name("b").with_skip_signature(true);
+        assert!(check_s3_credentials(&unsigned, true).is_ok());
+    }
 
     #[test]
     fn every_scheme_builds_a_store_without_a_request() {

@@ -94,9 +94,14 @@ fn write_float(f: f64, out: &mut String) {
     if f.is_finite() {
         use std::fmt::Write;
         let _ = write!(out, "{f:?}");
+    } else if f.is_nan() {
+        // JSON has no infinities or NaN; these are the forms Python writes
+        // and our reader and DuckDB's read_json accept, so no value is lost.
+        out.push_str("NaN");
+    } else if f > 0.0 {
+        out.push_str("Infinity");
     } else {
-        // JSON has no infinities or NaN; keep the text parseable.
-        out.push_str("null");
+        out.push_str("-Infinity");
     }
 }
 

@@ -1,0 +1,532 @@
+//! A bounds check of a Parquet footer before arrow-rs decodes it.
+//!
+//! The footer is Thrift compact protocol. A corrupt or hostile footer can
+//! declare a list of millions of elements in a few bytes, and a decoder that
+//! reserves room for the declared count asks for gigabytes: under a strict
+//! address-space limit the allocation fails and Rust aborts the host process
+//! (arrow-testing's fuzz case 4819270771146752 asks for 6.6 GB from a
+//! 50-byte file). This walk reads every field of the footer without
+//! allocating and refuses any length that the bytes left cannot hold: each
+//! element of a list, set or map takes at least one byte, so a count larger
+//! than the remaining bytes is corrupt. It also bounds Thrift nesting, and
+//! checks that the schema's `num_children` counts fit the schema list.
+//!
+//! The same walk re-encodes the footer with the repairs that let arrow-rs
+//! read what DuckDB and pyarrow read (each found on a shipped file):
+//! - a row group without its (required, informational) `total_byte_size`
+//!   gets 0;
+//! - a ColumnMetaData field whose wire type is not the one parquet.thrift
+//!   gives it is dropped, as a reader that does not know the field skips it
+//!   (Dremio wrote a list as field 15, which arrow-rs reads as an i32 and
+//!   then loses its place);
+//! - a dictionary page offset inside the leading magic bytes (0: "none") is
+//!   dropped, so the chunk starts at its data page offset;
+//! - a ConvertedType beyond those parquet.thrift defines is dropped (the
+//!   column is read by its physical type).
+//!
+//! Everything else is copied byte for byte: a sound footer comes out
+//! unchanged (tested on shipped files).
+
+/// Nesting deeper than this is corrupt: FileMetaData nests a few levels.
+const MAX_DEPTH: usize = 64;
+
+const STOP: u8 = 0;
+const BOOL_TRUE: u8 = 1;
+const BOOL_FALSE: u8 = 2;
+const BYTE: u8 = 3;
+const I16: u8 = 4;
+const I32: u8 = 5;
+const I64: u8 = 6;
+const DOUBLE: u8 = 7;
+const BINARY: u8 = 8;
+const LIST: u8 = 9;
+const SET: u8 = 10;
+const MAP: u8 = 11;
+const STRUCT: u8 = 12;
+
+/// FileMetaData field 2 is the schema: a list of SchemaElement, whose
+/// field 5 is `num_children`.
+const FILE_SCHEMA_FIELD: i16 = 2;
+const SCHEMA_NUM_CHILDREN_FIELD: i16 = 5;
+/// FileMetaData field 4 is the row groups; RowGroup field 2 is `total_byte_size`.
+const FILE_ROW_GROUPS_FIELD: i16 = 4;
+const ROW_GROUP_TOTAL_BYTE_SIZE_FIELD: i16 = 2;
+
+struct Walker<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+type Check<T = ()> = Result<T, String>;
+
+impl<'a> Walker<'a> {
+    fn left(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    fn byte(&mut self) -> Check<u8> {
+        let b = *self.bytes.get(self.pos).ok_or("the footer ends inside a value")?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Check<u64> {
+        let mut v = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                return Err("a varint overflows 64 bits".into());
+            }
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("a varint is longer than 10 bytes".into())
+    }
+
+    fn zigzag(&mut self) -> Check<i64> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    /// A declared element count: each element needs at least one byte.
+    fn count(&mut self, n: u64, what: &str) -> Check<usize> {
+        if n > self.left() as u64 {
+            return Err(format!("a {what} declares {n} elements but only {} bytes remain", self.left()));
+        }
+        Ok(n as usize)
+    }
+
+    fn skip(&mut self, n: usize) -> Check {
+        if n > self.left() {
+            return Err(format!("a value of {n} bytes overruns the footer ({} bytes remain)", self.left()));
+        }
+        self.pos += n;
+        Ok(())
+    }
+
+    /// One value of compact type `ty`.
+    fn value(&mut self, ty: u8, depth: usize) -> Check {
+        match ty {
+            BOOL_TRUE | BOOL_FALSE => Ok(()),
+            BYTE => self.skip(1),
+            I16 | I32 | I64 => self.varint().map(drop),
+            DOUBLE => self.skip(8),
+            BINARY => {
+                let n = self.varint()?;
+                let n = self.count(n, "binary value")?;
+                self.skip(n)
+            }
+            LIST | SET => self.list(depth).map(drop),
+            MAP => self.map(depth),
+            STRUCT => self.structure(depth, |_, _| Ok(None)),
+            other => Err(format!("unknown Thrift type {other}")),
+        }
+    }
+
+    /// A list or set; returns its element count and type.
+    fn list_header(&mut self) -> Check<(usize, u8)> {
+        let header = self.byte()?;
+        let elem = header & 0x0f;
+        let n = match header >> 4 {
+            15 => self.varint()?,
+            n => u64::from(n),
+        };
+        Ok((self.count(n, "list")?, elem))
+    }
+
+    fn list(&mut self, depth: usize) -> Check<usize> {
+        let (n, elem) = self.list_header()?;
+        for _ in 0..n {
+            // Booleans in a list are one byte each.
+            if matches!(elem, BOOL_TRUE | BOOL_FALSE) {
+                self.skip(1)?;
+            } else {
+                self.value(elem, depth + 1)?;
+            }
+        }
+        Ok(n)
+    }
+
+    fn map(&mut self, depth: usize) -> Check {
+        let n = self.varint()?;
+        let n = self.count(n, "map")?;
+        if n == 0 {
+            return Ok(());
+        }
+        let types = self.byte()?;
+        for _ in 0..n {
+            self.value(types >> 4, depth + 1)?;
+            self.value(types & 0x0f, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// A struct's fields up to its STOP. `field` sees each field id and type
+    /// first and may read the value itself (returning `Some`).
+    fn structure(&mut self, depth: usize, mut field: impl FnMut(&mut Self, (i16, u8)) -> Check<Option<()>>) -> Check {
+        if depth > MAX_DEPTH {
+            return Err(format!("Thrift structures nest deeper than {MAX_DEPTH} levels"));
+        }
+        let mut last_id: i16 = 0;
+        loop {
+            let header = self.byte()?;
+            let ty = header & 0x0f;
+            if ty == STOP {
+                return Ok(());
+            }
+            let id = match header >> 4 {
+                0 => i16::try_from(self.zigzag()?).map_err(|_| "a field id overflows".to_string())?,
+                delta => last_id.wrapping_add(i16::from(delta)),
+            };
+            last_id = id;
+            if field(self, (id, ty))?.is_none() {
+                self.value(ty, depth + 1)?;
+            }
+        }
+    }
+}
+
+/// The structures on the repair path; every other value is copied as is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    FileMetaData,
+    SchemaElement,
+    RowGroup,
+    ColumnChunk,
+    ColumnMetaData,
+}
+
+/// The compact type ColumnMetaData's fields must have (parquet.thrift);
+/// a field of another kind is dropped, as a reader that does not know it
+/// would skip it (Dremio wrote a list as field 15, `bloom_filter_length`,
+/// which arrow-rs then reads as an i32 and loses its place).
+fn column_metadata_type(id: i16) -> Option<u8> {
+    Some(match id {
+        1 | 4 | 15 => I32,
+        2 | 3 | 8 | 13 => LIST,
+        5 | 6 | 7 | 9 | 10 | 11 | 14 => I64,
+        12 | 16 | 17 => STRUCT,
+        _ => return None,
+    })
+}
+
+/// The highest ConvertedType parquet.thrift defines (INTERVAL = 21).
+const MAX_CONVERTED_TYPE: i64 = 21;
+const SCHEMA_CONVERTED_TYPE_FIELD: i16 = 6;
+const ROW_GROUP_COLUMNS_FIELD: i16 = 1;
+const COLUMN_CHUNK_META_FIELD: i16 = 3;
+const COLUMN_DICTIONARY_PAGE_OFFSET_FIELD: i16 = 11;
+
+fn is_integer(ty: u8) -> bool {
+    matches!(ty, BYTE | I16 | I32 | I64)
+}
+
+/// Appends a compact field header, short form when the id follows the last
+/// within 15, long form otherwise.
+fn field_header(out: &mut Vec<u8>, last: &mut i16, id: i16, ty: u8) {
+    match id.checked_sub(*last) {
+        Some(delta @ 1..=15) => out.push(((delta as u8) << 4) | ty),
+        _ => {
+            out.push(ty);
+            let z = ((i32::from(id) << 1) ^ (i32::from(id) >> 31)) as u32;
+            let mut v = z;
+            loop {
+                let b = (v & 0x7f) as u8;
+                v >>= 7;
+                if v == 0 {
+                    out.push(b);
+                    break;
+                }
+                out.push(b | 0x80);
+            }
+        }
+    }
+    *last = id;
+}
+
+struct Repair<'a> {
+    w: Walker<'a>,
+    out: Vec<u8>,
+    schema_elements: u64,
+    schema_children: u64,
+    negative_children: Option<i64>,
+}
+
+impl<'a> Repair<'a> {
+    /// Copies the value of compact type `ty` unchanged (after walking it,
+    /// so every length in it is checked).
+    fn copy_value(&mut self, ty: u8, depth: usize) -> Check {
+        let start = self.w.pos;
+        self.w.value(ty, depth)?;
+        self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
+        Ok(())
+    }
+
+    /// A list of `shape` structs: the header as is, each element repaired.
+    fn list_of(&mut self, shape: Shape, depth: usize) -> Check {
+        let start = self.w.pos;
+        let (n, elem) = self.w.list_header()?;
+        self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
+        for _ in 0..n {
+            if elem == STRUCT {
+                self.structure(shape, depth + 1)?;
+            } else if matches!(elem, BOOL_TRUE | BOOL_FALSE) {
+                let at = self.w.pos;
+                self.w.skip(1)?;
+                self.out.push(self.w.bytes[at]);
+            } else {
+                self.copy_value(elem, depth + 1)?;
+            }
+        }
+        if shape == Shape::SchemaElement {
+            self.schema_elements += n as u64;
+        }
+        Ok(())
+    }
+
+    /// One struct of `shape`, re-encoded: fields copied, repaired or dropped.
+    fn structure(&mut self, shape: Shape, depth: usize) -> Check {
+        if depth > MAX_DEPTH {
+            return Err(format!("Thrift structures nest deeper than {MAX_DEPTH} levels"));
+        }
+        let (mut read_last, mut write_last) = (0i16, 0i16);
+        let mut has_total_byte_size = false;
+        loop {
+            let header = self.w.byte()?;
+            let ty = header & 0x0f;
+            if ty == STOP {
+                break;
+            }
+            let id = match header >> 4 {
+                0 => i16::try_from(self.w.zigzag()?).map_err(|_| "a field id overflows".to_string())?,
+                delta => read_last.wrapping_add(i16::from(delta)),
+            };
+            read_last = id;
+            // Fields a reader would misread are dropped: walked, not copied.
+            let drop_field = match shape {
+                Shape::ColumnMetaData => {
+                    column_metadata_type(id).is_some_and(|want| want != ty && !(is_integer(want) && is_integer(ty)))
+                }
+                _ => false,
+            };
+            if drop_field {
+                self.w.value(ty, depth + 1)?;
+                continue;
+            }
+            match (shape, id, ty) {
+                (Shape::FileMetaData, FILE_SCHEMA_FIELD, LIST) => {
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    self.list_of(Shape::SchemaElement, depth)?;
+                }
+                (Shape::FileMetaData, FILE_ROW_GROUPS_FIELD, LIST) => {
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    self.list_of(Shape::RowGroup, depth)?;
+                }
+                (Shape::RowGroup, ROW_GROUP_COLUMNS_FIELD, LIST) => {
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    self.list_of(Shape::ColumnChunk, depth)?;
+                }
+                (Shape::ColumnChunk, COLUMN_CHUNK_META_FIELD, STRUCT) => {
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    self.structure(Shape::ColumnMetaData, depth + 1)?;
+                }
+                (Shape::SchemaElement, SCHEMA_NUM_CHILDREN_FIELD, I32) => {
+                    let start = self.w.pos;
+                    let c = self.w.zigzag()?;
+                    if c < 0 {
+                        self.negative_children = Some(c);
+                    }
+                    self.schema_children = self.schema_children.saturating_add(c.max(0) as u64);
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
+                }
+                (Shape::ColumnMetaData, COLUMN_DICTIONARY_PAGE_OFFSET_FIELD, I64) => {
+                    // A dictionary page offset inside the leading magic bytes
+                    // (writers that mean "none" by 0; parquet-testing's
+                    // dict-page-offset-zero) would make the reader parse
+                    // "PAR1" as a page header: dropped, the chunk starts at
+                    // its data page offset, where the dictionary page is.
+                    let start = self.w.pos;
+                    let offset = self.w.zigzag()?;
+                    if offset >= 4 {
+                        field_header(&mut self.out, &mut write_last, id, ty);
+                        self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
+                    }
+                }
+                (Shape::SchemaElement, SCHEMA_CONVERTED_TYPE_FIELD, I32) => {
+                    // A converted type this reader does not know (a newer or
+                    // private annotation; DuckDB's empty.parquet has 24) is
+                    // dropped: the column is read by its physical type.
+                    let start = self.w.pos;
+                    let v = self.w.zigzag()?;
+                    if (0..=MAX_CONVERTED_TYPE).contains(&v) {
+                        field_header(&mut self.out, &mut write_last, id, ty);
+                        self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
+                    }
+                }
+                _ => {
+                    has_total_byte_size |= shape == Shape::RowGroup && id == ROW_GROUP_TOTAL_BYTE_SIZE_FIELD;
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    if !matches!(ty, BOOL_TRUE | BOOL_FALSE) {
+                        self.copy_value(ty, depth + 1)?;
+                    }
+                }
+            }
+        }
+        // A row group without its required (informational) total_byte_size
+        // gets 0, so that the file is read rather than refused.
+        if shape == Shape::RowGroup && !has_total_byte_size {
+            field_header(&mut self.out, &mut write_last, ROW_GROUP_TOTAL_BYTE_SIZE_FIELD, I64);
+            self.out.push(0);
+        }
+        self.out.push(STOP);
+        Ok(())
+    }
+}
+
+/// Checks the footer bytes (the FileMetaData, without the length and magic)
+/// and returns them re-encoded with the repairs of the module doc.
+fn repair_footer(metadata: &[u8]) -> Result<Vec<u8>, String> {
+    let mut r = Repair {
+        w: Walker { bytes: metadata, pos: 0 },
+        out: Vec::with_capacity(metadata.len() + 16),
+        schema_elements: 0,
+        schema_children: 0,
+        negative_children: None,
+    };
+    r.structure(Shape::FileMetaData, 0)?;
+    if let Some(c) = r.negative_children {
+        return Err(format!("a schema element declares {c} children"));
+    }
+    // Every element but the root is some element's child.
+    if r.schema_elements > 0 && r.schema_children >= r.schema_elements {
+        return Err(format!(
+            "the schema's elements declare {} children among {} elements",
+            r.schema_children, r.schema_elements
+        ));
+    }
+    Ok(r.out)
+}
+
+/// Reads the footer of `file` (of `len` bytes), checks it and repairs what
+/// can be repaired: the FileMetaData bytes, ready for arrow-rs to decode.
+/// Only sizes the file itself backs are ever allocated here.
+pub fn read_footer(file: &std::fs::File, len: u64) -> Result<Vec<u8>, String> {
+    use std::os::unix::fs::FileExt;
+    if len < 12 {
+        return Err(format!("a file of {len} bytes is too small for a Parquet footer"));
+    }
+    let mut tail = [0u8; 8];
+    file.read_exact_at(&mut tail, len - 8).map_err(|e| e.to_string())?;
+    if &tail[4..] != b"PAR1" {
+        return Err("the file does not end with the Parquet magic bytes PAR1".into());
+    }
+    let meta_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if meta_len + 12 > len {
+        return Err(format!("the footer claims {meta_len} bytes in a file of {len}"));
+    }
+    let mut meta = vec![0u8; meta_len as usize];
+    file.read_exact_at(&mut meta, len - 8 - meta_len).map_err(|e| e.to_string())?;
+    repair_footer(&meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_longer_than_the_bytes_left_is_refused() {
+        // struct { 2: list<struct> of 0x7fffffff elements }
+        let footer = [0x29, 0xFC, 0xFF, 0xFF, 0xFF, 0xFF, 0x07, 0x00];
+        let e = repair_footer(&footer).unwrap_err();
+        assert!(e.contains("declares 2147483647 elements"), "{e}");
+    }
+
+    #[test]
+    fn truncated_and_deep_footers_are_refused() {
+        assert!(repair_footer(&[0x15]).unwrap_err().contains("ends inside"));
+        let deep: Vec<u8> = std::iter::repeat_n(0x1C, 100).collect();
+        assert!(repair_footer(&deep).is_err());
+    }
+
+    #[test]
+    fn a_small_valid_structure_passes() {
+        // struct { 1: i32 = 1, 2: list<struct{5: i32 = 0}> of 1, 3: i64 = 0 } STOP
+        let footer = [0x15, 0x02, 0x19, 0x1C, 0x55, 0x00, 0x00, 0x16, 0x00, 0x00];
+        repair_footer(&footer).unwrap();
+    }
+
+    #[test]
+    fn a_row_group_without_total_byte_size_is_repaired() {
+        // struct { 4: list<struct{3: i64 = 6}> of 1 } STOP
+        let footer = [0x49, 0x1C, 0x36, 0x0C, 0x00, 0x00];
+        // total_byte_size = 0 appended in long form (id 2 after id 3).
+        assert_eq!(repair_footer(&footer).unwrap(), [0x49, 0x1C, 0x36, 0x0C, 0x06, 0x04, 0x00, 0x00, 0x00]);
+        // with the field: unchanged
+        let footer = [0x49, 0x1C, 0x26, 0x00, 0x16, 0x0C, 0x00, 0x00];
+        assert_eq!(repair_footer(&footer).unwrap(), footer);
+    }
+
+    #[test]
+    fn unknown_converted_types_and_mistyped_fields_are_dropped() {
+        // schema: [ {5: num_children = 0, 6: converted_type = 24, 7: scale = 1} ]
+        let footer = [0x29, 0x1C, 0x55, 0x00, 0x15, 0x30, 0x15, 0x02, 0x00, 0x00];
+        // converted_type is gone; scale (id 7) follows id 5 with delta 2.
+        assert_eq!(repair_footer(&footer).unwrap(), [0x29, 0x1C, 0x55, 0x00, 0x25, 0x02, 0x00, 0x00]);
+        // row_groups: [ {1: columns [ {3: meta {15: list<i32> [1], 9: i64 = 4} } ]} ]
+        let footer = [0x49, 0x1C, 0x19, 0x1C, 0x3C, 0xF9, 0x15, 0x02, 0x06, 0x12, 0x08, 0x00, 0x00, 0x00, 0x00];
+        let repaired = repair_footer(&footer).unwrap();
+        // field 15 dropped, field 9 re-encoded as the first field (delta 9),
+        // total_byte_size added after the columns (delta 1)
+        assert_eq!(repaired, [0x49, 0x1C, 0x19, 0x1C, 0x3C, 0x96, 0x08, 0x00, 0x00, 0x16, 0x00, 0x00, 0x00]);
+    }
+
+    #[test]
+    fn schema_children_must_fit_the_schema() {
+        // one schema element declaring 1000 children
+        let footer = [0x29, 0x1C, 0x55, 0xD0, 0x0F, 0x00, 0x00];
+        let e = repair_footer(&footer).unwrap_err();
+        assert!(e.contains("1000 children"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod real_files {
+    fn repaired(name: &str) -> Vec<u8> {
+        let path = format!("{}/test/data/real/{name}", env!("CARGO_MANIFEST_DIR"));
+        let f = std::fs::File::open(path).unwrap();
+        let len = f.metadata().unwrap().len();
+        super::read_footer(&f, len).unwrap()
+    }
+
+    #[test]
+    fn a_footer_with_a_mistyped_field_is_repaired_and_decodes() {
+        // Dremio wrote a list as ColumnMetaData field 15 (bloom_filter_length)
+        // and a dictionary page offset of 0.
+        let bytes = repaired("dict-page-offset-zero.parquet");
+        let meta = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&bytes).unwrap();
+        assert_eq!(meta.row_groups()[0].num_rows(), 39);
+        assert_eq!(meta.row_groups()[0].column(0).dictionary_page_offset(), None);
+    }
+
+    #[test]
+    fn an_unknown_converted_type_is_dropped() {
+        // DuckDB's empty.parquet (pandas via parquet-cpp 1.5.1): ConvertedType 24.
+        let bytes = repaired("empty_unknown_converted_type.parquet");
+        let meta = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&bytes).unwrap();
+        assert_eq!(meta.file_metadata().schema_descr().num_columns(), 2);
+    }
+
+    #[test]
+    fn sound_footers_are_unchanged() {
+        for name in ["repeated_no_annotation.parquet", "pandas_decimal.parquet", "bug13053-2.parquet"] {
+            let path = format!("{}/test/data/real/{name}", env!("CARGO_MANIFEST_DIR"));
+            let data = std::fs::read(path).unwrap();
+            let n = data.len();
+            let meta_len = u32::from_le_bytes([data[n - 8], data[n - 7], data[n - 6], data[n - 5]]) as usize;
+            assert_eq!(repaired(name), &data[n - 8 - meta_len..n - 8], "{name}");
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! What `on_error` does with a bad record, written once for the probe and
+//! the scan so that their counts agree, and the rule that a scan whose every
+//! record was bad is an error rather than a table of NULLs.
+
+use super::Stats;
+use crate::error::{Result, SanitizeError};
+use crate::formats::RecordMeta;
+use crate::options::{OnError, Options};
+
+/// What the caller does with the bad record after [`BadRecords::handle`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadAction {
+    /// Drop it (counted as skipped).
+    Skip,
+    /// Emit it as a row of NULLs (counted as emitted and nulled).
+    EmitNull,
+}
+
+/// The bad records of one probe or scan: how many, and the first one's
+/// description for the all-bad error.
+#[derive(Debug, Default)]
+pub struct BadRecords {
+    pub count: u64,
+    first: Option<String>,
+}
+
+impl BadRecords {
+    /// Applies `on_error` to a bad record of `file` and counts it in `stats`;
+    /// `stop` is the error naming the file, line and byte.
+    pub fn handle(
+        &mut self,
+        function: &str,
+        file: &str,
+        meta: &RecordMeta,
+        cause: &str,
+        on_error: OnError,
+        stats: &mut Stats,
+    ) -> Result<BadAction> {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(format!("in file \"{file}\" at line {} (byte {}): {cause}", meta.line, meta.byte));
+        }
+        match on_error {
+            OnError::Stop => Err(bad_record_error(function, file, meta.line, meta.byte, cause)),
+            OnError::SkipRow => {
+                stats.rows_skipped += 1;
+                Ok(BadAction::Skip)
+            }
+            OnError::EmitNullRow => {
+                stats.rows_nulled += 1;
+                stats.rows_emitted += 1;
+                Ok(BadAction::EmitNull)
+            }
+        }
+    }
+
+    /// A scan that read records and found every one bad has read nothing: an
+    /// error with the count and the first cause, unless the user chose an
+    /// `on_error` explicitly (then the NULL rows or the empty result are
+    /// what they asked for).
+    pub fn check_not_all_bad(&self, function: &str, rows_read: u64, options: &Options) -> Result<()> {
+        if rows_read == 0 || self.count < rows_read || options.is_given("on_error") {
+            return Ok(());
+        }
+        let first = self.first.as_deref().unwrap_or("");
+        Err(SanitizeError::input(format!(
+            "{function}: every record read was bad ({} of {rows_read}), so nothing was read; the first {first}. Check the format and its options, or pass on_error := 'skip_row' or on_error := 'emit_null_row' explicitly to accept the result",
+            self.count
+        )))
+    }
+}
+
+pub(crate) fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
+    SanitizeError::input(format!(
+        "{function}: bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
+    ))
+}
