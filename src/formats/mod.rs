@@ -12,7 +12,9 @@ pub mod parquet;
 mod parquet_footer;
 #[cfg(test)]
 mod parquet_fuzz;
+mod parquet_pages;
 pub mod xml;
+mod xml_names;
 
 use crate::error::Result;
 

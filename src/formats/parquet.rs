@@ -62,6 +62,9 @@ pub struct ParquetReader {
     /// A decimal column whose values may hold more digits than its
     /// precision: the probe must read the rows (see `declared_schema_is_exact`).
     has_decimals: bool,
+    /// For each top-level column, the scale of a DECIMAL wider than arrow-rs
+    /// reads (precision > 76): its raw bytes are written as exact text.
+    wide_decimal_scale: Vec<Option<i32>>,
 }
 
 impl ParquetReader {
@@ -81,7 +84,7 @@ impl ParquetReader {
         // A corrupt file can make the decoder panic (arrow-rs asserts on some
         // impossible values): that is bad input, not our bug.
         let plain = guarded(|| {
-            let m = Arc::new(with_row_group_total(ParquetMetaDataReader::decode_metadata(&footer)?));
+            let m = Arc::new(with_row_group_total(ParquetMetaDataReader::decode_metadata(&footer.metadata)?));
             // An embedded Arrow schema that disagrees with the Parquet schema
             // (a writer's empty struct, which arrow-rs drops) is only a hint:
             // without it the file is read by its Parquet schema.
@@ -90,6 +93,10 @@ impl ParquetReader {
         })
         .map_err(|e| cannot(&e))?
         .map_err(|e| cannot(&e))?;
+        // Nor from a page size the file cannot back (see parquet_pages).
+        guarded(|| super::parquet_pages::check_pages(&file, bytes, plain.metadata()))
+            .map_err(|e| cannot(&e))?
+            .map_err(|e| cannot(&format!("corrupt page: {e}")))?;
         let hinted = |months: bool| {
             let mut leaves = plain.parquet_schema().columns().iter();
             let mut intervals = Vec::new();
@@ -129,6 +136,7 @@ impl ParquetReader {
             Err(_) if interval_roots.is_empty() => plain.clone(),
             Err(e) => return Err(e),
         };
+        let batch_rows = rows_per_batch(plain.metadata(), batch_rows);
         let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, metadata)
             .with_batch_size(batch_rows.max(1))
             .build()
@@ -163,6 +171,10 @@ impl ParquetReader {
             bytes,
             scratch: String::new(),
             keys,
+            // Wide decimals are decimals too, but always text: exact.
+            wide_decimal_scale: (0..plain.schema().fields().len())
+                .map(|i| footer.wide_decimals.iter().find(|w| w.column == i).map(|w| w.scale))
+                .collect(),
             has_decimals,
         })
     }
@@ -254,7 +266,10 @@ impl RecordReader for ParquetReader {
                     _ => None,
                 };
                 let value = Value { field, array: column, months: month_column };
-                evidence |= write_value(value, row, tape, &mut self.scratch);
+                evidence |= match self.wide_decimal_scale.get(i).copied().flatten() {
+                    Some(scale) => write_wide_decimal(column, row, scale, tape),
+                    None => write_value(value, row, tape, &mut self.scratch),
+                };
             }
             tape.close(open, rb.num_columns() as u32, evidence);
             tape.push_root(root);
@@ -274,7 +289,10 @@ impl RecordReader for ParquetReader {
         let mut evidence = false;
         for (i, field) in schema.fields().iter().enumerate() {
             tape.push_key(self.keys.get(i).map_or(field.name().as_str(), String::as_str));
-            evidence |= write_type_sample(field, tape);
+            evidence |= match self.wide_decimal_scale.get(i).copied().flatten() {
+                Some(_) => push_text(tape, ""),
+                None => write_type_sample(field, tape),
+            };
         }
         tape.close(open, schema.fields().len() as u32, evidence);
         tape.push_root(root);
@@ -302,6 +320,23 @@ impl RecordReader for ParquetReader {
             0
         }
     }
+}
+
+/// Rows per arrow batch: `wanted`, fewer when the rows are big, so that a
+/// batch stays near [`BATCH_BYTES`] of decoded data (by the row groups'
+/// uncompressed sizes). Very large values then come one row at a time
+/// instead of overflowing arrow's 32-bit offsets (parquet-testing's
+/// large_string_map: 2 GB in two rows).
+fn rows_per_batch(meta: &ParquetMetaData, wanted: usize) -> usize {
+    const BATCH_BYTES: u64 = 256 << 20;
+    let (bytes, rows) = meta.row_groups().iter().fold((0u64, 0u64), |(b, r), g| {
+        (b.saturating_add(g.total_byte_size().max(0) as u64), r.saturating_add(g.num_rows().max(0) as u64))
+    });
+    if rows == 0 {
+        return wanted;
+    }
+    let per_row = (bytes / rows).max(1);
+    wanted.min((BATCH_BYTES / per_row).max(1) as usize)
 }
 
 /// The metadata with the file-level row count set to the row groups' sum,
@@ -719,6 +754,80 @@ fn dictionary_key(keys: &dyn Array, key_type: &DataType, row: usize) -> Option<u
     usize::try_from(k).ok()
 }
 
+/// A DECIMAL wider than 76 digits from its raw big-endian two's-complement
+/// bytes, as its exact text (docs/formats.md: DuckDB's reader gives a
+/// lossy DOUBLE here).
+fn write_wide_decimal(array: &ArrayRef, row: usize, scale: i32, tape: &mut Tape) -> bool {
+    if array.is_null(row) {
+        tape.push_null();
+        return false;
+    }
+    let bytes = match array.data_type() {
+        DataType::Binary => array.as_binary::<i32>().value(row),
+        DataType::LargeBinary => array.as_binary::<i64>().value(row),
+        DataType::FixedSizeBinary(_) => array.as_fixed_size_binary().value(row),
+        _ => {
+            tape.push_null();
+            return false;
+        }
+    };
+    push_text(tape, &decimal_text(bytes, scale))
+}
+
+/// The decimal text of an unscaled big-endian two's-complement integer of
+/// any width, with `scale` digits after the point.
+fn decimal_text(bytes: &[u8], scale: i32) -> String {
+    let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
+    // The magnitude, as big-endian bytes.
+    let mut mag: Vec<u8> = bytes.to_vec();
+    if negative {
+        let mut carry = true;
+        for b in mag.iter_mut().rev() {
+            *b = !*b;
+            if carry {
+                let (v, c) = b.overflowing_add(1);
+                *b = v;
+                carry = c;
+            }
+        }
+    }
+    // Repeated division by 10^9 gives base-10^9 limbs, least significant first.
+    let mut limbs: Vec<u32> = Vec::new();
+    let mut rest: Vec<u8> = mag.into_iter().skip_while(|b| *b == 0).collect();
+    while !rest.is_empty() {
+        let mut remainder: u64 = 0;
+        for b in rest.iter_mut() {
+            let cur = (remainder << 8) | u64::from(*b);
+            *b = (cur / 1_000_000_000) as u8;
+            remainder = cur % 1_000_000_000;
+        }
+        limbs.push(remainder as u32);
+        let zeros = rest.iter().take_while(|b| **b == 0).count();
+        rest.drain(..zeros);
+    }
+    let mut digits = match limbs.split_last() {
+        None => "0".to_string(),
+        Some((top, lower)) => {
+            let mut d = top.to_string();
+            for limb in lower.iter().rev() {
+                d.push_str(&format!("{limb:09}"));
+            }
+            d
+        }
+    };
+    let scale = scale.max(0) as usize;
+    if scale > 0 {
+        if digits.len() <= scale {
+            digits = format!("{}{digits}", "0".repeat(scale + 1 - digits.len()));
+        }
+        digits.insert(digits.len() - scale, '.');
+    }
+    if negative {
+        digits.insert(0, '-');
+    }
+    digits
+}
+
 /// A TIME value as nanoseconds of the day. Writers store times outside the
 /// day (negative ones, from UTC-adjusted times of day west of UTC): they are
 /// taken modulo 24 hours, as DuckDB's reader takes them, never emitted as an
@@ -749,4 +858,30 @@ fn write_list(
 fn push_text(tape: &mut Tape, s: &str) -> bool {
     tape.push_string(s);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimal_text;
+
+    #[test]
+    fn wide_decimals_are_exact_text() {
+        assert_eq!(decimal_text(&[0x00, 0x32], 2), "0.50");
+        assert_eq!(decimal_text(&[0xFF, 0xCE], 2), "-0.50");
+        assert_eq!(decimal_text(&[0x01, 0x00], 0), "256");
+        assert_eq!(decimal_text(&[], 3), "0.000");
+        // 2^255 - 1 and -2^255: wider than any native integer.
+        let mut max = vec![0xFFu8; 32];
+        max[0] = 0x7F;
+        assert_eq!(
+            decimal_text(&max, 38),
+            "578960446186580977117854925043439539266.34992332820282019728792003956564819967"
+        );
+        let mut min = vec![0u8; 32];
+        min[0] = 0x80;
+        assert_eq!(
+            decimal_text(&min, 38),
+            "-578960446186580977117854925043439539266.34992332820282019728792003956564819968"
+        );
+    }
 }

@@ -65,7 +65,7 @@ impl<'a> Walker<'a> {
     }
 
     fn byte(&mut self) -> Check<u8> {
-        let b = *self.bytes.get(self.pos).ok_or("the footer ends inside a value")?;
+        let b = *self.bytes.get(self.pos).ok_or("the Thrift data ends inside a value")?;
         self.pos += 1;
         Ok(b)
     }
@@ -252,7 +252,40 @@ struct Repair<'a> {
     schema_elements: u64,
     schema_children: u64,
     negative_children: Option<i64>,
+    /// Top-level columns seen so far.
+    schema_elements_seen_top: usize,
+    /// Children still expected by each open schema group (the schema list is
+    /// a depth-first walk): tells an element's depth and its top-level column.
+    open_groups: Vec<i64>,
+    /// Index of the current top-level column (a child of the root).
+    top_level: usize,
+    /// DECIMALs wider than arrow-rs can read: their annotations are dropped
+    /// and their top-level columns recorded, to be read as exact text.
+    wide_decimals: Vec<WideDecimal>,
 }
+
+/// A top-level DECIMAL column with a precision above 76 (arrow-rs's
+/// Decimal256 limit), read from its raw bytes as exact text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WideDecimal {
+    /// Its position among the root's children.
+    pub column: usize,
+    pub scale: i32,
+}
+
+/// What a footer walk found besides the bytes.
+#[derive(Debug, Default)]
+pub struct Footer {
+    pub metadata: Vec<u8>,
+    pub wide_decimals: Vec<WideDecimal>,
+}
+
+/// Precision beyond which arrow-rs has no decimal type.
+const MAX_ARROW_DECIMAL_PRECISION: i64 = 76;
+const SCHEMA_SCALE_FIELD: i16 = 7;
+const SCHEMA_PRECISION_FIELD: i16 = 8;
+const SCHEMA_LOGICAL_TYPE_FIELD: i16 = 10;
+const CONVERTED_DECIMAL: i64 = 5;
 
 impl<'a> Repair<'a> {
     /// Copies the value of compact type `ty` unchanged (after walking it,
@@ -262,6 +295,48 @@ impl<'a> Repair<'a> {
         self.w.value(ty, depth)?;
         self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
         Ok(())
+    }
+
+    /// Places the schema element about to be read in the tree (depth,
+    /// top-level column) and, for a top-level DECIMAL wider than arrow-rs
+    /// reads, returns it. Reads ahead without moving.
+    fn schema_element_position(&mut self) -> Check<Option<WideDecimal>> {
+        let mut ahead = Walker { bytes: self.w.bytes, pos: self.w.pos };
+        let (mut children, mut scale, mut precision, mut decimal) = (0i64, 0i64, 0i64, false);
+        ahead.structure(2, |w, (id, ty)| {
+            let slot = match (id, ty) {
+                (SCHEMA_NUM_CHILDREN_FIELD, I32) => &mut children,
+                (SCHEMA_SCALE_FIELD, I32) => &mut scale,
+                (SCHEMA_PRECISION_FIELD, I32) => &mut precision,
+                (SCHEMA_CONVERTED_TYPE_FIELD, I32) => {
+                    decimal |= w.zigzag()? == CONVERTED_DECIMAL;
+                    return Ok(Some(()));
+                }
+                (SCHEMA_LOGICAL_TYPE_FIELD, STRUCT) => {
+                    decimal = true;
+                    return Ok(None);
+                }
+                _ => return Ok(None),
+            };
+            *slot = w.zigzag()?;
+            Ok(Some(()))
+        })?;
+        let depth = self.open_groups.len();
+        if depth == 1 {
+            self.top_level = self.schema_elements_seen_top;
+            self.schema_elements_seen_top += 1;
+        }
+        if let Some(left) = self.open_groups.last_mut() {
+            *left -= 1;
+        }
+        if children > 0 {
+            self.open_groups.push(children);
+        }
+        while self.open_groups.last() == Some(&0) {
+            self.open_groups.pop();
+        }
+        let wide = depth == 1 && decimal && precision > MAX_ARROW_DECIMAL_PRECISION && children == 0;
+        Ok(wide.then(|| WideDecimal { column: self.top_level, scale: scale.clamp(0, i64::from(i32::MAX)) as i32 }))
     }
 
     /// A list of `shape` structs: the header as is, each element repaired.
@@ -293,6 +368,7 @@ impl<'a> Repair<'a> {
         }
         let (mut read_last, mut write_last) = (0i16, 0i16);
         let mut has_total_byte_size = false;
+        let wide = if shape == Shape::SchemaElement { self.schema_element_position()? } else { None };
         loop {
             let header = self.w.byte()?;
             let ty = header & 0x0f;
@@ -355,13 +431,18 @@ impl<'a> Repair<'a> {
                         self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
                     }
                 }
+                (Shape::SchemaElement, SCHEMA_LOGICAL_TYPE_FIELD, STRUCT) if wide.is_some() => {
+                    self.w.value(ty, depth + 1)?;
+                }
                 (Shape::SchemaElement, SCHEMA_CONVERTED_TYPE_FIELD, I32) => {
                     // A converted type this reader does not know (a newer or
                     // private annotation; DuckDB's empty.parquet has 24) is
-                    // dropped: the column is read by its physical type.
+                    // dropped: the column is read by its physical type. So is
+                    // the DECIMAL of a column wider than arrow-rs reads.
                     let start = self.w.pos;
                     let v = self.w.zigzag()?;
-                    if (0..=MAX_CONVERTED_TYPE).contains(&v) {
+                    let wide_decimal = wide.is_some() && v == CONVERTED_DECIMAL;
+                    if (0..=MAX_CONVERTED_TYPE).contains(&v) && !wide_decimal {
                         field_header(&mut self.out, &mut write_last, id, ty);
                         self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
                     }
@@ -374,6 +455,9 @@ impl<'a> Repair<'a> {
                     }
                 }
             }
+        }
+        if let Some(w) = wide {
+            self.wide_decimals.push(w);
         }
         // A row group without its required (informational) total_byte_size
         // gets 0, so that the file is read rather than refused.
@@ -389,12 +473,20 @@ impl<'a> Repair<'a> {
 /// Checks the footer bytes (the FileMetaData, without the length and magic)
 /// and returns them re-encoded with the repairs of the module doc.
 fn repair_footer(metadata: &[u8]) -> Result<Vec<u8>, String> {
+    repair(metadata).map(|f| f.metadata)
+}
+
+fn repair(metadata: &[u8]) -> Result<Footer, String> {
     let mut r = Repair {
         w: Walker { bytes: metadata, pos: 0 },
         out: Vec::with_capacity(metadata.len() + 16),
         schema_elements: 0,
         schema_children: 0,
         negative_children: None,
+        schema_elements_seen_top: 0,
+        open_groups: Vec::new(),
+        top_level: 0,
+        wide_decimals: Vec::new(),
     };
     r.structure(Shape::FileMetaData, 0)?;
     if let Some(c) = r.negative_children {
@@ -407,13 +499,35 @@ fn repair_footer(metadata: &[u8]) -> Result<Vec<u8>, String> {
             r.schema_children, r.schema_elements
         ));
     }
-    Ok(r.out)
+    Ok(Footer { metadata: r.out, wide_decimals: r.wide_decimals })
+}
+
+/// A page header's length in bytes and its `uncompressed_page_size` (field
+/// 2) and `compressed_page_size` (field 3), every length in it checked.
+pub fn page_header_sizes(bytes: &[u8]) -> Result<(usize, i64, i64), String> {
+    let mut w = Walker { bytes, pos: 0 };
+    let (mut uncompressed, mut compressed) = (None, None);
+    w.structure(0, |w, (id, ty)| match (id, ty) {
+        (2, I32) => {
+            uncompressed = Some(w.zigzag()?);
+            Ok(Some(()))
+        }
+        (3, I32) => {
+            compressed = Some(w.zigzag()?);
+            Ok(Some(()))
+        }
+        _ => Ok(None),
+    })?;
+    match (uncompressed, compressed) {
+        (Some(u), Some(c)) => Ok((w.pos, u, c)),
+        _ => Err("a page header without its sizes".into()),
+    }
 }
 
 /// Reads the footer of `file` (of `len` bytes), checks it and repairs what
 /// can be repaired: the FileMetaData bytes, ready for arrow-rs to decode.
 /// Only sizes the file itself backs are ever allocated here.
-pub fn read_footer(file: &std::fs::File, len: u64) -> Result<Vec<u8>, String> {
+pub fn read_footer(file: &std::fs::File, len: u64) -> Result<Footer, String> {
     use std::os::unix::fs::FileExt;
     if len < 12 {
         return Err(format!("a file of {len} bytes is too small for a Parquet footer"));
@@ -429,7 +543,7 @@ pub fn read_footer(file: &std::fs::File, len: u64) -> Result<Vec<u8>, String> {
     }
     let mut meta = vec![0u8; meta_len as usize];
     file.read_exact_at(&mut meta, len - 8 - meta_len).map_err(|e| e.to_string())?;
-    repair_footer(&meta)
+    repair(&meta)
 }
 
 #[cfg(test)]
@@ -498,7 +612,7 @@ mod real_files {
         let path = format!("{}/test/data/real/{name}", env!("CARGO_MANIFEST_DIR"));
         let f = std::fs::File::open(path).unwrap();
         let len = f.metadata().unwrap().len();
-        super::read_footer(&f, len).unwrap()
+        super::read_footer(&f, len).unwrap().metadata
     }
 
     #[test]

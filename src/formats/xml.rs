@@ -77,6 +77,7 @@ use quick_xml::escape::EscapeError;
 use quick_xml::events::{BytesCData, BytesRef, BytesStart, BytesText, Event};
 use quick_xml::XmlVersion;
 
+use super::xml_names::{check_xml_decl, is_char, is_name};
 use super::{Batch, RecordMeta};
 use crate::error::{Result, SanitizeError};
 use crate::value::{OpenContainer, Tape};
@@ -129,6 +130,8 @@ pub struct XmlReader<R: Read> {
     /// row tag that matches nothing under a non-empty root is an error.
     rows_found: u64,
     root_has_children: bool,
+    /// Events read so far (the XML declaration must be the first).
+    events_seen: u64,
     /// Distinct element names at the first two levels below the root, for
     /// the message of a row tag that matches nothing.
     seen_names: [Vec<String>; 2],
@@ -179,6 +182,7 @@ impl<R: Read> XmlReader<R> {
             rows_found: 0,
             root_has_children: false,
             seen_names: [Vec::new(), Vec::new()],
+            events_seen: 0,
             scalar_object_key: options.scalar_object_key,
             buf: Vec::new(),
             phase: Phase::BeforeRoot,
@@ -234,6 +238,7 @@ impl<R: Read> XmlReader<R> {
                 return Ok(self.fatal(batch, message, at));
             }
         }
+        self.events_seen += 1;
         let event = match event {
             Ok(event) => event,
             Err(quick_xml::Error::Io(e)) => {
@@ -331,6 +336,21 @@ impl<R: Read> XmlReader<R> {
                 Ok(false)
             }
             // DOCTYPE is allowed but never interpreted: its entities stay undefined.
+            // The XML declaration may only open the document, and no other
+            // processing instruction may be named `xml` (XML 1.0 [17], [23]).
+            Event::Decl(_) if self.events_seen > 1 => {
+                Ok(self.misplaced(batch, "the XML declaration is allowed only at the very start of the document"))
+            }
+            Event::Decl(d) => match check_xml_decl(&d) {
+                Ok(()) => Ok(false),
+                Err(why) => Ok(self.misplaced(batch, &why)),
+            },
+            Event::PI(pi) if pi.target().eq_ignore_ascii_case(b"xml") => {
+                Ok(self.misplaced(batch, "a processing instruction may not be named 'xml'"))
+            }
+            Event::PI(pi) if !is_name(pi.target()) => {
+                Ok(self.misplaced(batch, "a processing instruction's target is not an XML name"))
+            }
             Event::Comment(_) | Event::PI(_) | Event::Decl(_) | Event::DocType(_) => Ok(false),
         }
     }
@@ -338,6 +358,18 @@ impl<R: Read> XmlReader<R> {
     /// A start tag (or the start of an empty one); true if it ended the file
     /// with a bad record.
     fn on_start(&mut self, e: &BytesStart<'_>, start: u64, batch: &mut Batch) -> bool {
+        // A name that is not an XML name spoils the row it is in (names that
+        // are not UTF-8 are the builder's to report), or ends the file outside rows.
+        let raw_name = e.name();
+        if std::str::from_utf8(raw_name.as_ref()).is_ok() && !is_name(raw_name.as_ref()) {
+            let problem = format!("<{}> is not an XML element name", String::from_utf8_lossy(raw_name.as_ref()));
+            match &mut self.current {
+                Some(cur) => {
+                    cur.error.get_or_insert(problem);
+                }
+                None => return self.misplaced(batch, &problem),
+            }
+        }
         if self.depth == 0 {
             if self.phase == Phase::AfterRoot {
                 return self.outside_root(batch, "a second root element");
@@ -437,6 +469,13 @@ impl<R: Read> XmlReader<R> {
         }
         tape.push_root(root);
         batch.meta.push(RecordMeta { line: cur.line, byte: cur.byte, error });
+    }
+
+    /// A declaration or instruction where XML forbids it: a syntax error.
+    fn misplaced(&mut self, batch: &mut Batch, what: &str) -> bool {
+        let at = self.pos();
+        let line = self.line_at(at);
+        self.fatal(batch, format!("malformed XML at line {line} (byte {at}): {what}"), at)
     }
 
     /// Markup or text outside the root element: a syntax error.
@@ -753,9 +792,23 @@ impl Builder {
     }
 
     fn attributes(&mut self, elem: u32, e: &BytesStart<'_>) -> Problem {
+        let tag: &[u8] = e;
         for attr in e.attributes() {
             let attr = attr.map_err(|err| format!("malformed attribute in <{}>: {err}", self.current_name()))?;
             let name = attr.key.as_ref();
+            if !is_name(name) {
+                return Err(format!("malformed attribute in <{}>: its name is not an XML name", self.current_name()));
+            }
+            if memchr::memchr(b'<', &attr.value).is_some() {
+                return Err(format!("malformed attribute in <{}>: '<' in its value", self.current_name()));
+            }
+            // The closing quote must be followed by whitespace, '/' or the
+            // end (the value is borrowed from the tag, so its end is known).
+            let offset = (attr.value.as_ptr() as usize).wrapping_sub(tag.as_ptr() as usize);
+            let value_end = offset.saturating_add(attr.value.len()).saturating_add(1);
+            if offset < tag.len() && tag.get(value_end).is_some_and(|b| !is_xml_space(*b) && *b != b'/') {
+                return Err(format!("malformed attribute in <{}>: no whitespace after its value", self.current_name()));
+            }
             if name == b"xmlns" || name.starts_with(b"xmlns:") {
                 continue;
             }
@@ -831,6 +884,12 @@ impl Builder {
         if memchr::memchr(b'&', &t[..]).is_some() {
             return Err(format!("unescaped '&' in the text of <{}> (write &amp;)", self.current_name()));
         }
+        if memchr::memmem::find(&t[..], b"]]>").is_some() {
+            return Err(format!(
+                "']]>' in the text of <{}> (allowed only to end a CDATA section)",
+                self.current_name()
+            ));
+        }
         match t.xml10_content() {
             Ok(s) => {
                 self.seg.push_str(&s);
@@ -859,6 +918,10 @@ impl Builder {
     fn reference(&mut self, r: &BytesRef<'_>) -> Problem {
         let name = String::from_utf8_lossy(&r[..]);
         match r.resolve_char_ref() {
+            Ok(Some(c)) if !is_char(c) => Err(format!(
+                "the character reference &{name}; in <{}> names a character XML forbids",
+                self.current_name()
+            )),
             Ok(Some(c)) => {
                 self.push_verbatim(c.encode_utf8(&mut [0; 4]));
                 Ok(())
@@ -1211,6 +1274,26 @@ mod tests {
         assert!(out[0].starts_with("ERROR: malformed XML"), "{out:?}");
         // Tabs, newlines and CRs are fine.
         assert_eq!(rows("<r>\t<row>a\r\nb</row></r>", Some("row")).len(), 1);
+        // The XML declaration opens the document or is not well-formed.
+        assert_eq!(rows("<?xml version=\"1.0\"?><r><row>1</row></r>", Some("row")).len(), 1);
+        let out = rows(" <?xml version=\"1.0\"?><r><row>1</row></r>", Some("row"));
+        assert!(out[0].contains("only at the very start"), "{out:?}");
+        let out = rows("<r><row>1</row><?XML x?></r>", Some("row"));
+        assert!(out.last().unwrap().contains("may not be named 'xml'"), "{out:?}");
+        let out = rows("<?xml encoding=\"UTF-8\"?><r><row>1</row></r>", Some("row"));
+        assert!(out[0].contains("XML declaration"), "{out:?}");
+        // Lexical rules inside rows spoil only their row.
+        let xml = "<r><row><1a/></row><row>a ]]> b</row><row x='1'y='2'/><row x='<'/><row>&#1;</row><row>ok</row></r>";
+        let out = rows(xml, Some("row"));
+        assert_eq!(out.len(), 6, "{out:?}");
+        assert!(out[0].contains("<1a> is not an XML element name"), "{out:?}");
+        assert!(out[1].contains("']]>' in the text"), "{out:?}");
+        assert!(out[2].contains("no whitespace after its value"), "{out:?}");
+        assert!(out[3].contains("'<' in its value"), "{out:?}");
+        assert!(out[4].contains("names a character XML forbids"), "{out:?}");
+        assert_eq!(out[5], "{\"#text\":\"ok\"}");
+        // Attributes written as XML allows them pass.
+        assert_eq!(rows("<r><row a='1' b=\"2\"/><row c='3'/></r>", Some("row")).len(), 2);
     }
 
     #[test]

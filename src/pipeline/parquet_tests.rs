@@ -371,6 +371,14 @@ fn files_other_writers_ship_read_as_duckdb_reads_them() {
     // The file-level row count is 0; the row group holds 6.
     let r = parquet(&real("repeated_no_annotation.parquet"), &[]);
     assert_eq!(r.rows.len(), 6);
+    // DECIMAL(77, 38): wider than arrow-rs reads; exact text, where DuckDB gives a DOUBLE.
+    let r = parquet(&real("bigdecimal.parquet"), &[]);
+    assert_eq!(kind_of(&r, "bigdec"), json!({"kind": "string"}));
+    assert_eq!(r.column("bigdec")[0], json!("0.50000000000000000000000000000000000000"));
+    assert_eq!(
+        r.column("bigdec")[5],
+        json!("-578960446186580977117854925043439539266.34992332820282019728792003956564819968")
+    );
     // An embedded Arrow schema with an empty struct the Parquet schema lacks.
     let r = parquet(&real("empty_group_test.parquet"), &[]);
     assert_eq!(r.rows.len(), 1);
