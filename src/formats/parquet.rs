@@ -324,9 +324,8 @@ impl RecordReader for ParquetReader {
 
 /// Rows per arrow batch: `wanted`, fewer when the rows are big, so that a
 /// batch stays near [`BATCH_BYTES`] of decoded data (by the row groups'
-/// uncompressed sizes). Very large values then come one row at a time
-/// instead of overflowing arrow's 32-bit offsets (parquet-testing's
-/// large_string_map: 2 GB in two rows).
+/// uncompressed sizes): memory per batch follows the data, and very large
+/// values come a few rows at a time.
 fn rows_per_batch(meta: &ParquetMetaData, wanted: usize) -> usize {
     const BATCH_BYTES: u64 = 256 << 20;
     let (bytes, rows) = meta.row_groups().iter().fold((0u64, 0u64), |(b, r), g| {
@@ -404,8 +403,8 @@ fn hint_field<'a>(
                 DataType::Timestamp(TimeUnit::Nanosecond, tz) if is_int96 => {
                     DataType::Timestamp(TimeUnit::Microsecond, tz.clone())
                 }
-                // 64-bit offsets: a batch of big strings (parquet-testing's
-                // large_string_map holds 2 GB in two rows) must not overflow.
+                // 64-bit offsets: a batch of big strings must not overflow
+                // (where arrow-rs takes the hint; it does not inside MAP keys).
                 DataType::Binary if is_enum => DataType::LargeUtf8,
                 DataType::Utf8 => DataType::LargeUtf8,
                 DataType::Binary => DataType::LargeBinary,
