@@ -472,10 +472,6 @@ impl<'a> Repair<'a> {
 
 /// Checks the footer bytes (the FileMetaData, without the length and magic)
 /// and returns them re-encoded with the repairs of the module doc.
-fn repair_footer(metadata: &[u8]) -> Result<Vec<u8>, String> {
-    repair(metadata).map(|f| f.metadata)
-}
-
 fn repair(metadata: &[u8]) -> Result<Footer, String> {
     let mut r = Repair {
         w: Walker { bytes: metadata, pos: 0 },
@@ -554,22 +550,22 @@ mod tests {
     fn a_list_longer_than_the_bytes_left_is_refused() {
         // struct { 2: list<struct> of 0x7fffffff elements }
         let footer = [0x29, 0xFC, 0xFF, 0xFF, 0xFF, 0xFF, 0x07, 0x00];
-        let e = repair_footer(&footer).unwrap_err();
+        let e = repair(&footer).map(|f| f.metadata).unwrap_err();
         assert!(e.contains("declares 2147483647 elements"), "{e}");
     }
 
     #[test]
     fn truncated_and_deep_footers_are_refused() {
-        assert!(repair_footer(&[0x15]).unwrap_err().contains("ends inside"));
+        assert!(repair(&[0x15]).map(|f| f.metadata).unwrap_err().contains("ends inside"));
         let deep: Vec<u8> = std::iter::repeat_n(0x1C, 100).collect();
-        assert!(repair_footer(&deep).is_err());
+        assert!(repair(&deep).map(|f| f.metadata).is_err());
     }
 
     #[test]
     fn a_small_valid_structure_passes() {
         // struct { 1: i32 = 1, 2: list<struct{5: i32 = 0}> of 1, 3: i64 = 0 } STOP
         let footer = [0x15, 0x02, 0x19, 0x1C, 0x55, 0x00, 0x00, 0x16, 0x00, 0x00];
-        repair_footer(&footer).unwrap();
+        repair(&footer).map(|f| f.metadata).unwrap();
     }
 
     #[test]
@@ -577,10 +573,13 @@ mod tests {
         // struct { 4: list<struct{3: i64 = 6}> of 1 } STOP
         let footer = [0x49, 0x1C, 0x36, 0x0C, 0x00, 0x00];
         // total_byte_size = 0 appended in long form (id 2 after id 3).
-        assert_eq!(repair_footer(&footer).unwrap(), [0x49, 0x1C, 0x36, 0x0C, 0x06, 0x04, 0x00, 0x00, 0x00]);
+        assert_eq!(
+            repair(&footer).map(|f| f.metadata).unwrap(),
+            [0x49, 0x1C, 0x36, 0x0C, 0x06, 0x04, 0x00, 0x00, 0x00]
+        );
         // with the field: unchanged
         let footer = [0x49, 0x1C, 0x26, 0x00, 0x16, 0x0C, 0x00, 0x00];
-        assert_eq!(repair_footer(&footer).unwrap(), footer);
+        assert_eq!(repair(&footer).map(|f| f.metadata).unwrap(), footer);
     }
 
     #[test]
@@ -588,10 +587,10 @@ mod tests {
         // schema: [ {5: num_children = 0, 6: converted_type = 24, 7: scale = 1} ]
         let footer = [0x29, 0x1C, 0x55, 0x00, 0x15, 0x30, 0x15, 0x02, 0x00, 0x00];
         // converted_type is gone; scale (id 7) follows id 5 with delta 2.
-        assert_eq!(repair_footer(&footer).unwrap(), [0x29, 0x1C, 0x55, 0x00, 0x25, 0x02, 0x00, 0x00]);
+        assert_eq!(repair(&footer).map(|f| f.metadata).unwrap(), [0x29, 0x1C, 0x55, 0x00, 0x25, 0x02, 0x00, 0x00]);
         // row_groups: [ {1: columns [ {3: meta {15: list<i32> [1], 9: i64 = 4} } ]} ]
         let footer = [0x49, 0x1C, 0x19, 0x1C, 0x3C, 0xF9, 0x15, 0x02, 0x06, 0x12, 0x08, 0x00, 0x00, 0x00, 0x00];
-        let repaired = repair_footer(&footer).unwrap();
+        let repaired = repair(&footer).map(|f| f.metadata).unwrap();
         // field 15 dropped, field 9 re-encoded as the first field (delta 9),
         // total_byte_size added after the columns (delta 1)
         assert_eq!(repaired, [0x49, 0x1C, 0x19, 0x1C, 0x3C, 0x96, 0x08, 0x00, 0x00, 0x16, 0x00, 0x00, 0x00]);
@@ -601,7 +600,7 @@ mod tests {
     fn schema_children_must_fit_the_schema() {
         // one schema element declaring 1000 children
         let footer = [0x29, 0x1C, 0x55, 0xD0, 0x0F, 0x00, 0x00];
-        let e = repair_footer(&footer).unwrap_err();
+        let e = repair(&footer).map(|f| f.metadata).unwrap_err();
         assert!(e.contains("1000 children"), "{e}");
     }
 }

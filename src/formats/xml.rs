@@ -351,7 +351,7 @@ impl<R: Read> XmlReader<R> {
             Event::PI(pi) if !is_name(pi.target()) => {
                 Ok(self.misplaced(batch, "a processing instruction's target is not an XML name"))
             }
-            Event::Comment(_) | Event::PI(_) | Event::Decl(_) | Event::DocType(_) => Ok(false),
+            Event::Comment(_) | Event::PI(_) | Event::DocType(_) => Ok(false),
         }
     }
 

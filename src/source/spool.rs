@@ -59,6 +59,8 @@ struct Settings {
     retries: usize,
     concurrency: usize,
     spool_root: PathBuf,
+    /// `AWS_EC2_METADATA_DISABLED`: no instance-metadata credential lookup.
+    ec2_metadata_disabled: bool,
 }
 
 impl Settings {
@@ -73,6 +75,7 @@ impl Settings {
             spool_root: std::env::var_os("SCHEMA_SANITIZER_SPOOL_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(std::env::temp_dir),
+            ec2_metadata_disabled: env_flag("AWS_EC2_METADATA_DISABLED"),
         }
     }
 }
@@ -415,7 +418,7 @@ fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc
                 .with_url(&uri.store_url)
                 .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), &timeout)
                 .with_retry(retry);
-            check_s3_credentials(&builder, env_flag("AWS_EC2_METADATA_DISABLED"))?;
+            check_s3_credentials(&builder, settings.ec2_metadata_disabled)?;
             Arc::new(builder.build()?)
         }
         Backend::Gcs => Arc::new(
@@ -463,7 +466,15 @@ mod tests {
 
     #[test]
     fn every_scheme_builds_a_store_without_a_request() {
-        let settings = Settings { timeout_secs: 5, retries: 0, concurrency: 1, spool_root: std::env::temp_dir() };
+        // The store is built from the environment; credentials for S3 are
+        // not required when the metadata endpoint is allowed.
+        let settings = Settings {
+            timeout_secs: 5,
+            retries: 0,
+            concurrency: 1,
+            spool_root: std::env::temp_dir(),
+            ec2_metadata_disabled: false,
+        };
         for uri in [
             "s3://b/x.jsonl",
             "s3a://b/x.jsonl",
