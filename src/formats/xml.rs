@@ -822,6 +822,14 @@ impl Builder {
                 }
                 other => format!("bad value of attribute {name} in <{}>: {other}", self.current_name()),
             })?;
+            // A character reference may not produce a character XML forbids
+            // (the raw text was checked for them as it was read).
+            if memchr::memmem::find(&attr.value, b"&#").is_some() && value.chars().any(|c| !is_char(c)) {
+                return Err(format!(
+                    "a character reference in attribute {name} of <{}> names a character XML forbids",
+                    self.current_name()
+                ));
+            }
             let key_start = self.strs.len() as u32;
             self.strs.push('@');
             self.strs.push_str(name);
@@ -1292,6 +1300,9 @@ mod tests {
         assert!(out[3].contains("'<' in its value"), "{out:?}");
         assert!(out[4].contains("names a character XML forbids"), "{out:?}");
         assert_eq!(out[5], "{\"#text\":\"ok\"}");
+        let out = rows("<r><row a=\"x&#x1f;\"/><row b=\"&#65;\"/></r>", Some("row"));
+        assert!(out[0].contains("a character reference in attribute a"), "{out:?}");
+        assert_eq!(out[1], "{\"@b\":\"A\"}");
         // Attributes written as XML allows them pass.
         assert_eq!(rows("<r><row a='1' b=\"2\"/><row c='3'/></r>", Some("row")).len(), 2);
     }
