@@ -343,13 +343,15 @@ fn struct_violation(s: &StructNode, c: &Classified<'_>, prefix: &str, rules: &Ru
         if vc.class == ValueClass::Nothing {
             continue;
         }
-        let path = join_path(prefix, key);
+        // The path is built only for a value that does not fit: no
+        // allocation per value on the strict scan's path.
         let Some(family) = s.family(key) else {
-            return Some(Violation { path, seen: class_name(&vc), expected: None });
+            return Some(Violation { path: join_path(prefix, key), seen: class_name(&vc), expected: None });
         };
         if choose_version(family, &vc, Growth::None, rules).is_some() {
             continue;
         }
+        let path = join_path(prefix, key);
         if let Some(vi) = partial_version(family, &vc) {
             if let Some(inside) = type_violation(&family.versions[vi].ty, &vc, &path, rules) {
                 return Some(inside);
