@@ -67,8 +67,10 @@
 //!   rows or outside the root), a bad record located at the error is emitted
 //!   instead, so the problem always reaches `on_error`.
 //!
-//! Empty and whitespace-only files give zero records. Nothing here recurses
-//! per nesting level: the row tree is built and written with explicit stacks.
+//! Empty and whitespace-only files give zero records; markup without a
+//! root element (a declaration or comments alone) is one bad record.
+//! Nothing here recurses per nesting level: the row tree is built and
+//! written with explicit stacks.
 
 use std::collections::VecDeque;
 use std::io::{self, BufReader, Read};
@@ -132,6 +134,9 @@ pub struct XmlReader<R: Read> {
     root_has_children: bool,
     /// Events read so far (the XML declaration must be the first).
     events_seen: u64,
+    /// A declaration, comment, instruction or DOCTYPE was read: the file is
+    /// not empty, so it needs a root element.
+    saw_markup: bool,
     /// Distinct element names at the first two levels below the root, for
     /// the message of a row tag that matches nothing.
     seen_names: [Vec<String>; 2],
@@ -183,6 +188,7 @@ impl<R: Read> XmlReader<R> {
             root_has_children: false,
             seen_names: [Vec::new(), Vec::new()],
             events_seen: 0,
+            saw_markup: false,
             scalar_object_key: options.scalar_object_key,
             buf: Vec::new(),
             phase: Phase::BeforeRoot,
@@ -239,6 +245,9 @@ impl<R: Read> XmlReader<R> {
             }
         }
         self.events_seen += 1;
+        if matches!(&event, Ok(Event::Decl(_) | Event::PI(_) | Event::Comment(_) | Event::DocType(_))) {
+            self.saw_markup = true;
+        }
         let event = match event {
             Ok(event) => event,
             Err(quick_xml::Error::Io(e)) => {
@@ -316,6 +325,14 @@ impl<R: Read> XmlReader<R> {
                 }
             }
             Event::Eof => {
+                // Markup without any element is not a document (XML 1.0 [1]):
+                // a declaration or a comment alone must not read as an empty file.
+                if self.phase == Phase::BeforeRoot && self.saw_markup {
+                    let at = self.pos();
+                    let line = self.line_at(at);
+                    let message = format!("malformed XML at line {line} (byte {at}): the document has no root element");
+                    return Ok(self.fatal(batch, message, at));
+                }
                 if let Some(path) = &self.row_path {
                     if self.depth == 0 && self.rows_found == 0 && self.root_has_children {
                         return Err(self.unmatched_row_tag(path));
@@ -1303,6 +1320,11 @@ mod tests {
         let out = rows("<r><row a=\"x&#x1f;\"/><row b=\"&#65;\"/></r>", Some("row"));
         assert!(out[0].contains("a character reference in attribute a"), "{out:?}");
         assert_eq!(out[1], "{\"@b\":\"A\"}");
+        // Markup without a root element is no document; an empty file is.
+        let out = rows("<?xml version=\"1.0\"?>\n<!-- nothing -->\n", Some("row"));
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].contains("the document has no root element"), "{out:?}");
+        assert!(rows("  \n", Some("row")).is_empty());
         // Attributes written as XML allows them pass.
         assert_eq!(rows("<r><row a='1' b=\"2\"/><row c='3'/></r>", Some("row")).len(), 2);
     }
@@ -1349,7 +1371,9 @@ mod tests {
         assert!(rows("", None).is_empty());
         assert!(rows(" \n\t\r\n", None).is_empty());
         assert!(rows("\u{FEFF}", Some("row")).is_empty());
-        assert!(rows("<?xml version=\"1.0\"?>\n<!-- nothing -->\n", None).is_empty());
+        // A prolog without a root element is not well-formed: one bad record.
+        let out = rows("<?xml version=\"1.0\"?>\n<!-- nothing -->\n", None);
+        assert!(out.len() == 1 && out[0].contains("no root element"), "{out:?}");
     }
 
     #[test]
