@@ -130,10 +130,15 @@ impl ParquetReader {
         // arrow-rs refuses a supplied schema for a file with an empty group (a
         // struct without columns, which it drops from the Arrow schema): such
         // a file is read with its plain schema, without the read hints (64-bit
-        // offsets, ENUM as text); one with INTERVAL columns needs them.
+        // offsets, ENUM as text).
+        // Without the hints an INTERVAL loses its months and an INT96
+        // timestamp outside 1677-2262 wraps around: such a file is an error
+        // rather than a silent change.
+        let has_int96 =
+            plain.parquet_schema().columns().iter().any(|c| c.physical_type() == parquet::basic::Type::INT96);
         let metadata = match with_schema(schema) {
             Ok(m) => m,
-            Err(_) if interval_roots.is_empty() => plain.clone(),
+            Err(_) if interval_roots.is_empty() && !has_int96 => plain.clone(),
             Err(e) => return Err(e),
         };
         let batch_rows = rows_per_batch(plain.metadata(), batch_rows);
