@@ -90,7 +90,13 @@ pub enum Decoded {
 /// with the error) for on_error. `what` names the value in messages ("the
 /// line", "value 2 of the line", "document 3"). Returns the bytes consumed
 /// (the whole text when it is malformed) and what the value was.
-pub fn decode_value_record(text: &str, batch: &mut Batch, line: u64, byte: u64, what: &str) -> (usize, Decoded) {
+pub fn decode_value_record(
+    text: &str,
+    batch: &mut Batch,
+    line: u64,
+    byte: u64,
+    what: &dyn std::fmt::Display,
+) -> (usize, Decoded) {
     let tape = &mut batch.tape;
     let (used, decoded, error) = match parse_value_prefix(text, tape) {
         Err(e) => (text.len(), Decoded::Malformed, Some(format!("malformed JSON in {what}: {e}"))),
@@ -114,7 +120,7 @@ pub fn decode_value_record(text: &str, batch: &mut Batch, line: u64, byte: u64, 
 
 /// Decodes `raw` as exactly one JSON object record (an element of a JSON
 /// array, cut by its brackets): anything after the value makes it malformed.
-pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &str) {
+pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &dyn std::fmt::Display) {
     let tape = &mut batch.tape;
     let error = match std::str::from_utf8(raw) {
         Err(e) => Some(format!(
@@ -170,14 +176,14 @@ pub fn decode_line_records(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, 
     let mut pos = skip_json_ws(text.as_bytes(), 0);
     let mut records = 0;
     while pos < text.len() {
-        let numbered;
-        let name = if records == 0 {
-            what
+        // The name is only formatted into an error message: no allocation
+        // per record.
+        let (used, _) = if records == 0 {
+            decode_value_record(&text[pos..], batch, line, byte + pos as u64, &what)
         } else {
-            numbered = format!("value {} of {what}", records + 1);
-            &numbered
+            let nth = records + 1;
+            decode_value_record(&text[pos..], batch, line, byte + pos as u64, &format_args!("value {nth} of {what}"))
         };
-        let (used, _) = decode_value_record(&text[pos..], batch, line, byte + pos as u64, name);
         records += 1;
         pos = skip_json_ws(text.as_bytes(), pos + used);
     }

@@ -150,12 +150,12 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
             let (line, byte) = (self.input.line, self.input.offset);
             // The bytes up to `valid_end` were checked to be UTF-8 in load().
             let text = std::str::from_utf8(&self.input.buf[self.input.start..loaded.valid_end]).unwrap_or("");
-            let what = if self.documents == 0 {
-                "the document".to_string()
+            let n = self.documents + 1;
+            let (used, decoded) = if n == 1 {
+                decode_value_record(text, batch, line, byte, &"the document")
             } else {
-                format!("document {}", self.documents + 1)
+                decode_value_record(text, batch, line, byte, &format_args!("document {n}"))
             };
-            let (used, decoded) = decode_value_record(text, batch, line, byte, &what);
             if self.documents == 0 && matches!(decoded, Decoded::NotObject(Node::List { .. })) {
                 // The wrong function, not a bad row: say which one reads arrays.
                 return Err(SanitizeError::input(format!(
@@ -286,9 +286,9 @@ impl<R: Read> RecordReader for JsonArrayReader<R> {
                         break;
                     };
                     self.elements += 1;
-                    let what = format!("element {}", self.elements);
+                    let n = self.elements;
                     let raw = &self.input.buf[self.input.start..self.input.start + len];
-                    decode_whole_record(raw, batch, line, byte, &what);
+                    decode_whole_record(raw, batch, line, byte, &format_args!("element {n}"));
                     added += 1;
                     self.input.consume(len);
                     // After an element: ',' continues, ']' ends the array.
