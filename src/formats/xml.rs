@@ -79,6 +79,7 @@ use quick_xml::escape::EscapeError;
 use quick_xml::events::{BytesCData, BytesRef, BytesStart, BytesText, Event};
 use quick_xml::XmlVersion;
 
+use super::xml_dtd::check_doctype;
 use super::xml_names::{check_xml_decl, is_char, is_name};
 use super::{Batch, RecordMeta};
 use crate::error::{Result, SanitizeError};
@@ -137,6 +138,8 @@ pub struct XmlReader<R: Read> {
     /// A declaration, comment, instruction or DOCTYPE was read: the file is
     /// not empty, so it needs a root element.
     saw_markup: bool,
+    /// A DOCTYPE was read (only one is allowed, before the root).
+    saw_doctype: bool,
     /// Distinct element names at the first two levels below the root, for
     /// the message of a row tag that matches nothing.
     seen_names: [Vec<String>; 2],
@@ -188,6 +191,7 @@ impl<R: Read> XmlReader<R> {
             root_has_children: false,
             seen_names: [Vec::new(), Vec::new()],
             events_seen: 0,
+            saw_doctype: false,
             saw_markup: false,
             scalar_object_key: options.scalar_object_key,
             buf: Vec::new(),
@@ -226,7 +230,12 @@ impl<R: Read> XmlReader<R> {
         self.line_at(before);
         let mut buf = std::mem::take(&mut self.buf);
         let event = self.xml.read_event_into(&mut buf);
-        let done = self.handle(event, batch);
+        let is_doctype = matches!(event, Ok(Event::DocType(_)));
+        let done = match self.handle(event, batch) {
+            // `buf` holds the whole declaration, from `<!DOCTYPE` to `>`.
+            Ok(false) if is_doctype => Ok(self.on_doctype(&buf, batch)),
+            done => done,
+        };
         buf.clear();
         self.buf = buf;
         done
@@ -493,6 +502,22 @@ impl<R: Read> XmlReader<R> {
         let at = self.pos();
         let line = self.line_at(at);
         self.fatal(batch, format!("malformed XML at line {line} (byte {at}): {what}"), at)
+    }
+
+    /// A DOCTYPE: one at most, before the root, and well-formed (the
+    /// internal subset is checked, never interpreted). True if it ended the
+    /// file with a bad record.
+    fn on_doctype(&mut self, raw: &[u8], batch: &mut Batch) -> bool {
+        if self.saw_doctype || self.phase != Phase::BeforeRoot {
+            return self.misplaced(batch, "a DOCTYPE declaration is allowed only once, before the root element");
+        }
+        self.saw_doctype = true;
+        let Err((offset, why)) = check_doctype(raw) else { return false };
+        let at = self.pos() - raw.len() as u64 + offset as u64;
+        let line = self.line_at(at);
+        let message =
+            format!("malformed XML at line {line} (byte {at}): the DOCTYPE declaration is not well-formed: {why}");
+        self.fatal(batch, message, at)
     }
 
     /// Markup or text outside the root element: a syntax error.

@@ -12,7 +12,7 @@ fn is_name_start(c: char) -> bool {
 }
 
 /// Production [4a] NameChar.
-fn is_name_char(c: char) -> bool {
+pub fn is_name_char(c: char) -> bool {
     is_name_start(c) || matches!(c, '-' | '.' | '0'..='9' | '\u{B7}' | '\u{300}'..='\u{36F}' | '\u{203F}'..='\u{2040}')
 }
 

@@ -2,40 +2,13 @@
 //! capture. Everything is validated against the calendar: Feb 30 and hour 24
 //! stay strings.
 
+pub use crate::value::calendar::days_from_civil;
+
 /// A point in time: seconds since the epoch (UTC) and nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instant {
     pub secs: i64,
     pub nanos: u32,
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// algorithm); `None` for an invalid date.
-pub fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
-    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
-        return None;
-    }
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
-}
-
-fn days_in_month(y: i64, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ => {
-            if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
-                29
-            } else {
-                28
-            }
-        }
-    }
 }
 
 /// Reads exactly `n` ASCII digits at `*i`.

@@ -5,6 +5,7 @@
 //! allocation once the buffers have grown: strings live in one text buffer and
 //! containers are ranges of the node vector, not boxed trees.
 
+pub mod calendar;
 mod declared_text;
 mod tape;
 mod write_json;

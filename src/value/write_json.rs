@@ -48,7 +48,7 @@ pub fn write_compact_json(value: ValueRef<'_>, out: &mut String) {
                 out.push('"');
             }
             Node::Date(days) => {
-                let (y, m, d) = crate::pipeline::civil_from_days(days as i64);
+                let (y, m, d) = super::calendar::civil_from_days(days as i64);
                 use std::fmt::Write;
                 let _ = write!(out, "\"{y:04}-{m:02}-{d:02}\"");
             }
@@ -86,7 +86,7 @@ pub fn write_iso_timestamp(secs: i64, nanos: u32, out: &mut String) {
     use std::fmt::Write;
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
-    let (y, m, d) = crate::pipeline::civil_from_days(days);
+    let (y, m, d) = super::calendar::civil_from_days(days);
     let _ = write!(out, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z", sod / 3600, sod / 60 % 60, sod % 60);
 }
 
