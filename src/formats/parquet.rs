@@ -79,24 +79,41 @@ impl ParquetReader {
         let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         // Nothing may be allocated from a size the footer's own bytes cannot
         // back (see parquet_footer): checked before arrow-rs decodes it.
-        let footer =
+        let mut footer =
             super::parquet_footer::read_footer(&file, bytes).map_err(|e| cannot(&format!("corrupt footer: {e}")))?;
         // A corrupt file can make the decoder panic (arrow-rs asserts on some
         // impossible values): that is bad input, not our bug.
-        let plain = guarded(|| {
-            let m = Arc::new(with_row_group_total(ParquetMetaDataReader::decode_metadata(&footer.metadata)?));
-            // An embedded Arrow schema that disagrees with the Parquet schema
-            // (a writer's empty struct, which arrow-rs drops) is only a hint:
-            // without it the file is read by its Parquet schema.
-            ArrowReaderMetadata::try_new(Arc::clone(&m), ArrowReaderOptions::new())
-                .or_else(|_| ArrowReaderMetadata::try_new(m, ArrowReaderOptions::new().with_skip_arrow_metadata(true)))
-        })
-        .map_err(|e| cannot(&e))?
-        .map_err(|e| cannot(&e))?;
-        // Nor from a page size the file cannot back (see parquet_pages).
-        guarded(|| super::parquet_pages::check_pages(&file, bytes, plain.metadata()))
+        let decode = |footer: &super::parquet_footer::Footer| {
+            guarded(|| {
+                let m = Arc::new(with_row_group_total(ParquetMetaDataReader::decode_metadata(&footer.metadata)?));
+                // An embedded Arrow schema that disagrees with the Parquet schema
+                // (a writer's empty struct, which arrow-rs drops) is only a hint:
+                // without it the file is read by its Parquet schema.
+                ArrowReaderMetadata::try_new(Arc::clone(&m), ArrowReaderOptions::new()).or_else(|_| {
+                    ArrowReaderMetadata::try_new(m, ArrowReaderOptions::new().with_skip_arrow_metadata(true))
+                })
+            })
             .map_err(|e| cannot(&e))?
-            .map_err(|e| cannot(&format!("corrupt page: {e}")))?;
+            .map_err(|e| cannot(&e))
+        };
+        let mut plain = decode(&footer)?;
+        // Nor from a page size the file cannot back (see parquet_pages).
+        let check_pages = |plain: &ArrowReaderMetadata, data_end: u64| {
+            guarded(|| super::parquet_pages::check_pages(&file, data_end, plain.metadata()))
+                .map_err(|e| cannot(&e))?
+                .map_err(|e| cannot(&format!("corrupt page: {e}")))
+        };
+        let grown = check_pages(&plain, footer.data_end)?;
+        if !grown.is_empty() {
+            // Chunks whose declared length ends inside their last page
+            // (PARQUET-816): the footer again, with their pages' lengths.
+            footer = super::parquet_footer::read_footer_with(&file, bytes, &grown)
+                .map_err(|e| cannot(&format!("corrupt footer: {e}")))?;
+            plain = decode(&footer)?;
+            if !check_pages(&plain, footer.data_end)?.is_empty() {
+                return Err(cannot(&"corrupt page: column chunk lengths do not settle"));
+            }
+        }
         let hinted = |months: bool| {
             let mut leaves = plain.parquet_schema().columns().iter();
             let mut intervals = Vec::new();

@@ -22,7 +22,12 @@
 //! - a dictionary page offset inside the leading magic bytes (0: "none") is
 //!   dropped, so the chunk starts at its data page offset;
 //! - a ConvertedType beyond those parquet.thrift defines is dropped (the
-//!   column is read by its physical type).
+//!   column is read by its physical type);
+//! - a column chunk whose `total_compressed_size` ends inside its last page
+//!   (parquet-mr before 1.2.9 left the dictionary page header out of it,
+//!   PARQUET-816; parquet-testing's nation.dict-malformed) gets the length
+//!   its pages have, when the page walk (parquet_pages) shows that those
+//!   pages hold exactly the chunk's values.
 //!
 //! Everything else is copied byte for byte: a sound footer comes out
 //! unchanged (tested on shipped files).
@@ -218,6 +223,21 @@ const SCHEMA_CONVERTED_TYPE_FIELD: i16 = 6;
 const ROW_GROUP_COLUMNS_FIELD: i16 = 1;
 const COLUMN_CHUNK_META_FIELD: i16 = 3;
 const COLUMN_DICTIONARY_PAGE_OFFSET_FIELD: i16 = 11;
+const COLUMN_TOTAL_COMPRESSED_SIZE_FIELD: i16 = 7;
+
+/// Appends `v` as a compact-protocol i64 (zigzag varint).
+fn put_i64(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    loop {
+        let b = (z & 0x7f) as u8;
+        z >>= 7;
+        if z == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
 
 fn is_integer(ty: u8) -> bool {
     matches!(ty, BYTE | I16 | I32 | I64)
@@ -262,6 +282,11 @@ struct Repair<'a> {
     /// DECIMALs wider than arrow-rs can read: their annotations are dropped
     /// and their top-level columns recorded, to be read as exact text.
     wide_decimals: Vec<WideDecimal>,
+    /// Corrected chunk lengths, and the chunk being walked (row group and
+    /// column, counted as their structures begin).
+    chunk_lengths: &'a [ChunkLength],
+    row_groups_seen: usize,
+    columns_seen: usize,
 }
 
 /// A top-level DECIMAL column with a precision above 76 (arrow-rs's
@@ -278,6 +303,27 @@ pub struct WideDecimal {
 pub struct Footer {
     pub metadata: Vec<u8>,
     pub wide_decimals: Vec<WideDecimal>,
+    /// Where the pages end: the footer's length and magic follow.
+    pub data_end: u64,
+}
+
+/// A column chunk's corrected `total_compressed_size`: row group, column
+/// in it, and the length its pages have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkLength {
+    pub row_group: usize,
+    pub column: usize,
+    pub length: i64,
+}
+
+/// A page header's length in bytes, its sizes and, for a data page, how
+/// many values (levels) it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageHeaderInfo {
+    pub header_len: usize,
+    pub uncompressed: i64,
+    pub compressed: i64,
+    pub values: Option<i64>,
 }
 
 /// Precision beyond which arrow-rs has no decimal type.
@@ -369,6 +415,16 @@ impl<'a> Repair<'a> {
         let (mut read_last, mut write_last) = (0i16, 0i16);
         let mut has_total_byte_size = false;
         let wide = if shape == Shape::SchemaElement { self.schema_element_position()? } else { None };
+        // The chunk this ColumnMetaData describes: (row group, column).
+        let chunk = (self.row_groups_seen.wrapping_sub(1), self.columns_seen.wrapping_sub(1));
+        match shape {
+            Shape::RowGroup => {
+                self.row_groups_seen += 1;
+                self.columns_seen = 0;
+            }
+            Shape::ColumnChunk => self.columns_seen += 1,
+            _ => {}
+        }
         loop {
             let header = self.w.byte()?;
             let ty = header & 0x0f;
@@ -431,6 +487,16 @@ impl<'a> Repair<'a> {
                         self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
                     }
                 }
+                (Shape::ColumnMetaData, COLUMN_TOTAL_COMPRESSED_SIZE_FIELD, I64) => {
+                    let start = self.w.pos;
+                    self.w.zigzag()?;
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    let fix = self.chunk_lengths.iter().find(|c| (c.row_group, c.column) == chunk);
+                    match fix {
+                        Some(c) => put_i64(&mut self.out, c.length),
+                        None => self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]),
+                    }
+                }
                 (Shape::SchemaElement, SCHEMA_LOGICAL_TYPE_FIELD, STRUCT) if wide.is_some() => {
                     self.w.value(ty, depth + 1)?;
                 }
@@ -470,9 +536,14 @@ impl<'a> Repair<'a> {
     }
 }
 
+#[cfg(test)]
+fn repair(metadata: &[u8]) -> Result<Footer, String> {
+    repair_with(metadata, &[])
+}
+
 /// Checks the footer bytes (the FileMetaData, without the length and magic)
 /// and returns them re-encoded with the repairs of the module doc.
-fn repair(metadata: &[u8]) -> Result<Footer, String> {
+fn repair_with(metadata: &[u8], chunk_lengths: &[ChunkLength]) -> Result<Footer, String> {
     let mut r = Repair {
         w: Walker { bytes: metadata, pos: 0 },
         out: Vec::with_capacity(metadata.len() + 16),
@@ -483,6 +554,9 @@ fn repair(metadata: &[u8]) -> Result<Footer, String> {
         open_groups: Vec::new(),
         top_level: 0,
         wide_decimals: Vec::new(),
+        chunk_lengths,
+        row_groups_seen: 0,
+        columns_seen: 0,
     };
     r.structure(Shape::FileMetaData, 0)?;
     if let Some(c) = r.negative_children {
@@ -495,14 +569,16 @@ fn repair(metadata: &[u8]) -> Result<Footer, String> {
             r.schema_children, r.schema_elements
         ));
     }
-    Ok(Footer { metadata: r.out, wide_decimals: r.wide_decimals })
+    Ok(Footer { metadata: r.out, wide_decimals: r.wide_decimals, data_end: 0 })
 }
 
-/// A page header's length in bytes and its `uncompressed_page_size` (field
-/// 2) and `compressed_page_size` (field 3), every length in it checked.
-pub fn page_header_sizes(bytes: &[u8]) -> Result<(usize, i64, i64), String> {
+/// A page header's length and sizes, every length in it checked: fields 2
+/// (`uncompressed_page_size`) and 3 (`compressed_page_size`), and the
+/// `num_values` (field 1) of a DataPageHeader (field 5) or a
+/// DataPageHeaderV2 (field 8).
+pub fn page_header_info(bytes: &[u8]) -> Result<PageHeaderInfo, String> {
     let mut w = Walker { bytes, pos: 0 };
-    let (mut uncompressed, mut compressed) = (None, None);
+    let (mut uncompressed, mut compressed, mut values) = (None, None, None);
     w.structure(0, |w, (id, ty)| match (id, ty) {
         (2, I32) => {
             uncompressed = Some(w.zigzag()?);
@@ -512,10 +588,22 @@ pub fn page_header_sizes(bytes: &[u8]) -> Result<(usize, i64, i64), String> {
             compressed = Some(w.zigzag()?);
             Ok(Some(()))
         }
+        (5 | 8, STRUCT) => {
+            w.structure(1, |w, (id, ty)| match (id, ty) {
+                (1, I32) => {
+                    values = Some(w.zigzag()?);
+                    Ok(Some(()))
+                }
+                _ => Ok(None),
+            })?;
+            Ok(Some(()))
+        }
         _ => Ok(None),
     })?;
     match (uncompressed, compressed) {
-        (Some(u), Some(c)) => Ok((w.pos, u, c)),
+        (Some(uncompressed), Some(compressed)) => {
+            Ok(PageHeaderInfo { header_len: w.pos, uncompressed, compressed, values })
+        }
         _ => Err("a page header without its sizes".into()),
     }
 }
@@ -524,6 +612,11 @@ pub fn page_header_sizes(bytes: &[u8]) -> Result<(usize, i64, i64), String> {
 /// can be repaired: the FileMetaData bytes, ready for arrow-rs to decode.
 /// Only sizes the file itself backs are ever allocated here.
 pub fn read_footer(file: &std::fs::File, len: u64) -> Result<Footer, String> {
+    read_footer_with(file, len, &[])
+}
+
+/// [`read_footer`], with column chunks' lengths corrected.
+pub fn read_footer_with(file: &std::fs::File, len: u64, chunk_lengths: &[ChunkLength]) -> Result<Footer, String> {
     use std::os::unix::fs::FileExt;
     if len < 12 {
         return Err(format!("a file of {len} bytes is too small for a Parquet footer"));
@@ -539,7 +632,9 @@ pub fn read_footer(file: &std::fs::File, len: u64) -> Result<Footer, String> {
     }
     let mut meta = vec![0u8; meta_len as usize];
     file.read_exact_at(&mut meta, len - 8 - meta_len).map_err(|e| e.to_string())?;
-    repair(&meta)
+    let mut footer = repair_with(&meta, chunk_lengths)?;
+    footer.data_end = len - 8 - meta_len;
+    Ok(footer)
 }
 
 #[cfg(test)]
@@ -594,6 +689,33 @@ mod tests {
         // field 15 dropped, field 9 re-encoded as the first field (delta 9),
         // total_byte_size added after the columns (delta 1)
         assert_eq!(repaired, [0x49, 0x1C, 0x19, 0x1C, 0x3C, 0x96, 0x08, 0x00, 0x00, 0x16, 0x00, 0x00, 0x00]);
+    }
+
+    #[test]
+    fn a_chunk_length_is_overridden_in_place() {
+        // row_groups: [ {1: columns [ {3: meta {7: i64 = 5} }, {3: meta {7: i64 = 6} } ], 2: i64 = 0} ]
+        let footer = [
+            0x49, 0x1C, 0x19, 0x2C, 0x3C, 0x76, 0x0A, 0x00, 0x00, 0x3C, 0x76, 0x0C, 0x00, 0x00, 0x16, 0x00, 0x00, 0x00,
+        ];
+        assert_eq!(repair(&footer).unwrap().metadata, footer);
+        let fix = [ChunkLength { row_group: 0, column: 1, length: 300 }];
+        let grown = repair_with(&footer, &fix).unwrap().metadata;
+        // The second chunk's 6 (zigzag 0x0C) becomes 300 (zigzag 600 = 0xD8 0x04).
+        let mut want = footer[..11].to_vec();
+        want.extend_from_slice(&[0xD8, 0x04]);
+        want.extend_from_slice(&footer[12..]);
+        assert_eq!(grown, want);
+    }
+
+    #[test]
+    fn page_headers_give_their_value_counts() {
+        // {1: type i32 = 0, 2: i32 = 10, 3: i32 = 8, 5: {1: i32 = 25, ...}}
+        let header = [0x15, 0x00, 0x15, 0x14, 0x15, 0x10, 0x2C, 0x15, 0x32, 0x00, 0x00];
+        let info = page_header_info(&header).unwrap();
+        assert_eq!(info, PageHeaderInfo { header_len: 11, uncompressed: 10, compressed: 8, values: Some(25) });
+        // A dictionary page (field 7) holds no values of the column.
+        let dict = [0x15, 0x04, 0x15, 0x14, 0x15, 0x10, 0x4C, 0x15, 0x32, 0x00, 0x00];
+        assert_eq!(page_header_info(&dict).unwrap().values, None);
     }
 
     #[test]

@@ -10,19 +10,28 @@
 //! chunk inside the file, and a page larger than [`CHECKED_PAGE_BYTES`] is
 //! reserved fallibly first. What this process cannot allocate becomes an
 //! error naming the file, before anything is allocated from it.
+//!
+//! One tolerance, as pyarrow and DuckDB have it: a chunk whose declared
+//! length ends inside its last page (parquet-mr before 1.2.9 did not count
+//! the dictionary page header, PARQUET-816) is given the length its pages
+//! have, if those pages hold exactly the chunk's values. Anything else that
+//! runs past its chunk stays an error.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 use parquet::file::metadata::ParquetMetaData;
 
-use super::parquet_footer::page_header_sizes;
+use super::parquet_footer::{page_header_info, ChunkLength};
 
 /// Pages up to this size are allocated without a trial reservation.
 const CHECKED_PAGE_BYTES: i64 = 64 << 20;
 
-/// Walks every page header of every column chunk.
-pub fn check_pages(file: &File, file_len: u64, meta: &ParquetMetaData) -> Result<(), String> {
+/// Walks every page header of every column chunk; returns the chunks whose
+/// declared length must grow to their pages' (see the module doc).
+/// `data_end` is where the footer begins.
+pub fn check_pages(file: &File, data_end: u64, meta: &ParquetMetaData) -> Result<Vec<ChunkLength>, String> {
+    let mut corrections = Vec::new();
     for (g, group) in meta.row_groups().iter().enumerate() {
         for (c, column) in group.columns().iter().enumerate() {
             // As arrow-rs computes its byte range, without its assertion:
@@ -31,35 +40,46 @@ pub fn check_pages(file: &File, file_len: u64, meta: &ParquetMetaData) -> Result
             let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(column.compressed_size())) else {
                 return Err(format!("column {} of row group {g} has a negative offset or size", column.column_path()));
             };
-            let end = start.checked_add(len).filter(|e| *e <= file_len).ok_or_else(|| {
+            let end = start.checked_add(len).filter(|e| *e <= data_end).ok_or_else(|| {
                 format!(
-                    "column {} of row group {g} claims bytes {start}..{} in a file of {file_len}",
+                    "column {} of row group {g} claims bytes {start}..{} but the data ends at byte {data_end}, where the footer begins",
                     column.column_path(),
                     start.saturating_add(len)
                 )
             })?;
-            check_chunk(file, start, end)
+            let grown = check_chunk(file, start, end, data_end, column.num_values())
                 .map_err(|e| format!("column {} of row group {g} (chunk {c}): {e}", column.column_path()))?;
+            if let Some(pages_end) = grown {
+                corrections.push(ChunkLength { row_group: g, column: c, length: (pages_end - start) as i64 });
+            }
         }
     }
-    Ok(())
+    Ok(corrections)
 }
 
-fn check_chunk(file: &File, start: u64, end: u64) -> Result<(), String> {
+/// Walks one chunk's pages; `Some(end)` when its last page ends past the
+/// declared `end` and the pages hold exactly `num_values` values.
+fn check_chunk(file: &File, start: u64, end: u64, data_end: u64, num_values: i64) -> Result<Option<u64>, String> {
     let mut pos = start;
     let mut buf = Vec::new();
+    let mut values = 0i64;
     while pos < end {
-        let (header_len, uncompressed, compressed) = read_header(file, pos, end, &mut buf)?;
+        let header = read_header(file, pos, data_end, &mut buf)?;
+        let (header_len, uncompressed, compressed) = (header.header_len, header.uncompressed, header.compressed);
         if compressed < 0 || uncompressed < 0 {
             return Err(format!("a page at byte {pos} declares a negative size"));
         }
+        values = values.saturating_add(header.values.unwrap_or(0));
+        let runs_past =
+            || format!("a page at byte {pos} of {compressed} bytes runs past its column chunk (ends at {end})");
         let page_end = pos
             .checked_add(header_len as u64)
             .and_then(|p| p.checked_add(compressed as u64))
-            .filter(|p| *p <= end)
-            .ok_or_else(|| {
-                format!("a page at byte {pos} of {compressed} bytes runs past its column chunk (ends at {end})")
-            })?;
+            .filter(|p| *p <= data_end)
+            .ok_or_else(runs_past)?;
+        if page_end > end && values != num_values {
+            return Err(runs_past());
+        }
         if uncompressed > CHECKED_PAGE_BYTES {
             // arrow-rs holds the decompressed page, for brotli a window of
             // the same size, and then the values it decodes from it: reserve
@@ -74,20 +94,25 @@ fn check_chunk(file: &File, start: u64, end: u64) -> Result<(), String> {
         }
         pos = page_end;
     }
-    Ok(())
+    Ok((pos > end).then_some(pos))
 }
 
 /// Reads the page header at `pos`: its length and the two sizes. A header
 /// is read in growing pieces (statistics can make it long), never past the
 /// chunk.
-fn read_header(file: &File, pos: u64, end: u64, buf: &mut Vec<u8>) -> Result<(usize, i64, i64), String> {
+fn read_header(
+    file: &File,
+    pos: u64,
+    end: u64,
+    buf: &mut Vec<u8>,
+) -> Result<super::parquet_footer::PageHeaderInfo, String> {
     let mut want = 4096u64;
     loop {
         let n = want.min(end - pos) as usize;
         buf.resize(n, 0);
         file.read_exact_at(buf, pos).map_err(|e| format!("reading a page header at byte {pos}: {e}"))?;
-        match page_header_sizes(buf) {
-            Ok(sizes) => return Ok(sizes),
+        match page_header_info(buf) {
+            Ok(info) => return Ok(info),
             // The header is longer than what was read: read more.
             Err(e) if (e.contains("ends inside") || e.contains("remain")) && (n as u64) < end - pos => {
                 want = want.saturating_mul(16)

@@ -377,6 +377,15 @@ impl<R: Read> XmlReader<R> {
             Event::PI(pi) if !is_name(pi.target()) => {
                 Ok(self.misplaced(batch, "a processing instruction's target is not an XML name"))
             }
+            // Comments and instructions are skipped, but their bytes are
+            // still part of the document: invalid UTF-8 there (an encoded
+            // surrogate) is not well-formed either.
+            Event::Comment(c) if std::str::from_utf8(&c).is_err() => {
+                Ok(self.misplaced(batch, "a comment holds bytes that are not valid UTF-8"))
+            }
+            Event::PI(pi) if std::str::from_utf8(&pi).is_err() => {
+                Ok(self.misplaced(batch, "a processing instruction holds bytes that are not valid UTF-8"))
+            }
             Event::Comment(_) | Event::PI(_) | Event::DocType(_) => Ok(false),
         }
     }
@@ -512,6 +521,9 @@ impl<R: Read> XmlReader<R> {
             return self.misplaced(batch, "a DOCTYPE declaration is allowed only once, before the root element");
         }
         self.saw_doctype = true;
+        if std::str::from_utf8(raw).is_err() {
+            return self.misplaced(batch, "the DOCTYPE declaration holds bytes that are not valid UTF-8");
+        }
         let Err((offset, why)) = check_doctype(raw) else { return false };
         let at = self.pos() - raw.len() as u64 + offset as u64;
         let line = self.line_at(at);
@@ -1362,6 +1374,16 @@ mod tests {
             let out: Vec<String> =
                 read_with(xml.as_bytes(), chunk, 1, options(Some("channel/item"))).into_iter().map(|r| r.2).collect();
             assert_eq!(out.len(), 2, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_in_skipped_markup_is_not_well_formed() {
+        // W3C ibm02n30/31: an encoded surrogate (ED A0 80) in a comment.
+        for xml in [&b"<r><!-- \xED\xA0\x80 --><row>1</row></r>"[..], b"<r><?pi \xED\xA0\x80?><row>1</row></r>"] {
+            let out = read_with(xml, 1 << 20, 100, options(Some("row")));
+            assert_eq!(out.len(), 1, "{out:?}");
+            assert!(out[0].2.contains("not valid UTF-8"), "{out:?}");
         }
     }
 
