@@ -8,6 +8,8 @@ cd "$ROOT"
 # No test reaches beyond 127.0.0.1: no cloud instance-metadata lookups.
 export AWS_EC2_METADATA_DISABLED=true
 bash scripts/setup.sh
+echo "== module floors (docs/architecture.md)"
+"$VENV/bin/python" scripts/check_floors.py
 echo "== cargo test"
 cargo test --quiet
 echo "== build"

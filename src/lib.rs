@@ -3,19 +3,25 @@
 //!
 //! Everything but `ffi` and `functions` is a plain Rust engine with no DuckDB
 //! in sight; `cargo test` builds it without the `extension` feature.
+//!
+//! Modules are crate-private: the only export is the entry point in `ffi`.
+//! Without the `extension` feature nothing calls the engine but its tests,
+//! so dead-code analysis means something only with the feature on (`make
+//! check` runs clippy both ways).
+#![cfg_attr(not(feature = "extension"), allow(dead_code, unused_imports))]
 
-pub mod error;
-pub mod formats;
-pub mod functions;
-pub mod infer;
-pub mod options;
-pub mod pipeline;
-pub mod quiet;
-pub mod registry;
-pub mod route;
-pub mod scalar;
-pub mod source;
-pub mod value;
+pub(crate) mod error;
+pub(crate) mod formats;
+pub(crate) mod functions;
+pub(crate) mod infer;
+pub(crate) mod options;
+pub(crate) mod pipeline;
+pub(crate) mod quiet;
+pub(crate) mod registry;
+pub(crate) mod route;
+pub(crate) mod scalar;
+pub(crate) mod source;
+pub(crate) mod value;
 
 #[cfg(feature = "extension")]
 mod ffi;

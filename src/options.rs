@@ -4,7 +4,6 @@
 
 use crate::error::{Result, SanitizeError};
 use crate::scalar::{CustomPatterns, FloatFormat, ScalarParsers};
-use crate::source::TextEncoding;
 
 /// A named-parameter value as DuckDB handed it over, free of FFI types.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,6 +76,41 @@ pub const OPTION_SPECS: &[OptionSpec] = specs![
 pub const MAX_DEPTH_LIMIT: i64 = 255;
 
 pub const INPUT_FORMAT_SPEC: OptionSpec = OptionSpec { name: "input_format", ty: ParamType::Varchar };
+
+/// `input_text_encoding`: what the bytes of a text file are (source/decode.rs
+/// turns each into UTF-8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextEncoding {
+    Utf8,
+    /// Byte-order mark decides; little endian without one.
+    Utf16,
+    Utf16Le,
+    Utf16Be,
+    Latin1,
+    /// Windows code page 1252: Latin-1 but for 0x80..0x9F (curly quotes, €, ...).
+    Windows1252,
+}
+
+impl TextEncoding {
+    /// Python codec names and aliases, normalised as Python does (case and
+    /// `-`/`_`/space insensitive).
+    pub fn parse(name: &str) -> Option<Self> {
+        let norm: String =
+            name.trim().to_ascii_lowercase().chars().map(|c| if c == '_' || c == ' ' { '-' } else { c }).collect();
+        Some(match norm.as_str() {
+            "utf-8" | "utf8" | "u8" | "utf" | "cp65001" | "utf-8-sig" | "utf8-sig" => TextEncoding::Utf8,
+            "utf-16" | "utf16" | "u16" => TextEncoding::Utf16,
+            "utf-16-le" | "utf-16le" | "utf16le" | "utf16-le" => TextEncoding::Utf16Le,
+            "utf-16-be" | "utf-16be" | "utf16be" | "utf16-be" => TextEncoding::Utf16Be,
+            "latin-1" | "latin1" | "latin" | "l1" | "iso-8859-1" | "iso8859-1" | "8859" | "cp819" | "iso-ir-100"
+            | "csisolatin1" | "iso-8859-1:1987" => TextEncoding::Latin1,
+            "windows-1252" | "cp1252" | "windows1252" | "1252" => TextEncoding::Windows1252,
+            // ASCII is a subset of UTF-8.
+            "ascii" | "us-ascii" | "646" => TextEncoding::Utf8,
+            _ => return None,
+        })
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormat {
@@ -373,7 +407,7 @@ impl Options {
         for (name, value) in params {
             if matches!(value, ParamValue::Null) && *name != "input_format" {
                 // DuckDB passes NULL for `name := NULL`: keep the default, as
-                // the seed's `None` does (xml_row_tag, batch_memory_limit_bytes, registry).
+                // a Python `None` does in the library the SQL surface follows (xml_row_tag, batch_memory_limit_bytes, registry).
                 continue;
             }
             if let Some(spec) = OPTION_SPECS.iter().find(|s| s.name == *name) {
@@ -651,7 +685,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_match_the_seed() {
+    fn defaults_match_docs_options() {
         let o = p(&[]).unwrap();
         assert_eq!(o.field_name_policy, FieldNamePolicy::LowerAlpha);
         assert_eq!(o.on_error, OnError::EmitNullRow);

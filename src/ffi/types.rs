@@ -1,4 +1,4 @@
-//! Engine types to DuckDB logical types (docs/types.md has the table).
+//! Engine types to DuckDB logical types (docs/engine.md, "Output columns and types", has the table).
 
 use std::ffi::CString;
 

@@ -11,7 +11,8 @@ use super::json_document::{JsonArrayReader, JsonDocumentReader};
 use super::jsonl::JsonLinesReader;
 use super::xml::{XmlOptions, XmlReader};
 use super::{Batch, RecordReader};
-use crate::source::{TextDecoder, TextEncoding};
+use crate::options::TextEncoding;
+use crate::source::TextDecoder;
 use crate::value::{write_compact_json, Node};
 
 #[derive(Debug, Clone, Copy)]

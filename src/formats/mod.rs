@@ -115,7 +115,4 @@ impl Batch {
     pub fn len(&self) -> usize {
         self.meta.len()
     }
-    pub fn is_empty(&self) -> bool {
-        self.meta.is_empty()
-    }
 }

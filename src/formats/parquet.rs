@@ -5,7 +5,7 @@
 //! Declared types are kept where DuckDB has them (docs/formats.md has the
 //! table): TINYINT … UBIGINT, FLOAT, DECIMAL(p, s) up to 38 digits, BLOB,
 //! UUID, INTERVAL and MAP stay what they are; BIGINT, DOUBLE, VARCHAR,
-//! BOOLEAN, DATE, TIME, lists and structs are the seed's own types; a Parquet
+//! BOOLEAN, DATE, TIME, lists and structs are the engine's own types (docs/engine.md); a Parquet
 //! ENUM is read as text (as DuckDB reads it), timestamps follow
 //! `timestamp_precision`, decimals wider than 38 digits keep their exact
 //! text. Empty lists, maps and structs without values are no evidence and
@@ -37,7 +37,7 @@ use parquet::schema::types::ColumnDescPtr;
 
 use super::{dedupe_names, Batch, RecordMeta, RecordReader};
 use crate::error::{Result, SanitizeError};
-use crate::infer::Declared;
+use crate::value::Declared;
 use crate::value::{Node, Tape, Ticks};
 
 pub struct ParquetReader {

@@ -4,5 +4,5 @@ use crate::pipeline::ScanPlan;
 
 /// The probe's single row: registry, drifts and stats JSON.
 pub fn probe_row(plan: &ScanPlan) -> [String; 3] {
-    [plan.registry_json.clone(), plan.drifts_json.clone(), plan.probe_stats.to_json_string()]
+    [plan.registry_json.clone(), plan.drifts_json.clone(), plan.probe_stats.json_text()]
 }

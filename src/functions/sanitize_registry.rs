@@ -4,10 +4,10 @@ use crate::error::Result;
 use crate::options::FieldNamePolicy;
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
 
-/// A new, empty registry (the seed's `new_schema_registry()`), for the
+/// A new, empty registry (docs/registry.md), for the
 /// default `lower_alpha` policy.
 pub fn empty_registry() -> String {
-    Registry::empty(FieldNamePolicy::LowerAlpha).to_json_string()
+    Registry::empty(FieldNamePolicy::LowerAlpha).json_text()
 }
 
 /// Validates a registry and returns it in canonical form: keys sorted,
@@ -18,7 +18,7 @@ pub fn canonical_registry(text: &str) -> Result<String> {
         FinalizeOptions { policy: registry.field_name_policy, order: crate::options::ColumnOrder::SchemaContractFirst };
     // Every field is established, so finalizing only orders the outputs.
     finalize(&mut registry.root, &opts)?;
-    Ok(registry.to_json_string())
+    Ok(registry.json_text())
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
-use super::declared::Declared;
 use super::schema::{ScalarKind, TimeUnit};
 use crate::scalar::{Parsed, ScalarParsers};
+use crate::value::Declared;
 use crate::value::{Node, ValueRef};
 
-/// The depth limits of the seed: `arrow_max_depth` counts struct and list
+/// The depth limits (docs/engine.md, "Depth limits"): `arrow_max_depth` counts struct and list
 /// levels, `parquet_max_depth` counts struct (RECORD) levels only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DepthLimits {
@@ -93,7 +93,7 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
                 Parsed::Int(_) => ValueClass::Int,
                 Parsed::Float(_) => ValueClass::Float,
                 Parsed::Timestamp(t) => {
-                    if rules.timestamp_unit.from_instant(t).is_some() {
+                    if rules.timestamp_unit.ticks_of(t).is_some() {
                         ValueClass::Timestamp
                     } else {
                         // Out of range for the unit (NANOS spans 1677–2262): stays a string.
@@ -110,7 +110,7 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
         Node::Timestamp { value: v, unit } => {
             let (secs, nanos) = unit.split(v);
             let t = crate::scalar::Instant { secs, nanos };
-            if rules.timestamp_unit.from_instant(t).is_some() {
+            if rules.timestamp_unit.ticks_of(t).is_some() {
                 parsed = Parsed::Timestamp(t);
                 ValueClass::Timestamp
             } else {
@@ -127,7 +127,7 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
         }
         Node::Declared { kind, .. } => ValueClass::Declared(kind),
         // Containers without a non-null scalar inside are no evidence (the
-        // seed's empty-container rule, applied recursively).
+        // empty-container rule of docs/engine.md, applied recursively).
         Node::List { evidence: false, .. }
         | Node::Object { evidence: false, .. }
         | Node::Map { evidence: false, .. } => ValueClass::Nothing,

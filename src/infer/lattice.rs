@@ -214,7 +214,7 @@ fn elements_fit(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Gr
 }
 
 /// How `ty` takes the value, if it does. Objects prefer no kind of container
-/// over another (the seed routes a singleton object to a newer list-of-struct
+/// over another (docs/engine.md: a singleton object routes to a newer list-of-struct
 /// version), so both count Exact.
 fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, rules: &Rules<'_>) -> Option<Fit> {
     let may_transform = growth == Growth::Allowed && !established;

@@ -11,7 +11,8 @@ mod hash;
 mod lattice;
 mod schema;
 
+pub use crate::value::{Declared, MAX_DECIMAL_PRECISION};
 pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
-pub use declared::{holds, join, Declared, MAX_DECIMAL_PRECISION};
+
 pub use lattice::{absorb_record, choose_version, type_takes, Growth, InferStats};
 pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};

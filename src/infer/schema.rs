@@ -1,6 +1,6 @@
 use super::hash::KeyMap;
 
-/// The scalar logical types of the seed.
+/// The scalar logical types (docs/engine.md, "The schema tree").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarKind {
     Bool,
@@ -9,14 +9,14 @@ pub enum ScalarKind {
     Str,
     /// A VARCHAR that takes any value as text: strings as they are, anything
     /// else as compact JSON. Only the elements of arrays whose elements
-    /// disagree irreconcilably get it (the seed's "fallback string conversion").
+    /// disagree irreconcilably get it (the "fallback string conversion" of docs/engine.md).
     Json,
     /// An instant, normalised to UTC, in this unit.
     Timestamp(TimeUnit),
     Date,
     Time,
     /// A type a typed source declared (Parquet INTEGER, DECIMAL, BLOB, ...).
-    Declared(super::declared::Declared),
+    Declared(crate::value::Declared),
 }
 
 /// The unit of a timestamp column (`timestamp_precision`).
@@ -47,7 +47,7 @@ impl TimeUnit {
 
     /// The instant as a count of this unit since the epoch, truncated (toward
     /// the past) to the unit; `None` when it does not fit in 64 bits.
-    pub fn from_instant(self, t: crate::scalar::Instant) -> Option<i64> {
+    pub fn ticks_of(self, t: crate::scalar::Instant) -> Option<i64> {
         let (per_sec, per_unit_nanos) = match self {
             TimeUnit::Millis => (1_000i64, 1_000_000u32),
             TimeUnit::Micros => (1_000_000, 1_000),
@@ -137,7 +137,7 @@ impl StructNode {
 }
 
 impl TypeNode {
-    /// The semantic suffix of the seed's table (`integer`, `struct_array`, ...).
+    /// The semantic suffix of docs/engine.md's table (`integer`, `struct_array`, ...).
     pub fn semantic(&self) -> String {
         match self {
             TypeNode::Scalar(k) => k.semantic().to_string(),
@@ -163,7 +163,7 @@ impl ScalarKind {
     }
 }
 
-/// Arrow-style type text, as the seed's drift events show (`string`, `double`,
+/// Arrow-style type text, as drift events show them (docs/registry.md) (`string`, `double`,
 /// `list<item: int64>`, `struct<a: int64, b: string>`).
 pub fn schema_string(t: &TypeNode) -> String {
     match t {

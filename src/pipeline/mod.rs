@@ -19,7 +19,7 @@ mod stats;
 mod tests;
 
 pub(crate) use bad_records::{bad_record_error, BadAction, BadRecords};
-pub use clock::{civil_from_days, format_utc_micros, now_utc_micros};
+pub use clock::{format_utc_micros, now_utc_micros};
 pub use readers::open_reader;
 pub use scanner::{Chunk, Scanner};
 pub use stats::Stats;
@@ -52,8 +52,9 @@ pub struct ScanPlan {
     pub probe_stats: Stats,
     /// Microseconds since the epoch, UTC: `ingestion_timestamp` and `detected_at`.
     pub started_at_micros: i64,
-    /// Staged remote inputs: `files` point into it, so it lives as long as the plan.
-    pub spool: Option<Spool>,
+    /// Staged remote inputs: `files` point into it, so it lives as long as
+    /// the plan. Held, never read: dropping it deletes the staged files.
+    pub _spool: Option<Spool>,
     /// The probe read only the declared schemas (Parquet), not the rows, so
     /// the scan measures `values_flattened` itself.
     pub declared_probe: bool,
@@ -146,13 +147,13 @@ fn plan_with(function: &str, path: &str, options: Options, for_scan: bool) -> Re
     Ok(ScanPlan {
         function: function.to_string(),
         path: path.to_string(),
-        registry_json: registry.to_json_string(),
+        registry_json: registry.json_text(),
         drifts_json: serde_json::Value::Array(drifts).to_string(),
         schema: registry.root,
         options,
         display_files: names,
         files,
-        spool: resolved.spool,
+        _spool: resolved.spool,
         declared_probe,
         probe_stats: stats,
         started_at_micros,

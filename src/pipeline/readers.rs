@@ -10,8 +10,9 @@ use crate::formats::jsonl::JsonLinesReader;
 use crate::formats::parquet::ParquetReader;
 use crate::formats::xml::{XmlOptions, XmlReader};
 use crate::formats::RecordReader;
+use crate::options::TextEncoding;
 use crate::options::{InputFormat, Options};
-use crate::source::{sniff_xml_encoding, TextDecoder, TextEncoding};
+use crate::source::{sniff_xml_encoding, TextDecoder};
 
 /// Opens local `file` for reading; messages call it `name` (a remote file's
 /// URI rather than its staged copy).

@@ -21,7 +21,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn to_json_string(&self) -> String {
+    pub fn json_text(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
     }
 }

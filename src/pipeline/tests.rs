@@ -120,7 +120,7 @@ fn flat_inference_types_and_nulls() {
 }
 
 #[test]
-fn the_seeds_amount_family_routes_each_value_once() {
+fn the_amount_family_routes_each_value_once() {
     let r = run("{\"amount\":\"unknown\"}\n{\"amount\":7}\n{\"amount\":2.5}\n{\"amount\":null}\n", &[]).unwrap();
     // Within one scan, 7 and 2.5 reconcile to one float version (v2).
     assert_eq!(r.names, ["amount", "amount_v2_float"]);

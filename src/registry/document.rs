@@ -43,7 +43,7 @@ impl Registry {
         doc
     }
 
-    pub fn to_json_string(&self) -> String {
+    pub fn json_text(&self) -> String {
         self.to_json().to_string()
     }
 }

@@ -9,5 +9,5 @@ mod document;
 mod finalize;
 pub mod naming;
 
-pub use document::{parse_registry, Registry, REGISTRY_VERSION};
-pub use finalize::{finalize, DriftEvent, FinalizeOptions};
+pub use document::{parse_registry, Registry};
+pub use finalize::{finalize, FinalizeOptions};

@@ -68,10 +68,6 @@ impl Column {
         self.valid.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.valid.is_empty()
-    }
-
     /// Empties the column, keeping its capacity.
     pub fn clear(&mut self) {
         self.valid.clear();
@@ -116,34 +112,6 @@ impl Column {
             ColumnData::Struct { children } => children.iter_mut().for_each(Column::push_null),
         }
     }
-
-    /// Drops rows past `len` (used to roll back a row that must be skipped).
-    pub fn truncate(&mut self, len: usize) {
-        if self.valid.len() <= len {
-            return;
-        }
-        self.valid.truncate(len);
-        match &mut self.data {
-            ColumnData::Bool(v) => v.truncate(len),
-            ColumnData::Int(v) => v.truncate(len),
-            ColumnData::Date(v) => v.truncate(len),
-            ColumnData::Float(v) => v.truncate(len),
-            ColumnData::Fixed { width, data } => data.truncate(len * *width),
-            ColumnData::Str { offsets, bytes } => {
-                offsets.truncate(len + 1);
-                bytes.truncate(offsets[len] as usize);
-            }
-            ColumnData::Binary { offsets, bytes } => {
-                offsets.truncate(len + 1);
-                bytes.truncate(offsets[len] as usize);
-            }
-            ColumnData::List { offsets, child } => {
-                offsets.truncate(len + 1);
-                child.truncate(offsets[len] as usize);
-            }
-            ColumnData::Struct { children } => children.iter_mut().for_each(|c| c.truncate(len)),
-        }
-    }
 }
 
 pub fn columns_for_struct(s: &StructNode) -> Vec<Column> {
@@ -151,7 +119,8 @@ pub fn columns_for_struct(s: &StructNode) -> Vec<Column> {
 }
 
 impl Column {
-    /// Row `row` as JSON (NULL as `null`): for tests and diagnostics.
+    /// Row `row` as JSON (NULL as `null`), for tests.
+    #[cfg(test)]
     pub fn row_json(&self, row: usize) -> serde_json::Value {
         use serde_json::Value;
         if !self.valid[row] {

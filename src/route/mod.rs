@@ -243,7 +243,7 @@ impl Router {
             (ColumnData::Int(v), ScalarKind::Timestamp(unit)) => push(
                 v,
                 match c.parsed {
-                    Parsed::Timestamp(t) => unit.from_instant(t),
+                    Parsed::Timestamp(t) => unit.ticks_of(t),
                     _ => None,
                 },
             ),

@@ -1,4 +1,4 @@
-//! String-to-scalar parsing: the seed's `parse_*`, `*_tokens` and
+//! String-to-scalar parsing: the `parse_*`, `*_tokens` and
 //! `custom_*_patterns` options. Only strings are parsed (CSV cells, XML text,
 //! quoted JSON values); JSON numbers and booleans are typed by their syntax.
 //!
@@ -15,7 +15,7 @@ mod temporal;
 
 pub use number::{parse_float, parse_int, FloatFormat};
 pub use patterns::{CustomPatterns, PatternKind};
-pub use temporal::{days_from_civil, parse_iso_date, parse_iso_time, parse_iso_timestamp, Instant};
+pub use temporal::{parse_iso_date, parse_iso_time, parse_iso_timestamp, Instant};
 
 /// What a string parsed to.
 #[derive(Clone, Copy, Debug, PartialEq)]

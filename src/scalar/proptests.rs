@@ -4,7 +4,8 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::pipeline::{civil_from_days, format_utc_micros};
+use crate::pipeline::format_utc_micros;
+use crate::value::calendar::{civil_from_days, days_from_civil};
 
 fn all_parsers() -> ScalarParsers {
     ScalarParsers {

@@ -16,49 +16,7 @@
 
 use std::io::{self, Read};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TextEncoding {
-    Utf8,
-    /// Byte-order mark decides; little endian without one.
-    Utf16,
-    Utf16Le,
-    Utf16Be,
-    Latin1,
-    /// Windows code page 1252: Latin-1 but for 0x80..0x9F (curly quotes, €, ...).
-    Windows1252,
-}
-
-impl TextEncoding {
-    /// Python codec names and aliases, normalised as Python does (case and
-    /// `-`/`_`/space insensitive).
-    pub fn parse(name: &str) -> Option<Self> {
-        let norm: String =
-            name.trim().to_ascii_lowercase().chars().map(|c| if c == '_' || c == ' ' { '-' } else { c }).collect();
-        Some(match norm.as_str() {
-            "utf-8" | "utf8" | "u8" | "utf" | "cp65001" | "utf-8-sig" | "utf8-sig" => TextEncoding::Utf8,
-            "utf-16" | "utf16" | "u16" => TextEncoding::Utf16,
-            "utf-16-le" | "utf-16le" | "utf16le" | "utf16-le" => TextEncoding::Utf16Le,
-            "utf-16-be" | "utf-16be" | "utf16be" | "utf16-be" => TextEncoding::Utf16Be,
-            "latin-1" | "latin1" | "latin" | "l1" | "iso-8859-1" | "iso8859-1" | "8859" | "cp819" | "iso-ir-100"
-            | "csisolatin1" | "iso-8859-1:1987" => TextEncoding::Latin1,
-            "windows-1252" | "cp1252" | "windows1252" | "1252" => TextEncoding::Windows1252,
-            // ASCII is a subset of UTF-8.
-            "ascii" | "us-ascii" | "646" => TextEncoding::Utf8,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TextEncoding::Utf8 => "utf-8",
-            TextEncoding::Utf16 => "utf-16",
-            TextEncoding::Utf16Le => "utf-16-le",
-            TextEncoding::Utf16Be => "utf-16-be",
-            TextEncoding::Latin1 => "latin-1",
-            TextEncoding::Windows1252 => "windows-1252",
-        }
-    }
-}
+use crate::options::TextEncoding;
 
 /// Marks an undecodable unit in the UTF-8 output.
 const INVALID: u8 = 0xFF;

@@ -5,8 +5,8 @@ mod decode;
 mod remote;
 mod spool;
 
-pub use decode::{sniff_xml_encoding, TextDecoder, TextEncoding};
-pub use remote::{parse_remote, Backend, RemoteUri};
+pub use decode::{sniff_xml_encoding, TextDecoder};
+pub use remote::parse_remote;
 pub use spool::Spool;
 
 use std::path::Path;

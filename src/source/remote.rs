@@ -115,7 +115,7 @@ mod tests {
     }
 
     #[test]
-    fn every_scheme_of_the_seed() {
+    fn every_scheme_docs_remote_names() {
         assert_eq!(parsed("s3://b/events/x.jsonl"), (Backend::S3, "s3://b".into(), "events/x.jsonl".into()));
         assert_eq!(parsed("s3a://b/x.jsonl"), (Backend::S3, "s3://b".into(), "x.jsonl".into()));
         assert_eq!(parsed("gs://b/x.csv"), (Backend::Gcs, "gs://b".into(), "x.csv".into()));

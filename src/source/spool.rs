@@ -1,4 +1,4 @@
-//! Staging remote objects into local files (the seed's "spool"): every
+//! Staging remote objects into local files (the "spool", docs/remote.md): every
 //! remote input is downloaded once, at bind, streamed to a private temporary
 //! directory, and then read by the same local readers as any file. The probe
 //! and the scan read the staged copy, so nothing is downloaded twice, and
@@ -7,7 +7,7 @@
 //!
 //! Backends come from object_store with its standard configuration: the
 //! environment variables of each provider (`AWS_*`, `GOOGLE_*`, `AZURE_*`,
-//! `AZURITE_BLOB_STORAGE_URL`) and their credential chains. The seed's
+//! `AZURITE_BLOB_STORAGE_URL`) and their credential chains. These
 //! tuning variables apply: `SCHEMA_SANITIZER_SPOOL_DIR`,
 //! `SCHEMA_SANITIZER_ASYNC_TIMEOUT` (seconds per request, default 120),
 //! `SCHEMA_SANITIZER_ASYNC_RETRIES` (default 4) and
@@ -53,7 +53,7 @@ pub struct Staged {
     pub spool: Spool,
 }
 
-/// The seed's tuning variables.
+/// The tuning variables (docs/remote.md).
 struct Settings {
     timeout_secs: u64,
     retries: usize,
@@ -408,7 +408,7 @@ fn check_s3_credentials(builder: &AmazonS3Builder, metadata_disabled: bool) -> o
 }
 
 /// The store for a URI, configured from the provider's environment
-/// variables; the request timeout and retries are the seed's settings.
+/// variables; the request timeout and retries are those docs/remote.md gives.
 fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
     let timeout = format!("{}s", settings.timeout_secs);
     let retry = RetryConfig { max_retries: settings.retries, ..RetryConfig::default() };

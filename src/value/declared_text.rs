@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::tape::{DeclaredBits, Tape};
-use crate::infer::Declared;
+use super::Declared;
 
 /// Writes the value; `json` quotes text-like values (blob, UUID, interval)
 /// and writes non-finite floats as `null`.

@@ -6,10 +6,12 @@
 //! containers are ranges of the node vector, not boxed trees.
 
 pub mod calendar;
+mod declared;
 mod declared_text;
 mod tape;
 mod write_json;
 
-pub use declared_text::{decimal_value, sixteen, write_base64, write_declared};
+pub use declared::{Declared, MAX_DECIMAL_PRECISION};
+pub use declared_text::{decimal_value, sixteen};
 pub use tape::{DeclaredBits, Node, OpenContainer, Tape, Ticks, ValueRef};
 pub use write_json::write_compact_json;

@@ -1,4 +1,4 @@
-use crate::infer::Declared;
+use super::Declared;
 
 /// One node of a tape. Containers record where their subtree ends, so a
 /// consumer can skip a whole value in O(1).
@@ -146,10 +146,6 @@ impl Tape {
     /// Identifies the current text buffer contents; see [`Tape::push_key_range`].
     pub fn generation(&self) -> u64 {
         self.generation
-    }
-
-    pub fn record_count(&self) -> usize {
-        self.roots.len()
     }
 
     pub fn record(&self, i: usize) -> ValueRef<'_> {
