@@ -1,6 +1,9 @@
-//! Every named parameter once: its name, SQL type, default and validation.
-//! Registration (src/ffi) and parsing both read [`OPTION_SPECS`], so a
-//! parameter cannot be registered without being parsed, or the reverse.
+//! Every named parameter in one row of [`OPTION_SPECS`]: its name, SQL type,
+//! default, parse-and-validate function and whether the registry contract
+//! carries it. Registration (src/ffi), parsing, defaults and the contract
+//! all read the rows, so an option cannot be registered without being parsed
+//! or defaulted. Adding one is one row here, its field in [`Options`], and
+//! its line in docs/options.md (a test checks the two agree).
 
 use crate::error::{Result, SanitizeError};
 use crate::scalar::{CustomPatterns, FloatFormat, ScalarParsers};
@@ -25,57 +28,262 @@ pub enum ParamType {
     VarcharList,
 }
 
+impl ParamType {
+    /// The type as SQL (and docs/options.md) writes it.
+    #[cfg(test)]
+    pub fn sql(self) -> &'static str {
+        match self {
+            ParamType::Varchar => "VARCHAR",
+            ParamType::Boolean => "BOOLEAN",
+            ParamType::Integer => "INTEGER",
+            ParamType::Bigint => "BIGINT",
+            ParamType::VarcharList => "VARCHAR[]",
+        }
+    }
+}
+
+/// A parameter's default, as a value its parse function takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultValue {
+    /// No value: the option stays unset (`NULL`).
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str(&'static str),
+    EmptyList,
+}
+
+impl DefaultValue {
+    fn param(self) -> Option<ParamValue> {
+        Some(match self {
+            DefaultValue::Null => return None,
+            DefaultValue::Bool(b) => ParamValue::Bool(b),
+            DefaultValue::Int(n) => ParamValue::Int(n),
+            DefaultValue::Str(s) => ParamValue::Str(s.to_string()),
+            DefaultValue::EmptyList => ParamValue::List(Vec::new()),
+        })
+    }
+
+    /// The default as SQL writes it (`'x'`, `true`, `32`, `[]`, `NULL`).
+    #[cfg(test)]
+    pub fn sql(self) -> String {
+        match self {
+            DefaultValue::Null => "NULL".into(),
+            DefaultValue::Bool(b) => b.to_string(),
+            DefaultValue::Int(n) => n.to_string(),
+            DefaultValue::Str(s) => format!("'{s}'"),
+            DefaultValue::EmptyList => "[]".into(),
+        }
+    }
+}
+
+/// Whether the registry's contract carries an option (docs/registry.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contract {
+    No,
+    Yes,
+    /// Only for CSV scans (the CSV dialect).
+    Csv,
+}
+
+type Apply = fn(&mut Options, &str, &ParamValue) -> std::result::Result<(), String>;
+type ContractValue = fn(&Options) -> serde_json::Value;
+
+/// One named parameter, whole (see the module doc).
 pub struct OptionSpec {
     pub name: &'static str,
     pub ty: ParamType,
+    pub default: DefaultValue,
+    pub contract: Contract,
+    /// Parses and validates a (non-NULL) value into the options; the error
+    /// names the parameter, and the caller adds the function.
+    apply: Apply,
+    /// The value as the registry's contract stores it (the SQL value a user
+    /// would pass); `None` unless `contract` says so.
+    contract_value: Option<ContractValue>,
 }
 
-macro_rules! specs {
-    ($($name:literal : $ty:ident),* $(,)?) => {
-        &[$(OptionSpec { name: $name, ty: ParamType::$ty }),*]
+macro_rules! option {
+    ($name:literal, $ty:ident, $default:expr, $apply:expr) => {
+        OptionSpec {
+            name: $name,
+            ty: ParamType::$ty,
+            default: $default,
+            contract: Contract::No,
+            apply: $apply,
+            contract_value: None,
+        }
+    };
+    ($name:literal, $ty:ident, $default:expr, $apply:expr, contract $scope:ident: $value:expr) => {
+        OptionSpec {
+            name: $name,
+            ty: ParamType::$ty,
+            default: $default,
+            contract: Contract::$scope,
+            apply: $apply,
+            contract_value: Some($value),
+        }
     };
 }
 
+use serde_json::Value as Json;
+use DefaultValue::{Bool as B, EmptyList, Int as I, Null, Str as S};
+
 /// The named parameters of every `sanitize_*` table function, in the order of
-/// the SQL surface contract (`input_format` is added for `sanitize` and
-/// `sanitize_probe` only).
-pub const OPTION_SPECS: &[OptionSpec] = specs![
-    "input_mode": Varchar,
-    "schema_mode": Varchar,
-    "column_order": Varchar,
-    "field_name_policy": Varchar,
-    "timestamp_precision": Varchar,
-    "parse_integers": Boolean,
-    "parse_floats": Boolean,
-    "parse_float_decimal_separator": Varchar,
-    "parse_float_thousands_separator": Varchar,
-    "parse_iso_timestamps": Boolean,
-    "parse_iso_dates": Boolean,
-    "parse_iso_times": Boolean,
-    "true_tokens": VarcharList,
-    "false_tokens": VarcharList,
-    "custom_timestamp_patterns": VarcharList,
-    "custom_date_patterns": VarcharList,
-    "custom_time_patterns": VarcharList,
-    "arrow_max_depth": Integer,
-    "parquet_max_depth": Integer,
-    "scalar_object_key": Varchar,
-    "csv_has_header": Boolean,
-    "csv_delimiter": Varchar,
-    "input_text_encoding": Varchar,
-    "xml_row_tag": Varchar,
-    "on_error": Varchar,
-    "batch_memory_limit_bytes": Bigint,
-    "read_chunk_bytes": Bigint,
-    "registry": Varchar,
+/// the SQL surface contract (`input_format`, [`INPUT_FORMAT_SPEC`], is added
+/// for `sanitize` and `sanitize_probe` only).
+pub const OPTION_SPECS: &[OptionSpec] = &[
+    option!("input_mode", Varchar, S("single_file"), |o, n, v| set(&mut o.input_mode, choice(n, v)?)),
+    option!("schema_mode", Varchar, S("additive"), |o, n, v| set(&mut o.schema_mode, choice(n, v)?)),
+    option!("column_order", Varchar, S("alphabetically"), |o, n, v| set(&mut o.column_order, choice(n, v)?)),
+    option!("field_name_policy", Varchar, S("lower_alpha"), |o, n, v| set(&mut o.field_name_policy, choice(n, v)?)),
+    option!("timestamp_precision", Varchar, S("TIMESTAMP_MICROS"),
+        |o, n, v| set(&mut o.timestamp_precision, choice(n, v)?),
+        contract Yes: |o| Json::from(o.timestamp_precision.name())),
+    option!("parse_integers", Boolean, B(false), |o, n, v| set(&mut o.parsers.integers, boolean(n, v)?),
+        contract Yes: |o| Json::from(o.parsers.integers)),
+    option!("parse_floats", Boolean, B(false), |o, n, v| set(&mut o.parse_floats, boolean(n, v)?),
+        contract Yes: |o| Json::from(o.parse_floats)),
+    option!("parse_float_decimal_separator", Varchar, S("."), |o, n, v| set(&mut o.float_separators.0, separator(n, v)?),
+        contract Yes: |o| char_json(o.float_separators.0)),
+    option!("parse_float_thousands_separator", Varchar, S(","), |o, n, v| set(&mut o.float_separators.1, separator(n, v)?),
+        contract Yes: |o| char_json(o.float_separators.1)),
+    option!("parse_iso_timestamps", Boolean, B(false), |o, n, v| set(&mut o.parsers.iso_timestamps, boolean(n, v)?),
+        contract Yes: |o| Json::from(o.parsers.iso_timestamps)),
+    option!("parse_iso_dates", Boolean, B(false), |o, n, v| set(&mut o.parsers.iso_dates, boolean(n, v)?),
+        contract Yes: |o| Json::from(o.parsers.iso_dates)),
+    option!("parse_iso_times", Boolean, B(false), |o, n, v| set(&mut o.parsers.iso_times, boolean(n, v)?),
+        contract Yes: |o| Json::from(o.parsers.iso_times)),
+    option!("true_tokens", VarcharList, EmptyList, |o, n, v| set(&mut o.parsers.true_tokens, tokens(n, v)?),
+        contract Yes: |o| Json::from(o.parsers.true_tokens.clone())),
+    option!("false_tokens", VarcharList, EmptyList, |o, n, v| set(&mut o.parsers.false_tokens, tokens(n, v)?),
+        contract Yes: |o| Json::from(o.parsers.false_tokens.clone())),
+    option!("custom_timestamp_patterns", VarcharList, EmptyList, |o, n, v| set(&mut o.custom_patterns[0], strings(n, v)?),
+        contract Yes: |o| Json::from(o.custom_patterns[0].clone())),
+    option!("custom_date_patterns", VarcharList, EmptyList, |o, n, v| set(&mut o.custom_patterns[1], strings(n, v)?),
+        contract Yes: |o| Json::from(o.custom_patterns[1].clone())),
+    option!("custom_time_patterns", VarcharList, EmptyList, |o, n, v| set(&mut o.custom_patterns[2], strings(n, v)?),
+        contract Yes: |o| Json::from(o.custom_patterns[2].clone())),
+    option!("arrow_max_depth", Integer, I(32), |o, n, v| set(&mut o.arrow_max_depth, integer(n, v, 1, MAX_DEPTH_LIMIT)? as usize),
+        contract Yes: |o| Json::from(o.arrow_max_depth as u64)),
+    option!("parquet_max_depth", Integer, I(15), |o, n, v| set(&mut o.parquet_max_depth, integer(n, v, 1, MAX_DEPTH_LIMIT)? as usize),
+        contract Yes: |o| Json::from(o.parquet_max_depth as u64)),
+    option!("scalar_object_key", Varchar, S("default_key"), |o, n, v| set(&mut o.scalar_object_key, non_empty(n, v)?),
+        contract Yes: |o| Json::from(o.scalar_object_key.as_str())),
+    option!("csv_has_header", Boolean, B(true), |o, n, v| set(&mut o.csv_has_header, boolean(n, v)?),
+        contract Csv: |o| Json::from(o.csv_has_header)),
+    option!("csv_delimiter", Varchar, S(","), |o, n, v| set(&mut o.csv_delimiter, csv_delimiter(n, v)?),
+        contract Csv: |o| char_json(o.csv_delimiter)),
+    option!("input_text_encoding", Varchar, S("utf-8"), |o, n, v| set(
+        &mut o.input_text_encoding,
+        text_encoding(n, v)?
+    )),
+    option!("xml_row_tag", Varchar, Null, |o, n, v| set(&mut o.xml_row_tag, Some(xml_row_tag(n, v)?))),
+    option!("on_error", Varchar, S("emit_null_row"), |o, n, v| set(&mut o.on_error, choice(n, v)?)),
+    option!("batch_memory_limit_bytes", Bigint, Null, |o, n, v| set(
+        &mut o.batch_memory_limit_bytes,
+        Some(integer(n, v, 1, i64::MAX)? as u64)
+    )),
+    option!("read_chunk_bytes", Bigint, I(1 << 20), |o, n, v| set(
+        &mut o.read_chunk_bytes,
+        integer(n, v, 1, 1 << 30)? as usize
+    )),
+    option!("registry", Varchar, Null, |o, n, v| set(&mut o.registry, Some(string(n, v)?))),
 ];
+
+/// `input_format`, for `sanitize` and `sanitize_probe` only: required, so
+/// parsed before every other option (see [`Options::parse`]).
+pub const INPUT_FORMAT_SPEC: OptionSpec = option!("input_format", Varchar, Null, |_, _, _| Ok(()));
 
 /// Upper bound of `arrow_max_depth` and `parquet_max_depth`: inference and
 /// materialization recurse once per container level below the limit, so the
 /// limit also bounds their stack use (deeper values are flattened to text).
 pub const MAX_DEPTH_LIMIT: i64 = 255;
 
-pub const INPUT_FORMAT_SPEC: OptionSpec = OptionSpec { name: "input_format", ty: ParamType::Varchar };
+fn set<T>(slot: &mut T, value: T) -> std::result::Result<(), String> {
+    *slot = value;
+    Ok(())
+}
+
+fn char_json(b: u8) -> Json {
+    Json::from((b as char).to_string())
+}
+
+/// An enumeration whose values are SQL strings: one table gives both
+/// directions, and parsing ignores case.
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        // Not every enumeration is read in both directions.
+        #[allow(dead_code)]
+        impl $name {
+            /// Every value with its SQL name, in documentation order.
+            pub const NAMES: &'static [(&'static str, $name)] = &[$(($text, $name::$variant)),+];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            /// The value named `s`, ignoring case.
+            pub fn parse(s: &str) -> Option<Self> {
+                Self::NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(s)).map(|(_, v)| *v)
+            }
+        }
+
+        impl Named for $name {
+            fn names() -> &'static [(&'static str, Self)] {
+                Self::NAMES
+            }
+        }
+    };
+}
+
+/// What [`choice`] needs of a [`named_enum!`].
+trait Named: Copy + 'static {
+    fn names() -> &'static [(&'static str, Self)];
+}
+
+named_enum!(InputFormat {
+    Csv = "csv",
+    Json = "json",
+    JsonArray = "json_array",
+    Jsonl = "jsonl",
+    Ndjson = "ndjson",
+    Xml = "xml",
+    Parquet = "parquet",
+});
+
+impl InputFormat {
+    /// File extensions (lower case, with the dot) this format accepts.
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            InputFormat::Csv => &[".csv"],
+            InputFormat::Json | InputFormat::JsonArray => &[".json"],
+            InputFormat::Jsonl => &[".jsonl"],
+            InputFormat::Ndjson => &[".ndjson"],
+            InputFormat::Xml => &[".xml"],
+            InputFormat::Parquet => &[".parquet", ".pq"],
+        }
+    }
+}
+
+named_enum!(InputMode { SingleFile = "single_file", Directory = "directory" });
+named_enum!(SchemaMode { Additive = "additive", Strict = "strict" });
+named_enum!(ColumnOrder { Alphabetically = "alphabetically", SchemaContractFirst = "schema_contract_first" });
+named_enum!(FieldNamePolicy { LowerAlpha = "lower_alpha", LowerSnake = "lower_snake", Preserve = "preserve" });
+named_enum!(TimestampPrecision {
+    Millis = "TIMESTAMP_MILLIS",
+    Micros = "TIMESTAMP_MICROS",
+    Nanos = "TIMESTAMP_NANOS",
+});
+named_enum!(OnError { Stop = "stop", SkipRow = "skip_row", EmitNullRow = "emit_null_row" });
 
 /// `input_text_encoding`: what the bytes of a text file are (source/decode.rs
 /// turns each into UTF-8).
@@ -112,102 +320,6 @@ impl TextEncoding {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputFormat {
-    Csv,
-    Json,
-    JsonArray,
-    Jsonl,
-    Ndjson,
-    Xml,
-    Parquet,
-}
-
-impl InputFormat {
-    pub const ALL: [(&'static str, InputFormat); 7] = [
-        ("csv", InputFormat::Csv),
-        ("json", InputFormat::Json),
-        ("json_array", InputFormat::JsonArray),
-        ("jsonl", InputFormat::Jsonl),
-        ("ndjson", InputFormat::Ndjson),
-        ("xml", InputFormat::Xml),
-        ("parquet", InputFormat::Parquet),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, f)| *f == self).map(|(n, _)| *n).unwrap_or("?")
-    }
-
-    /// File extensions (lower case, with the dot) this format accepts.
-    pub fn extensions(self) -> &'static [&'static str] {
-        match self {
-            InputFormat::Csv => &[".csv"],
-            InputFormat::Json | InputFormat::JsonArray => &[".json"],
-            InputFormat::Jsonl => &[".jsonl"],
-            InputFormat::Ndjson => &[".ndjson"],
-            InputFormat::Xml => &[".xml"],
-            InputFormat::Parquet => &[".parquet", ".pq"],
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputMode {
-    SingleFile,
-    Directory,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SchemaMode {
-    Additive,
-    Strict,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColumnOrder {
-    Alphabetically,
-    SchemaContractFirst,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldNamePolicy {
-    LowerAlpha,
-    LowerSnake,
-    Preserve,
-}
-
-impl FieldNamePolicy {
-    pub fn name(self) -> &'static str {
-        match self {
-            FieldNamePolicy::LowerAlpha => "lower_alpha",
-            FieldNamePolicy::LowerSnake => "lower_snake",
-            FieldNamePolicy::Preserve => "preserve",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "lower_alpha" => Some(Self::LowerAlpha),
-            "lower_snake" => Some(Self::LowerSnake),
-            "preserve" => Some(Self::Preserve),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimestampPrecision {
-    Millis,
-    Micros,
-    Nanos,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnError {
-    Stop,
-    SkipRow,
-    EmitNullRow,
-}
-
 /// Parsed, validated options of one scan. Immutable after bind.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -237,6 +349,8 @@ pub struct Options {
     /// The parameters the user gave (not NULL): an explicit choice differs
     /// from a default (on_error, the registry contract).
     pub given: Vec<(&'static str, ParamValue)>,
+    /// `parse_floats` as given; `parsers.floats` holds the compiled format.
+    pub parse_floats: bool,
     /// `parse_float_decimal_separator` and `_thousands_separator` as given
     /// (kept even with `parse_floats` off: they are part of the contract).
     pub float_separators: (u8, u8),
@@ -244,79 +358,28 @@ pub struct Options {
     pub custom_patterns: [Vec<String>; 3],
 }
 
-/// The options that decide a value's type or route. They are the
-/// registry's contract: stored in its `contract` section and applied by the
-/// next run that does not give them (docs/registry.md). The CSV dialect
-/// counts only for CSV scans.
-pub const CONTRACT_OPTIONS: &[&str] = &[
-    "parse_integers",
-    "parse_floats",
-    "parse_float_decimal_separator",
-    "parse_float_thousands_separator",
-    "parse_iso_timestamps",
-    "parse_iso_dates",
-    "parse_iso_times",
-    "true_tokens",
-    "false_tokens",
-    "custom_timestamp_patterns",
-    "custom_date_patterns",
-    "custom_time_patterns",
-    "timestamp_precision",
-    "scalar_object_key",
-    "arrow_max_depth",
-    "parquet_max_depth",
-    "csv_has_header",
-    "csv_delimiter",
-];
-
 impl Options {
     /// Whether the user gave the parameter `name` (with a value other than NULL).
     pub fn is_given(&self, name: &str) -> bool {
         self.given.iter().any(|(n, _)| *n == name)
     }
 
-    fn is_contract_option(&self, name: &str) -> bool {
-        CONTRACT_OPTIONS.contains(&name) && (self.input_format == InputFormat::Csv || !name.starts_with("csv_"))
+    /// The contract options of this scan's format, with their values.
+    fn contract_specs(&self) -> impl Iterator<Item = (&'static OptionSpec, ContractValue)> + '_ {
+        OPTION_SPECS.iter().filter_map(move |spec| {
+            let applies = match spec.contract {
+                Contract::No => false,
+                Contract::Yes => true,
+                Contract::Csv => self.input_format == InputFormat::Csv,
+            };
+            spec.contract_value.filter(|_| applies).map(|value| (spec, value))
+        })
     }
 
     /// This scan's contract options with their values, as the registry's
     /// `contract` section stores them (the SQL values a user would pass).
     pub fn contract_json(&self) -> serde_json::Map<String, serde_json::Value> {
-        use serde_json::Value;
-        let p = &self.parsers;
-        let sep = |b: u8| Value::from((b as char).to_string());
-        let list = |v: &[String]| Value::from(v.to_vec());
-        let precision = match self.timestamp_precision {
-            TimestampPrecision::Millis => "TIMESTAMP_MILLIS",
-            TimestampPrecision::Micros => "TIMESTAMP_MICROS",
-            TimestampPrecision::Nanos => "TIMESTAMP_NANOS",
-        };
-        let mut m = serde_json::Map::new();
-        for name in CONTRACT_OPTIONS.iter().copied().filter(|n| self.is_contract_option(n)) {
-            let v = match name {
-                "parse_integers" => Value::from(p.integers),
-                "parse_floats" => Value::from(p.floats.is_some()),
-                "parse_float_decimal_separator" => sep(self.float_separators.0),
-                "parse_float_thousands_separator" => sep(self.float_separators.1),
-                "parse_iso_timestamps" => Value::from(p.iso_timestamps),
-                "parse_iso_dates" => Value::from(p.iso_dates),
-                "parse_iso_times" => Value::from(p.iso_times),
-                "true_tokens" => list(&p.true_tokens),
-                "false_tokens" => list(&p.false_tokens),
-                "custom_timestamp_patterns" => list(&self.custom_patterns[0]),
-                "custom_date_patterns" => list(&self.custom_patterns[1]),
-                "custom_time_patterns" => list(&self.custom_patterns[2]),
-                "timestamp_precision" => Value::from(precision),
-                "scalar_object_key" => Value::from(self.scalar_object_key.as_str()),
-                "arrow_max_depth" => Value::from(self.arrow_max_depth as u64),
-                "parquet_max_depth" => Value::from(self.parquet_max_depth as u64),
-                "csv_has_header" => Value::from(self.csv_has_header),
-                "csv_delimiter" => sep(self.csv_delimiter),
-                _ => continue,
-            };
-            m.insert(name.to_string(), v);
-        }
-        m
+        self.contract_specs().map(|(spec, value)| (spec.name.to_string(), value(self))).collect()
     }
 
     /// Applies a registry's contract: an option the scan does not give takes
@@ -329,17 +392,14 @@ impl Options {
         contract: Option<&serde_json::Map<String, serde_json::Value>>,
     ) -> Result<Self> {
         let Some(contract) = contract else { return Ok(self) };
-        let mine = self.contract_json();
         let mut params: Vec<(&str, ParamValue)> = self.given.iter().map(|(n, v)| (*n, v.clone())).collect();
         let mut adopted = false;
-        for (name, theirs) in contract {
-            let Some(&name) = CONTRACT_OPTIONS.iter().find(|n| **n == name.as_str()) else { continue };
-            if !self.is_contract_option(name) {
-                continue;
-            }
+        for (spec, value) in self.contract_specs() {
+            let name = spec.name;
+            let Some(theirs) = contract.get(name) else { continue };
             if self.is_given(name) {
-                if mine.get(name) != Some(theirs) {
-                    let ours = mine.get(name).map(|v| v.to_string()).unwrap_or_default();
+                let ours = value(&self);
+                if &ours != theirs {
                     return Err(SanitizeError::options(format!(
                         "{function}: the registry was built with {name} = {theirs} but this scan gives {name} = {ours}; leave {name} out to continue the registry with its value, or start a new registry"
                     )));
@@ -367,211 +427,102 @@ impl Options {
         Ok(o)
     }
 
+    /// Every option at its row's default.
     pub fn defaults(input_format: InputFormat) -> Self {
-        Options {
+        // Placeholders only: each field with a parameter is set from its
+        // row's default below, so the defaults live in OPTION_SPECS alone.
+        let mut o = Options {
             input_format,
             input_mode: InputMode::SingleFile,
             schema_mode: SchemaMode::Additive,
             column_order: ColumnOrder::Alphabetically,
             field_name_policy: FieldNamePolicy::LowerAlpha,
             timestamp_precision: TimestampPrecision::Micros,
-            arrow_max_depth: 32,
-            parquet_max_depth: 15,
-            scalar_object_key: "default_key".to_string(),
+            arrow_max_depth: 0,
+            parquet_max_depth: 0,
+            scalar_object_key: String::new(),
             on_error: OnError::EmitNullRow,
             batch_memory_limit_bytes: None,
-            read_chunk_bytes: 1 << 20,
+            read_chunk_bytes: 0,
             registry: None,
             parsers: ScalarParsers::default(),
-            csv_has_header: true,
-            csv_delimiter: b',',
+            csv_has_header: false,
+            csv_delimiter: 0,
             input_text_encoding: TextEncoding::Utf8,
             xml_row_tag: None,
             given: Vec::new(),
-            float_separators: (b'.', b','),
+            parse_floats: false,
+            float_separators: (0, 0),
             custom_patterns: [Vec::new(), Vec::new(), Vec::new()],
+        };
+        for spec in OPTION_SPECS {
+            if let Some(value) = spec.default.param() {
+                // A default its own parser refuses is a bug caught by the tests.
+                let applied = (spec.apply)(&mut o, spec.name, &value);
+                debug_assert!(applied.is_ok(), "default of {}: {applied:?}", spec.name);
+            }
         }
+        o
     }
 
     /// Parses named parameters. `fixed_format` is the format implied by the
     /// function name; `None` means `input_format` is required.
     pub fn parse(function: &str, fixed_format: Option<InputFormat>, params: &[(&str, ParamValue)]) -> Result<Self> {
         let err = |m: String| SanitizeError::options(format!("{function}: {m}"));
-        let input_format = match fixed_format {
-            Some(f) => f,
-            None => parse_input_format(function, params.iter().find(|(n, _)| *n == "input_format").map(|(_, v)| v))?,
+        let format_param = params.iter().find(|(n, _)| *n == INPUT_FORMAT_SPEC.name).map(|(_, v)| v);
+        let input_format = match (fixed_format, format_param) {
+            (Some(f), None) => f,
+            (Some(f), Some(_)) => {
+                return Err(err(format!(
+                    "the \"input_format\" parameter is only accepted by sanitize() and sanitize_probe(); {function} always reads '{}'",
+                    f.name()
+                )))
+            }
+            (None, value) => parse_input_format(value).map_err(err)?,
         };
         let mut o = Options::defaults(input_format);
-        let (mut parse_floats, mut decimal, mut thousands) = (false, b'.', b',');
-        let (mut timestamp_patterns, mut date_patterns, mut time_patterns) = (Vec::new(), Vec::new(), Vec::new());
         for (name, value) in params {
-            if matches!(value, ParamValue::Null) && *name != "input_format" {
-                // DuckDB passes NULL for `name := NULL`: keep the default, as
-                // a Python `None` does in the library the SQL surface follows (xml_row_tag, batch_memory_limit_bytes, registry).
+            if *name == INPUT_FORMAT_SPEC.name {
                 continue;
             }
-            if let Some(spec) = OPTION_SPECS.iter().find(|s| s.name == *name) {
-                o.given.push((spec.name, value.clone()));
+            let Some(spec) = OPTION_SPECS.iter().find(|s| s.name == *name) else {
+                return Err(err(format!("unknown parameter \"{name}\"")));
+            };
+            // DuckDB passes NULL for `name := NULL`: keep the default, as a
+            // Python `None` does in the library the SQL surface follows.
+            if matches!(value, ParamValue::Null) {
+                continue;
             }
-            match *name {
-                "input_format" => {
-                    if fixed_format.is_some() {
-                        return Err(err(format!(
-                            "the \"input_format\" parameter is only accepted by sanitize() and sanitize_probe(); {function} always reads '{}'",
-                            input_format.name()
-                        )));
-                    }
-                }
-                "input_mode" => {
-                    o.input_mode = choice(
-                        function,
-                        name,
-                        value,
-                        &[("single_file", InputMode::SingleFile), ("directory", InputMode::Directory)],
-                    )?
-                }
-                "schema_mode" => {
-                    o.schema_mode = choice(
-                        function,
-                        name,
-                        value,
-                        &[("additive", SchemaMode::Additive), ("strict", SchemaMode::Strict)],
-                    )?
-                }
-                "column_order" => {
-                    o.column_order = choice(
-                        function,
-                        name,
-                        value,
-                        &[
-                            ("alphabetically", ColumnOrder::Alphabetically),
-                            ("schema_contract_first", ColumnOrder::SchemaContractFirst),
-                        ],
-                    )?
-                }
-                "field_name_policy" => {
-                    o.field_name_policy = choice(
-                        function,
-                        name,
-                        value,
-                        &[
-                            ("lower_alpha", FieldNamePolicy::LowerAlpha),
-                            ("lower_snake", FieldNamePolicy::LowerSnake),
-                            ("preserve", FieldNamePolicy::Preserve),
-                        ],
-                    )?
-                }
-                "timestamp_precision" => {
-                    o.timestamp_precision = choice(
-                        function,
-                        name,
-                        value,
-                        &[
-                            ("TIMESTAMP_MILLIS", TimestampPrecision::Millis),
-                            ("TIMESTAMP_MICROS", TimestampPrecision::Micros),
-                            ("TIMESTAMP_NANOS", TimestampPrecision::Nanos),
-                        ],
-                    )?
-                }
-                "arrow_max_depth" => o.arrow_max_depth = positive(function, name, value, 1, MAX_DEPTH_LIMIT)? as usize,
-                "parquet_max_depth" => {
-                    o.parquet_max_depth = positive(function, name, value, 1, MAX_DEPTH_LIMIT)? as usize
-                }
-                "scalar_object_key" => {
-                    let key = string(function, name, value)?;
-                    if key.is_empty() {
-                        return Err(err("the \"scalar_object_key\" parameter must not be empty".into()));
-                    }
-                    o.scalar_object_key = key;
-                }
-                "on_error" => {
-                    o.on_error = choice(
-                        function,
-                        name,
-                        value,
-                        &[
-                            ("stop", OnError::Stop),
-                            ("skip_row", OnError::SkipRow),
-                            ("emit_null_row", OnError::EmitNullRow),
-                        ],
-                    )?
-                }
-                "batch_memory_limit_bytes" => {
-                    o.batch_memory_limit_bytes = Some(positive(function, name, value, 1, i64::MAX)? as u64)
-                }
-                "read_chunk_bytes" => o.read_chunk_bytes = positive(function, name, value, 1, 1 << 30)? as usize,
-                "registry" => o.registry = Some(string(function, name, value)?),
-                "parse_integers" => o.parsers.integers = boolean(function, name, value)?,
-                "parse_floats" => parse_floats = boolean(function, name, value)?,
-                "parse_float_decimal_separator" => decimal = separator(function, name, value)?,
-                "parse_float_thousands_separator" => thousands = separator(function, name, value)?,
-                "parse_iso_timestamps" => o.parsers.iso_timestamps = boolean(function, name, value)?,
-                "parse_iso_dates" => o.parsers.iso_dates = boolean(function, name, value)?,
-                "parse_iso_times" => o.parsers.iso_times = boolean(function, name, value)?,
-                "true_tokens" => o.parsers.true_tokens = tokens(function, name, value)?,
-                "false_tokens" => o.parsers.false_tokens = tokens(function, name, value)?,
-                "custom_timestamp_patterns" => timestamp_patterns = strings(function, name, value)?,
-                "custom_date_patterns" => date_patterns = strings(function, name, value)?,
-                "custom_time_patterns" => time_patterns = strings(function, name, value)?,
-                "csv_has_header" => o.csv_has_header = boolean(function, name, value)?,
-                "csv_delimiter" => {
-                    let d = string(function, name, value)?;
-                    o.csv_delimiter = match d.as_str() {
-                        "," | ";" | "\t" | "|" => d.as_bytes()[0],
-                        _ => {
-                            return Err(err(format!(
-                                "the \"csv_delimiter\" parameter must be one of ',', ';', '\\t' (a tab, E'\\t' or chr(9)), '|', not '{}'",
-                                d.escape_debug()
-                            )))
-                        }
-                    };
-                }
-                "input_text_encoding" => {
-                    let e = string(function, name, value)?;
-                    o.input_text_encoding = TextEncoding::parse(&e).ok_or_else(|| {
-                        err(format!(
-                            "the \"input_text_encoding\" parameter must name 'utf-8', 'utf-16' (or 'utf-16-le' / 'utf-16-be'), 'latin-1' or 'windows-1252' (Python codec names and aliases are accepted), not '{e}'"
-                        ))
-                    })?;
-                }
-                "xml_row_tag" => {
-                    let t = string(function, name, value)?;
-                    // An element name, or a slash path of names from the root's children.
-                    let bad_name =
-                        |c: &str| c.is_empty() || c.contains(|c: char| c.is_whitespace() || c == '<' || c == '>');
-                    if t.split('/').any(bad_name) {
-                        return Err(err(format!(
-                            "the \"xml_row_tag\" parameter must be an XML element name or a slash path of names below the root such as 'channel/item', not '{t}'"
-                        )));
-                    }
-                    o.xml_row_tag = Some(t);
-                }
-                other => return Err(err(format!("unknown parameter \"{other}\""))),
-            }
+            o.given.push((spec.name, value.clone()));
+            (spec.apply)(&mut o, spec.name, value).map_err(err)?;
         }
-        o.float_separators = (decimal, thousands);
-        o.custom_patterns = [timestamp_patterns.clone(), date_patterns.clone(), time_patterns.clone()];
+        o.finish().map_err(err)?;
+        Ok(o)
+    }
+
+    /// The checks and compilations that involve several options.
+    fn finish(&mut self) -> std::result::Result<(), String> {
+        let (decimal, thousands) = self.float_separators;
         if decimal == thousands {
-            return Err(err(format!(
+            return Err(format!(
                 "\"parse_float_decimal_separator\" and \"parse_float_thousands_separator\" must differ, both are '{}'",
                 decimal as char
-            )));
-        }
-        if parse_floats {
-            o.parsers.floats = Some(FloatFormat { decimal, thousands });
-        }
-        if let Some(t) = o.parsers.true_tokens.iter().find(|t| o.parsers.false_tokens.contains(t)) {
-            return Err(err(format!(
-                "the token '{t}' is in both \"true_tokens\" and \"false_tokens\" (tokens are case-insensitive)"
-            )));
-        }
-        o.parsers.custom = CustomPatterns::compile(&timestamp_patterns, &date_patterns, &time_patterns).map_err(err)?;
-        if o.schema_mode == SchemaMode::Strict && o.registry.is_none() {
-            return Err(err(
-                "schema_mode 'strict' requires a registry: pass registry := <registry JSON from a previous run>".into(),
             ));
         }
-        Ok(o)
+        self.parsers.floats = self.parse_floats.then_some(FloatFormat { decimal, thousands });
+        if let Some(t) = self.parsers.true_tokens.iter().find(|t| self.parsers.false_tokens.contains(t)) {
+            return Err(format!(
+                "the token '{t}' is in both \"true_tokens\" and \"false_tokens\" (tokens are case-insensitive)"
+            ));
+        }
+        let [timestamps, dates, times] = &self.custom_patterns;
+        self.parsers.custom = CustomPatterns::compile(timestamps, dates, times)?;
+        if self.schema_mode == SchemaMode::Strict && self.registry.is_none() {
+            return Err(
+                "schema_mode 'strict' requires a registry: pass registry := <registry JSON from a previous run>".into(),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -589,91 +540,125 @@ fn json_param(v: &serde_json::Value) -> Option<ParamValue> {
     })
 }
 
-fn parse_input_format(function: &str, value: Option<&ParamValue>) -> Result<InputFormat> {
-    let valid = InputFormat::ALL.iter().map(|(n, _)| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+fn parse_input_format(value: Option<&ParamValue>) -> std::result::Result<InputFormat, String> {
+    let valid = InputFormat::NAMES.iter().map(|(n, _)| format!("'{n}'")).collect::<Vec<_>>().join(", ");
     match value {
-        None | Some(ParamValue::Null) => Err(SanitizeError::options(format!(
-            "{function}: the \"input_format\" parameter is required and must be one of {valid}; the format is never guessed"
-        ))),
-        Some(ParamValue::Str(s)) => InputFormat::ALL.iter().find(|(n, _)| n == s).map(|(_, f)| *f).ok_or_else(|| {
+        None | Some(ParamValue::Null) => Err(format!(
+            "the \"input_format\" parameter is required and must be one of {valid}; the format is never guessed"
+        )),
+        Some(ParamValue::Str(s)) => InputFormat::parse(s).ok_or_else(|| {
             let hint = if s == "auto" { " ('auto' is not supported: the format is never guessed)" } else { "" };
-            SanitizeError::options(format!("{function}: \"input_format\" must be one of {valid}, not '{s}'{hint}"))
+            format!("\"input_format\" must be one of {valid}, not '{s}'{hint}")
         }),
-        Some(other) => Err(SanitizeError::options(format!("{function}: \"input_format\" must be a VARCHAR, not {other:?}"))),
+        Some(other) => Err(format!("\"input_format\" must be a VARCHAR, not {other:?}")),
     }
 }
 
-fn boolean(function: &str, name: &str, value: &ParamValue) -> Result<bool> {
+type Parsed<T> = std::result::Result<T, String>;
+
+fn boolean(name: &str, value: &ParamValue) -> Parsed<bool> {
     match value {
         ParamValue::Bool(b) => Ok(*b),
-        other => Err(SanitizeError::options(format!(
-            "{function}: the \"{name}\" parameter must be a BOOLEAN, not {other:?}"
-        ))),
+        other => Err(format!("the \"{name}\" parameter must be a BOOLEAN, not {other:?}")),
     }
 }
 
 /// One ASCII punctuation character.
-fn separator(function: &str, name: &str, value: &ParamValue) -> Result<u8> {
-    let s = string(function, name, value)?;
+fn separator(name: &str, value: &ParamValue) -> Parsed<u8> {
+    let s = string(name, value)?;
     match s.as_bytes() {
         [c] if c.is_ascii_punctuation() => Ok(*c),
-        _ => Err(SanitizeError::options(format!(
-            "{function}: the \"{name}\" parameter must be one ASCII punctuation character such as '.', ',' or '_', not '{s}'"
-        ))),
+        _ => Err(format!(
+            "the \"{name}\" parameter must be one ASCII punctuation character such as '.', ',' or '_', not '{s}'"
+        )),
     }
 }
 
-fn strings(function: &str, name: &str, value: &ParamValue) -> Result<Vec<String>> {
+fn strings(name: &str, value: &ParamValue) -> Parsed<Vec<String>> {
     match value {
         ParamValue::List(items) => items
             .iter()
             .map(|i| match i {
                 ParamValue::Str(s) => Ok(s.clone()),
-                _ => Err(SanitizeError::options(format!("{function}: the \"{name}\" list must not contain NULL"))),
+                _ => Err(format!("the \"{name}\" list must not contain NULL")),
             })
             .collect(),
-        other => Err(SanitizeError::options(format!(
-            "{function}: the \"{name}\" parameter must be a VARCHAR[] list, not {other:?}"
-        ))),
+        other => Err(format!("the \"{name}\" parameter must be a VARCHAR[] list, not {other:?}")),
     }
 }
 
 /// Tokens are compared case-insensitively, so they are stored lower-cased.
-fn tokens(function: &str, name: &str, value: &ParamValue) -> Result<Vec<String>> {
-    let list = strings(function, name, value)?;
+fn tokens(name: &str, value: &ParamValue) -> Parsed<Vec<String>> {
+    let list = strings(name, value)?;
     if list.iter().any(|t| t.is_empty()) {
-        return Err(SanitizeError::options(format!("{function}: the \"{name}\" list must not contain an empty token")));
+        return Err(format!("the \"{name}\" list must not contain an empty token"));
     }
     Ok(list.into_iter().map(|t| t.to_lowercase()).collect())
 }
 
-fn string(function: &str, name: &str, value: &ParamValue) -> Result<String> {
+fn string(name: &str, value: &ParamValue) -> Parsed<String> {
     match value {
         ParamValue::Str(s) => Ok(s.clone()),
-        other => Err(SanitizeError::options(format!(
-            "{function}: the \"{name}\" parameter must be a VARCHAR, not {other:?}"
-        ))),
+        other => Err(format!("the \"{name}\" parameter must be a VARCHAR, not {other:?}")),
     }
 }
 
-fn choice<T: Copy>(function: &str, name: &str, value: &ParamValue, choices: &[(&str, T)]) -> Result<T> {
-    let s = string(function, name, value)?;
-    choices.iter().find(|(n, _)| *n == s).map(|(_, v)| *v).ok_or_else(|| {
-        let valid = choices.iter().map(|(n, _)| format!("'{n}'")).collect::<Vec<_>>().join(", ");
-        SanitizeError::options(format!("{function}: the \"{name}\" parameter must be one of {valid}, not '{s}'"))
+fn non_empty(name: &str, value: &ParamValue) -> Parsed<String> {
+    let s = string(name, value)?;
+    if s.is_empty() {
+        return Err(format!("the \"{name}\" parameter must not be empty"));
+    }
+    Ok(s)
+}
+
+/// A value of a [`named_enum!`], case-insensitive; the error lists the valid ones.
+fn choice<T: Named>(name: &str, value: &ParamValue) -> Parsed<T> {
+    let s = string(name, value)?;
+    let names = T::names();
+    names.iter().find(|(n, _)| n.eq_ignore_ascii_case(&s)).map(|(_, v)| *v).ok_or_else(|| {
+        let valid = names.iter().map(|(n, _)| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        format!("the \"{name}\" parameter must be one of {valid}, not '{s}'")
     })
 }
 
-fn positive(function: &str, name: &str, value: &ParamValue, min: i64, max: i64) -> Result<i64> {
+fn integer(name: &str, value: &ParamValue, min: i64, max: i64) -> Parsed<i64> {
     match value {
         ParamValue::Int(n) if *n >= min && *n <= max => Ok(*n),
-        ParamValue::Int(n) => Err(SanitizeError::options(format!(
-            "{function}: the \"{name}\" parameter must be between {min} and {max}, not {n}"
-        ))),
-        other => Err(SanitizeError::options(format!(
-            "{function}: the \"{name}\" parameter must be an integer, not {other:?}"
-        ))),
+        ParamValue::Int(n) => Err(format!("the \"{name}\" parameter must be between {min} and {max}, not {n}")),
+        other => Err(format!("the \"{name}\" parameter must be an integer, not {other:?}")),
     }
+}
+
+fn csv_delimiter(name: &str, value: &ParamValue) -> Parsed<u8> {
+    let d = string(name, value)?;
+    match d.as_str() {
+        "," | ";" | "\t" | "|" => Ok(d.as_bytes()[0]),
+        _ => Err(format!(
+            "the \"{name}\" parameter must be one of ',', ';', '\\t' (a tab, E'\\t' or chr(9)), '|', not '{}'",
+            d.escape_debug()
+        )),
+    }
+}
+
+fn text_encoding(name: &str, value: &ParamValue) -> Parsed<TextEncoding> {
+    let e = string(name, value)?;
+    TextEncoding::parse(&e).ok_or_else(|| {
+        format!(
+            "the \"{name}\" parameter must name 'utf-8', 'utf-16' (or 'utf-16-le' / 'utf-16-be'), 'latin-1' or 'windows-1252' (Python codec names and aliases are accepted), not '{e}'"
+        )
+    })
+}
+
+/// An element name, or a slash path of names from the root's children.
+fn xml_row_tag(name: &str, value: &ParamValue) -> Parsed<String> {
+    let t = string(name, value)?;
+    let bad_name = |c: &str| c.is_empty() || c.contains(|c: char| c.is_whitespace() || c == '<' || c == '>');
+    if t.split('/').any(bad_name) {
+        return Err(format!(
+            "the \"{name}\" parameter must be an XML element name or a slash path of names below the root such as 'channel/item', not '{t}'"
+        ));
+    }
+    Ok(t)
 }
 
 #[cfg(test)]
@@ -691,6 +676,75 @@ mod tests {
         assert_eq!(o.on_error, OnError::EmitNullRow);
         assert_eq!((o.arrow_max_depth, o.parquet_max_depth, o.read_chunk_bytes), (32, 15, 1 << 20));
         assert_eq!(o.scalar_object_key, "default_key");
+    }
+
+    /// docs/options.md's table: (names, type, default text) per row.
+    fn documented_rows() -> Vec<(Vec<String>, String, String)> {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/options.md")).unwrap();
+        let table = doc.split("| parameter | type | default |").nth(1).expect("the parameter table");
+        table
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| {
+                let cells: Vec<&str> = l.split(" | ").map(|c| c.trim_matches(|c: char| c == '|' || c == ' ')).collect();
+                let names = cells[0].split(", ").map(|n| n.trim_matches('`').to_string()).collect();
+                (names, cells[1].to_string(), cells[2].replace('`', ""))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_option_has_one_documented_row_with_its_type_and_default() {
+        let rows = documented_rows();
+        for spec in OPTION_SPECS {
+            let found: Vec<_> = rows.iter().filter(|(names, _, _)| names.iter().any(|n| n == spec.name)).collect();
+            assert_eq!(found.len(), 1, "{} must have exactly one row in docs/options.md", spec.name);
+            let (_, ty, default) = found[0];
+            assert_eq!(ty, spec.ty.sql(), "type of {} in docs/options.md", spec.name);
+            assert!(
+                default.starts_with(&spec.default.sql()),
+                "default of {} in docs/options.md is '{default}', the row says {}",
+                spec.name,
+                spec.default.sql()
+            );
+        }
+        for (names, _, _) in &rows {
+            for n in names {
+                assert!(
+                    OPTION_SPECS.iter().any(|s| s.name == n),
+                    "docs/options.md documents \"{n}\", which is no option"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_default_passes_its_own_parser_and_names_parse_in_any_case() {
+        for spec in OPTION_SPECS {
+            if let Some(v) = spec.default.param() {
+                let mut o = Options::defaults(InputFormat::Csv);
+                assert_eq!((spec.apply)(&mut o, spec.name, &v), Ok(()), "{}", spec.name);
+            }
+        }
+        assert_eq!(OnError::parse("SKIP_ROW"), Some(OnError::SkipRow));
+        assert_eq!(TimestampPrecision::parse("timestamp_nanos"), Some(TimestampPrecision::Nanos));
+        let o = p(&[("on_error", ParamValue::Str("Stop".into()))]).unwrap();
+        assert_eq!(o.on_error, OnError::Stop);
+        for (name, value) in InputFormat::NAMES {
+            assert_eq!(InputFormat::parse(name), Some(*value));
+            assert_eq!(value.name(), *name);
+        }
+    }
+
+    #[test]
+    fn the_contract_options_are_the_documented_ones() {
+        let csv = Options::defaults(InputFormat::Csv).contract_json();
+        let json = Options::defaults(InputFormat::Json).contract_json();
+        assert_eq!(csv.len(), json.len() + 2);
+        assert!(csv.contains_key("csv_delimiter") && !json.contains_key("csv_delimiter"));
+        assert_eq!(json["timestamp_precision"], "TIMESTAMP_MICROS");
+        assert_eq!(json["parse_float_thousands_separator"], ",");
     }
 
     #[test]
