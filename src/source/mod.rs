@@ -2,6 +2,7 @@
 //! and decoding text to UTF-8.
 
 mod decode;
+mod fetch;
 mod remote;
 mod spool;
 

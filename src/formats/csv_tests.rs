@@ -1,0 +1,468 @@
+//! Tests of the CSV decoder (formats/csv.rs).
+
+use super::*;
+use crate::formats::RecordReader;
+use crate::value::write_compact_json;
+use proptest::prelude::*;
+
+fn opts(has_header: bool, delimiter: u8) -> CsvOptions {
+    CsvOptions { has_header, delimiter }
+}
+
+/// (line, byte, compact JSON or error) of every record.
+fn read_with(input: &[u8], o: CsvOptions, chunk: usize, max: usize) -> Vec<(u64, u64, String)> {
+    let mut r = CsvReader::new(input, "t.csv", chunk, o);
+    let mut out = Vec::new();
+    let mut batch = Batch::default();
+    loop {
+        batch.clear();
+        let n = r.next_batch(&mut batch, max).unwrap();
+        if n == 0 {
+            break;
+        }
+        assert!(n <= max);
+        assert_eq!(batch.meta.len(), batch.tape.roots.len());
+        assert_eq!(n, batch.len());
+        for i in 0..batch.len() {
+            let m = &batch.meta[i];
+            let node = batch.tape.nodes[batch.tape.roots[i] as usize];
+            match &m.error {
+                Some(e) => {
+                    assert_eq!(node, Node::Null);
+                    out.push((m.line, m.byte, format!("ERR {e}")));
+                }
+                None => {
+                    assert!(matches!(node, Node::Object { .. }));
+                    let mut s = String::new();
+                    write_compact_json(batch.tape.record(i), &mut s);
+                    out.push((m.line, m.byte, s));
+                }
+            }
+        }
+    }
+    assert_eq!(r.bytes_read(), input.len() as u64);
+    out
+}
+
+fn read(input: &[u8]) -> Vec<(u64, u64, String)> {
+    read_with(input, opts(true, b','), 1 << 20, 1000)
+}
+
+fn jsons(records: &[(u64, u64, String)]) -> Vec<&str> {
+    records.iter().map(|r| r.2.as_str()).collect()
+}
+
+#[test]
+fn rfc4180_quoting() {
+    let input = b"a,b,c\r\n\"x,y\",\"he said \"\"hi\"\"\",\"line1\nline2\"\r\nplain,\"\"\"\",\"cr\rinside\"\r\n";
+    let out = read(input);
+    assert_eq!(
+        out,
+        vec![
+            (2, 7, r#"{"a":"x,y","b":"he said \"hi\"","c":"line1\nline2"}"#.to_string()),
+            (4, 45, r#"{"a":"plain","b":"\"","c":"cr\rinside"}"#.to_string()),
+        ]
+    );
+}
+
+#[test]
+fn crlf_and_lf_mixed_and_no_final_newline() {
+    let out = read(b"a,b\r\n1,2\n3,4\r\n5,6");
+    assert_eq!(jsons(&out), [r#"{"a":"1","b":"2"}"#, r#"{"a":"3","b":"4"}"#, r#"{"a":"5","b":"6"}"#]);
+    assert_eq!(out.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(2, 5), (3, 9), (4, 14)]);
+    // A trailing CR at end of input is a line ending, too.
+    assert_eq!(jsons(&read(b"a,b\n1,2\r")), [r#"{"a":"1","b":"2"}"#]);
+}
+
+#[test]
+fn cr_only_line_endings_read_like_lf() {
+    let input = b"a,b\r1,\"x\ry\"\r3,4\r\r5,6";
+    let out = read(input);
+    assert_eq!(jsons(&out), [r#"{"a":"1","b":"x\ry"}"#, r#"{"a":"3","b":"4"}"#, r#"{"a":"5","b":"6"}"#]);
+    // Lines count CRs: the quoted CR is inside line 2, the blank line is 5.
+    assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 4, 6]);
+    for chunk in [1, 2, 5] {
+        assert_eq!(read_with(input, opts(true, b','), chunk, 2), out, "chunk {chunk}");
+    }
+}
+
+#[test]
+fn other_delimiters() {
+    for d in [b';', b'\t', b'|'] {
+        let dc = d as char;
+        let input = format!("a{dc}b\n1{dc}\"x{dc}y\"\n,z\n");
+        let out = read_with(input.as_bytes(), opts(true, d), 3, 10);
+        let escaped = if d == b'\t' { "\\t".to_string() } else { dc.to_string() };
+        let first = format!(r#"{{"a":"1","b":"x{escaped}y"}}"#);
+        // `,z` holds no delimiter: one cell.
+        assert_eq!(jsons(&out), [first.as_str(), "ERR expected 2 cells but found 1"], "{dc:?}");
+    }
+    // With `;` a comma is data.
+    let out = read_with(b"a;b\n1,5;2\n", opts(true, b';'), 64, 10);
+    assert_eq!(jsons(&out), [r#"{"a":"1,5","b":"2"}"#]);
+}
+
+#[test]
+fn quotes_inside_unquoted_cells_and_after_closing_quote_are_literal() {
+    let out = read(b"a,b,c\nab\"c,\"x\"yz,  \"q\"\n\"p\" ,\"\"\"\"\"\",\"a\"\"b\"c\"d\"\r\n");
+    assert_eq!(jsons(&out), [r#"{"a":"ab\"c","b":"xyz","c":"  \"q\""}"#, r#"{"a":"p ","b":"\"\"","c":"a\"bc\"d\""}"#]);
+}
+
+#[test]
+fn header_names_are_deduplicated_deterministically() {
+    let mut r = CsvReader::new(&b"a,a,a,a_2,,b,\"\"\nx\n"[..], "t.csv", 4, opts(true, b','));
+    assert_eq!(r.header().unwrap().unwrap(), ["a", "a", "a", "a_2", "", "b", ""]);
+    assert_eq!(r.names, ["a", "a_3", "a_4", "a_2", "column_e", "b", "column_g"]);
+    assert_eq!(header_names(&["a".into(), "a".into(), "a".into()]), ["a", "a_2", "a_3"]);
+    // A generated name that a real header name already uses is deduplicated as well.
+    assert_eq!(header_names(&["column_b".into(), "".into()]), ["column_b", "column_b_2"]);
+    // Names are kept as written: no trimming, case-sensitive.
+    assert_eq!(header_names(&[" A ".into(), "a".into(), "A".into()]), [" A ", "a", "A"]);
+    // A header read through `header()` is not read again by the first batch.
+    let mut batch = Batch::default();
+    assert_eq!(r.next_batch(&mut batch, 10).unwrap(), 1);
+    assert_eq!(batch.meta[0].error.as_deref(), Some("expected 7 cells but found 1"));
+    assert_eq!(batch.meta[0].line, 2);
+}
+
+#[test]
+fn header_texts_are_unescaped() {
+    let mut r = CsvReader::new(&b"\"x\"\"y\",\"a,b\",\"multi\nline\"\n1,2,3\n"[..], "t.csv", 1, opts(true, b','));
+    assert_eq!(r.header().unwrap().unwrap(), ["x\"y", "a,b", "multi\nline"]);
+    assert_eq!(r.header().unwrap().unwrap(), ["x\"y", "a,b", "multi\nline"]);
+    let mut batch = Batch::default();
+    r.next_batch(&mut batch, 10).unwrap();
+    assert_eq!(batch.meta[0].line, 3);
+    let mut s = String::new();
+    write_compact_json(batch.tape.record(0), &mut s);
+    assert_eq!(s, r#"{"x\"y":"1","a,b":"2","multi\nline":"3"}"#);
+}
+
+#[test]
+fn column_names_without_header() {
+    assert_eq!(column_name(1), "column_a");
+    assert_eq!(column_name(26), "column_z");
+    assert_eq!(column_name(27), "column_aa");
+    assert_eq!(column_name(28), "column_ab");
+    assert_eq!(column_name(52), "column_az");
+    assert_eq!(column_name(53), "column_ba");
+    assert_eq!(column_name(702), "column_zz");
+    assert_eq!(column_name(703), "column_aaa");
+    let row: Vec<String> = (1..=28).map(|i| i.to_string()).collect();
+    let input = format!("{}\n{}\n", row.join(","), row.join(","));
+    let mut r = CsvReader::new(input.as_bytes(), "t.csv", 7, opts(false, b','));
+    assert_eq!(r.header().unwrap(), None);
+    let mut batch = Batch::default();
+    assert_eq!(r.next_batch(&mut batch, 10).unwrap(), 2);
+    let entries: Vec<(&str, &str)> = batch.tape.record(0).entries().map(|(k, v)| (k, v.as_str().unwrap())).collect();
+    assert_eq!(entries.len(), 28);
+    assert_eq!(entries[0], ("column_a", "1"));
+    assert_eq!(entries[25], ("column_z", "26"));
+    assert_eq!(entries[26], ("column_aa", "27"));
+    assert_eq!(entries[27], ("column_ab", "28"));
+    assert_eq!(batch.meta[0], RecordMeta { line: 1, byte: 0, error: None });
+    assert_eq!(r.header().unwrap(), None);
+}
+
+#[test]
+fn no_header_width_comes_from_the_first_record() {
+    let out = read_with(b"\n1,2\n3\n4,5\n", opts(false, b','), 2, 10);
+    assert_eq!(
+        out,
+        [
+            (2, 1, r#"{"column_a":"1","column_b":"2"}"#.to_string()),
+            (3, 5, "ERR expected 2 cells but found 1".to_string()),
+            (4, 7, r#"{"column_a":"4","column_b":"5"}"#.to_string()),
+        ]
+    );
+}
+
+#[test]
+fn empty_cell_is_null_and_quoted_empty_is_empty_string() {
+    let input = b"a,b,c\n,\"\",x\n,,\n,\"\",\nx,,\n";
+    let mut r = CsvReader::new(&input[..], "t.csv", 5, opts(true, b','));
+    let mut batch = Batch::default();
+    assert_eq!(r.next_batch(&mut batch, 10).unwrap(), 4);
+    let render = |i: usize| {
+        let mut s = String::new();
+        write_compact_json(batch.tape.record(i), &mut s);
+        s
+    };
+    assert_eq!(render(0), r#"{"a":null,"b":"","c":"x"}"#);
+    assert_eq!(render(1), r#"{"a":null,"b":null,"c":null}"#);
+    assert_eq!(render(2), r#"{"a":null,"b":"","c":null}"#);
+    assert_eq!(render(3), r#"{"a":"x","b":null,"c":null}"#);
+    let evidence: Vec<bool> = (0..4)
+        .map(|i| match batch.tape.record(i).node() {
+            Node::Object { evidence, len, .. } => {
+                assert_eq!(len, 3);
+                evidence
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(evidence, [true, false, true, true]);
+    assert!(batch.tape.record(1).is_empty_or_null());
+}
+
+#[test]
+fn ragged_rows_are_bad_records_and_later_rows_still_decode() {
+    let out = read_with(b"a,b\n1,2\n3\n4,5,6\n\"multi\nline\",x,y\n7,8\n", opts(true, b','), 3, 2);
+    assert_eq!(
+        out,
+        [
+            (2, 4, r#"{"a":"1","b":"2"}"#.to_string()),
+            (3, 8, "ERR expected 2 cells but found 1".to_string()),
+            (4, 10, "ERR expected 2 cells but found 3".to_string()),
+            (5, 16, "ERR expected 2 cells but found 3".to_string()),
+            (7, 33, r#"{"a":"7","b":"8"}"#.to_string()),
+        ]
+    );
+}
+
+#[test]
+fn unterminated_quote_at_end_of_input() {
+    let out = read(b"a,b\n1,2\n3,\"abc\ndef\n");
+    assert_eq!(out[0].2, r#"{"a":"1","b":"2"}"#);
+    assert_eq!(out[1], (3, 8, "ERR unterminated quoted cell starting at line 3".to_string()));
+    assert_eq!(out.len(), 2);
+    // The quote opens on a later line than the record starts.
+    let out = read(b"a,b\n\"x\ny\",\"z\n\n");
+    assert_eq!(out, [(2, 4, "ERR unterminated quoted cell starting at line 3".to_string())]);
+    // A lone quote.
+    assert_eq!(read(b"a\n\""), [(2, 2, "ERR unterminated quoted cell starting at line 2".to_string())]);
+}
+
+#[test]
+fn unterminated_quote_in_the_header_is_an_error() {
+    let mut r = CsvReader::new(&b"a,\"b\n1,2\n"[..], "h.csv", 3, opts(true, b','));
+    let e = r.header().unwrap_err();
+    assert!(e.message.contains("h.csv") && e.message.contains("unterminated"), "{e}");
+    let mut r = CsvReader::new(&b"\n\na,\"b\n1,2\n"[..], "h.csv", 3, opts(true, b','));
+    let e = r.next_batch(&mut Batch::default(), 10).unwrap_err();
+    assert!(e.message.contains("line 3"), "{e}");
+}
+
+#[test]
+fn blank_lines_are_skipped() {
+    let out = read(b"\n\r\na,b\n\n1,2\r\n\r\n\n3,4\n\n");
+    assert_eq!(out, [(5, 8, r#"{"a":"1","b":"2"}"#.to_string()), (8, 16, r#"{"a":"3","b":"4"}"#.to_string())]);
+    // Whitespace is data, and an empty quoted cell is a value, not a blank line.
+    let out = read(b"a\n \n\"\"\n\n");
+    assert_eq!(jsons(&out), [r#"{"a":" "}"#, r#"{"a":""}"#]);
+}
+
+#[test]
+fn bom_is_dropped() {
+    let input = b"\xEF\xBB\xBFa,b\n1,2\n";
+    for chunk in [1, 2, 3, 4, 64] {
+        let mut r = CsvReader::new(&input[..], "t.csv", chunk, opts(true, b','));
+        assert_eq!(r.header().unwrap().unwrap(), ["a", "b"]);
+        assert_eq!(read_with(input, opts(true, b','), chunk, 10), [(2, 7, r#"{"a":"1","b":"2"}"#.to_string())]);
+    }
+    assert_eq!(read_with(b"\xEF\xBB\xBF1\n", opts(false, b','), 1, 10), [(1, 3, r#"{"column_a":"1"}"#.into())]);
+    // Only a whole BOM is dropped.
+    assert!(read_with(b"\xEF\xBB\n", opts(false, b','), 1, 10)[0].2.contains("invalid UTF-8"));
+}
+
+#[test]
+fn invalid_utf8_is_a_bad_record_not_a_failure() {
+    let out = read_with(b"a,b\n1,\xFF\n3,\"\xC3\xA9\"\n", opts(true, b','), 2, 10);
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].0, 2);
+    assert!(out[0].2.contains("invalid UTF-8") && out[0].2.contains("undecodable bytes"), "{}", out[0].2);
+    assert_eq!(out[1].2, r#"{"a":"3","b":"é"}"#);
+    // An undecodable header name is replaced, not fatal.
+    let mut r = CsvReader::new(&b"a\xFF,b\n"[..], "t.csv", 2, opts(true, b','));
+    assert_eq!(r.header().unwrap().unwrap(), ["a\u{FFFD}", "b"]);
+}
+
+#[test]
+fn header_only_and_empty_files_have_no_records() {
+    for input in [&b"a,b\n"[..], b"a,b", b"a,b\r\n\r\n\n", b"", b"\n\n", b"\xEF\xBB\xBF"] {
+        assert!(read(input).is_empty(), "{input:?}");
+        assert!(read_with(input, opts(true, b','), 1, 1).is_empty(), "{input:?}");
+    }
+    let mut r = CsvReader::new(&b"a,b"[..], "t.csv", 1, opts(true, b','));
+    assert_eq!(r.header().unwrap().unwrap(), ["a", "b"]);
+    let mut r = CsvReader::new(&b""[..], "t.csv", 1, opts(true, b','));
+    assert_eq!(r.header().unwrap(), None);
+    assert_eq!(r.next_batch(&mut Batch::default(), 10).unwrap(), 0);
+    assert!(read_with(b"", opts(false, b','), 1, 1).is_empty());
+}
+
+#[test]
+fn trailing_delimiter_is_an_empty_cell() {
+    assert_eq!(jsons(&read(b"a,b\n1,\n2,")), [r#"{"a":"1","b":null}"#, r#"{"a":"2","b":null}"#]);
+    assert_eq!(jsons(&read(b"a,b\n1,\"\"")), [r#"{"a":"1","b":""}"#]);
+}
+
+#[test]
+fn same_records_for_every_chunk_size_and_batch_size() {
+    let input: &[u8] = b"\xEF\xBB\xBFid,name,note\r\n\r\n1,\"Smith, J\",\"said \"\"hi\"\"\nthen left\"\r\n2,,\"\"\n\
+        3,x\n\n4,\"a\rb\",\xFF\n5,\"\"\"\",tail\"q\"\r\n6,\"x\"y,z,extra\n7,,\n8,\"unterminated\nstill";
+    let expected = read_with(input, opts(true, b','), 1 << 20, 1000);
+    assert_eq!(expected.len(), 8);
+    assert_eq!(expected[0], (3, 19, r#"{"id":"1","name":"Smith, J","note":"said \"hi\"\nthen left"}"#.into()));
+    assert_eq!(expected[1].2, r#"{"id":"2","name":null,"note":""}"#);
+    assert_eq!(expected[2], (6, 63, "ERR expected 3 cells but found 2".into()));
+    assert!(expected[3].2.contains("invalid UTF-8"));
+    assert_eq!(expected[3].0, 8);
+    assert_eq!(expected[4].2, r#"{"id":"5","name":"\"","note":"tail\"q\""}"#);
+    assert_eq!(expected[5].2, "ERR expected 3 cells but found 4");
+    assert_eq!(expected[6].2, r#"{"id":"7","name":null,"note":null}"#);
+    assert_eq!(expected[7], (12, 113, "ERR unterminated quoted cell starting at line 12".into()));
+    for chunk in [1, 2, 3, 7, 64, 1 << 20] {
+        for max in [1, 2, 3, 1000] {
+            assert_eq!(read_with(input, opts(true, b','), chunk, max), expected, "chunk {chunk}, max {max}");
+        }
+    }
+}
+
+#[test]
+fn memory_stays_bounded_by_record_and_chunk() {
+    let mut input = String::from("a,b,c\n");
+    for i in 0..5000 {
+        input.push_str(&format!("{i},\"x,\"\"{i}\"\"\",\n"));
+    }
+    let mut r = CsvReader::new(input.as_bytes(), "t.csv", 64, opts(true, b','));
+    let mut batch = Batch::default();
+    let mut total = 0;
+    loop {
+        batch.clear();
+        let n = r.next_batch(&mut batch, 100).unwrap();
+        if n == 0 {
+            break;
+        }
+        total += n;
+        assert!(batch.meta.iter().all(|m| m.error.is_none()));
+    }
+    assert_eq!(total, 5000);
+    assert!(r.input.buf.capacity() <= 256, "{}", r.input.buf.capacity());
+    // One huge cell grows the buffer, and still decodes whole.
+    let big = "y".repeat(100_000);
+    let input = format!("a\n\"{big}\"\nz\n");
+    let out = read_with(input.as_bytes(), opts(true, b','), 7, 10);
+    assert_eq!(out[0].2, format!(r#"{{"a":"{big}"}}"#));
+    assert_eq!(out[1], (3, 100_005, r#"{"a":"z"}"#.to_string()));
+}
+
+#[test]
+fn read_errors_are_errors() {
+    struct Failing;
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("boom"))
+        }
+    }
+    let mut r = CsvReader::new(Failing, "f.csv", 8, opts(false, b','));
+    let e = r.next_batch(&mut Batch::default(), 10).unwrap_err();
+    assert!(e.message.contains("f.csv") && e.message.contains("boom"), "{e}");
+}
+
+/// Writes rows with proper quoting; returns the text and each row's (line, byte).
+fn write_csv(
+    rows: &[Vec<Option<String>>],
+    delim: u8,
+    crlf: bool,
+    final_newline: bool,
+    force_quote: &[bool],
+) -> (String, Vec<(u64, u64)>) {
+    let d = delim as char;
+    let mut out = String::new();
+    let mut starts = Vec::new();
+    let mut k = 0;
+    for (r, row) in rows.iter().enumerate() {
+        let line = 1 + out.matches('\n').count() as u64;
+        starts.push((line, out.len() as u64));
+        for (c, cell) in row.iter().enumerate() {
+            if c > 0 {
+                out.push(d);
+            }
+            if let Some(s) = cell {
+                let force = force_quote[k % force_quote.len()];
+                k += 1;
+                if force || s.is_empty() || s.contains([d, '"', '\n', '\r']) || s.starts_with('\u{feff}') {
+                    out.push('"');
+                    out.push_str(&s.replace('"', "\"\""));
+                    out.push('"');
+                } else {
+                    out.push_str(s);
+                }
+            }
+        }
+        if r + 1 < rows.len() || final_newline {
+            out.push_str(if crlf { "\r\n" } else { "\n" });
+        }
+    }
+    (out, starts)
+}
+
+/// (key, value or NULL) of each cell, line, byte.
+type DecodedRow = (Vec<(String, Option<String>)>, u64, u64);
+
+fn cell_strategy() -> impl Strategy<Value = Option<String>> {
+    prop_oneof![
+        1 => Just(None),
+        4 => "[ab\",;|\t\n\r ]{0,6}".prop_map(Some),
+        2 => any::<String>().prop_map(Some),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    #[test]
+    fn quoted_cells_round_trip(
+        width in 1usize..5,
+        raw_rows in prop::collection::vec(prop::collection::vec(cell_strategy(), 5), 0..8),
+        delim in prop::sample::select(vec![b',', b';', b'\t', b'|']),
+        crlf in any::<bool>(),
+        final_newline in any::<bool>(),
+        force_quote in prop::collection::vec(any::<bool>(), 1..4),
+        chunk in prop::sample::select(vec![1usize, 3, 7, 64]),
+        max in 1usize..4,
+    ) {
+        // A row that is one NULL would be a blank line: not a record.
+        let rows: Vec<Vec<Option<String>>> = raw_rows
+            .into_iter()
+            .map(|r| r[..width].to_vec())
+            .filter(|r| !(width == 1 && r[0].is_none()))
+            .collect();
+        let (text, starts) = write_csv(&rows, delim, crlf, final_newline, &force_quote);
+        let mut r = CsvReader::new(text.as_bytes(), "p.csv", chunk, opts(false, delim));
+        let mut got: Vec<DecodedRow> = Vec::new();
+        let mut batch = Batch::default();
+        loop {
+            batch.clear();
+            if r.next_batch(&mut batch, max).unwrap() == 0 {
+                break;
+            }
+            for i in 0..batch.len() {
+                prop_assert_eq!(&batch.meta[i].error, &None);
+                let cells = batch
+                    .tape
+                    .record(i)
+                    .entries()
+                    .map(|(k, v)| {
+                        let v = match v.node() {
+                            Node::Null => None,
+                            _ => Some(v.as_str().unwrap().to_string()),
+                        };
+                        (k.to_string(), v)
+                    })
+                    .collect();
+                got.push((cells, batch.meta[i].line, batch.meta[i].byte));
+            }
+        }
+        let expected: Vec<DecodedRow> = rows
+            .iter()
+            .zip(&starts)
+            .map(|(row, &(line, byte))| {
+                (row.iter().enumerate().map(|(c, v)| (column_name(c + 1), v.clone())).collect(), line, byte)
+            })
+            .collect();
+        prop_assert_eq!(got, expected);
+        prop_assert_eq!(r.bytes_read(), text.len() as u64);
+    }
+}
