@@ -44,13 +44,25 @@ def module_of(path):
 
 
 def test_only_children(path):
-    """Child modules a file declares under #[cfg(test)]."""
+    """Child modules a file declares under #[cfg(test)], by module name and,
+    for `#[path = "x.rs"]`, by the file's own module name too."""
     names = set()
     lines = path.read_text().splitlines()
     for i, line in enumerate(lines):
         m = re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", line)
-        if m and i > 0 and "cfg(test)" in lines[i - 1]:
+        if not m:
+            continue
+        attributes = []
+        j = i - 1
+        while j >= 0 and lines[j].strip().startswith("#["):
+            attributes.append(lines[j].strip())
+            j -= 1
+        if any("cfg(test)" in a for a in attributes):
             names.add(m.group(1))
+            for a in attributes:
+                p = re.match(r'#\[path\s*=\s*"([\w/]+)\.rs"\]', a)
+                if p:
+                    names.add(("path", p.group(1)))
     return names
 
 
@@ -129,7 +141,12 @@ def main():
     test_only = set()
     for mod, path in files.items():
         for child in test_only_children(path):
-            test_only.add(mod + (child,))
+            if isinstance(child, tuple):
+                # #[path] is relative to the declaring file's directory.
+                parent = mod if path.name == "mod.rs" else mod[:-1]
+                test_only.add(parent + tuple(child[1].split("/")))
+            else:
+                test_only.add(mod + (child,))
     known = set(files)
     errors = []
     edges = {}

@@ -92,7 +92,6 @@ pub struct CsvReader<R: Read> {
     /// Line number and stream offset of `buf[start]`.
     line: u64,
     offset: u64,
-    bom_checked: bool,
     header_read: bool,
     /// The header's cell texts as read.
     header: Option<Vec<String>>,
@@ -124,7 +123,6 @@ impl<R: Read> CsvReader<R> {
             options,
             line: 1,
             offset: 0,
-            bom_checked: false,
             header_read: false,
             header: None,
             names: Vec::new(),
@@ -152,19 +150,9 @@ impl<R: Read> CsvReader<R> {
         Ok(self.header.clone())
     }
 
-    /// Drops a leading byte-order mark and reads the header, once.
+    /// Reads the header, once. (A byte-order mark is the text decoder's to
+    /// drop, source/decode.rs.)
     fn start_input(&mut self) -> Result<()> {
-        while !self.bom_checked {
-            if self.input.buf.len() - self.input.start >= 3 || self.input.eof {
-                if self.input.buf[self.input.start..].starts_with(b"\xEF\xBB\xBF") {
-                    self.input.start += 3;
-                    self.offset += 3;
-                }
-                self.bom_checked = true;
-            } else {
-                self.input.fill()?;
-            }
-        }
         if !self.header_read {
             self.newline = self.detect_newline()?;
             if self.options.has_header {

@@ -1,7 +1,9 @@
 //! Tests of the CSV decoder (formats/csv.rs).
 
 use super::*;
+use crate::formats::harness;
 use crate::formats::RecordReader;
+use crate::options::InputFormat;
 use crate::value::write_compact_json;
 use proptest::prelude::*;
 
@@ -9,43 +11,21 @@ fn opts(has_header: bool, delimiter: u8) -> CsvOptions {
     CsvOptions { has_header, delimiter }
 }
 
-/// (line, byte, compact JSON or error) of every record.
-fn read_with(input: &[u8], o: CsvOptions, chunk: usize, max: usize) -> Vec<(u64, u64, String)> {
-    let mut r = CsvReader::new(input, "t.csv", chunk, o);
-    let mut out = Vec::new();
-    let mut batch = Batch::default();
-    loop {
-        batch.clear();
-        let n = r.next_batch(&mut batch, max).unwrap();
-        if n == 0 {
-            break;
-        }
-        assert!(n <= max);
-        assert_eq!(batch.meta.len(), batch.tape.roots.len());
-        assert_eq!(n, batch.len());
-        for i in 0..batch.len() {
-            let m = &batch.meta[i];
-            let node = batch.tape.nodes[batch.tape.roots[i] as usize];
-            match &m.error {
-                Some(e) => {
-                    assert_eq!(node, Node::Null);
-                    out.push((m.line, m.byte, format!("ERR {e}")));
-                }
-                None => {
-                    assert!(matches!(node, Node::Object { .. }));
-                    let mut s = String::new();
-                    write_compact_json(batch.tape.record(i), &mut s);
-                    out.push((m.line, m.byte, s));
-                }
-            }
-        }
-    }
-    assert_eq!(r.bytes_read(), input.len() as u64);
-    out
+/// (line, byte, compact JSON or `ERR <message>`) of every record, through
+/// the shared harness (formats/harness.rs: every chunk and batch size, the
+/// reader contract checked).
+fn read_with(input: &[u8], o: CsvOptions) -> Vec<(u64, u64, String)> {
+    harness::records(InputFormat::Csv, input, |opt| {
+        opt.csv_has_header = o.has_header;
+        opt.csv_delimiter = o.delimiter;
+    })
+    .into_iter()
+    .map(|(l, b, t)| (l, b, t.strip_prefix("ERROR: ").map(|e| format!("ERR {e}")).unwrap_or(t)))
+    .collect()
 }
 
 fn read(input: &[u8]) -> Vec<(u64, u64, String)> {
-    read_with(input, opts(true, b','), 1 << 20, 1000)
+    read_with(input, opts(true, b','))
 }
 
 fn jsons(records: &[(u64, u64, String)]) -> Vec<&str> {
@@ -81,9 +61,6 @@ fn cr_only_line_endings_read_like_lf() {
     assert_eq!(jsons(&out), [r#"{"a":"1","b":"x\ry"}"#, r#"{"a":"3","b":"4"}"#, r#"{"a":"5","b":"6"}"#]);
     // Lines count CRs: the quoted CR is inside line 2, the blank line is 5.
     assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 4, 6]);
-    for chunk in [1, 2, 5] {
-        assert_eq!(read_with(input, opts(true, b','), chunk, 2), out, "chunk {chunk}");
-    }
 }
 
 #[test]
@@ -91,14 +68,14 @@ fn other_delimiters() {
     for d in [b';', b'\t', b'|'] {
         let dc = d as char;
         let input = format!("a{dc}b\n1{dc}\"x{dc}y\"\n,z\n");
-        let out = read_with(input.as_bytes(), opts(true, d), 3, 10);
+        let out = read_with(input.as_bytes(), opts(true, d));
         let escaped = if d == b'\t' { "\\t".to_string() } else { dc.to_string() };
         let first = format!(r#"{{"a":"1","b":"x{escaped}y"}}"#);
         // `,z` holds no delimiter: one cell.
         assert_eq!(jsons(&out), [first.as_str(), "ERR expected 2 cells but found 1"], "{dc:?}");
     }
     // With `;` a comma is data.
-    let out = read_with(b"a;b\n1,5;2\n", opts(true, b';'), 64, 10);
+    let out = read_with(b"a;b\n1,5;2\n", opts(true, b';'));
     assert_eq!(jsons(&out), [r#"{"a":"1,5","b":"2"}"#]);
 }
 
@@ -166,7 +143,7 @@ fn column_names_without_header() {
 
 #[test]
 fn no_header_width_comes_from_the_first_record() {
-    let out = read_with(b"\n1,2\n3\n4,5\n", opts(false, b','), 2, 10);
+    let out = read_with(b"\n1,2\n3\n4,5\n", opts(false, b','));
     assert_eq!(
         out,
         [
@@ -207,7 +184,7 @@ fn empty_cell_is_null_and_quoted_empty_is_empty_string() {
 
 #[test]
 fn ragged_rows_are_bad_records_and_later_rows_still_decode() {
-    let out = read_with(b"a,b\n1,2\n3\n4,5,6\n\"multi\nline\",x,y\n7,8\n", opts(true, b','), 3, 2);
+    let out = read_with(b"a,b\n1,2\n3\n4,5,6\n\"multi\nline\",x,y\n7,8\n", opts(true, b','));
     assert_eq!(
         out,
         [
@@ -254,20 +231,17 @@ fn blank_lines_are_skipped() {
 
 #[test]
 fn bom_is_dropped() {
+    // The text decoder drops it (source/decode.rs); offsets count from after it.
     let input = b"\xEF\xBB\xBFa,b\n1,2\n";
-    for chunk in [1, 2, 3, 4, 64] {
-        let mut r = CsvReader::new(&input[..], "t.csv", chunk, opts(true, b','));
-        assert_eq!(r.header().unwrap().unwrap(), ["a", "b"]);
-        assert_eq!(read_with(input, opts(true, b','), chunk, 10), [(2, 7, r#"{"a":"1","b":"2"}"#.to_string())]);
-    }
-    assert_eq!(read_with(b"\xEF\xBB\xBF1\n", opts(false, b','), 1, 10), [(1, 3, r#"{"column_a":"1"}"#.into())]);
+    assert_eq!(read_with(input, opts(true, b',')), [(2, 4, r#"{"a":"1","b":"2"}"#.to_string())]);
+    assert_eq!(read_with(b"\xEF\xBB\xBF1\n", opts(false, b',')), [(1, 0, r#"{"column_a":"1"}"#.into())]);
     // Only a whole BOM is dropped.
-    assert!(read_with(b"\xEF\xBB\n", opts(false, b','), 1, 10)[0].2.contains("invalid UTF-8"));
+    assert!(read_with(b"\xEF\xBB\n", opts(false, b','))[0].2.contains("invalid UTF-8"));
 }
 
 #[test]
 fn invalid_utf8_is_a_bad_record_not_a_failure() {
-    let out = read_with(b"a,b\n1,\xFF\n3,\"\xC3\xA9\"\n", opts(true, b','), 2, 10);
+    let out = read_with(b"a,b\n1,\xFF\n3,\"\xC3\xA9\"\n", opts(true, b','));
     assert_eq!(out.len(), 2);
     assert_eq!(out[0].0, 2);
     assert!(out[0].2.contains("invalid UTF-8") && out[0].2.contains("undecodable bytes"), "{}", out[0].2);
@@ -281,14 +255,14 @@ fn invalid_utf8_is_a_bad_record_not_a_failure() {
 fn header_only_and_empty_files_have_no_records() {
     for input in [&b"a,b\n"[..], b"a,b", b"a,b\r\n\r\n\n", b"", b"\n\n", b"\xEF\xBB\xBF"] {
         assert!(read(input).is_empty(), "{input:?}");
-        assert!(read_with(input, opts(true, b','), 1, 1).is_empty(), "{input:?}");
+        assert!(read_with(input, opts(true, b',')).is_empty(), "{input:?}");
     }
     let mut r = CsvReader::new(&b"a,b"[..], "t.csv", 1, opts(true, b','));
     assert_eq!(r.header().unwrap().unwrap(), ["a", "b"]);
     let mut r = CsvReader::new(&b""[..], "t.csv", 1, opts(true, b','));
     assert_eq!(r.header().unwrap(), None);
     assert_eq!(r.next_batch(&mut Batch::default(), 10).unwrap(), 0);
-    assert!(read_with(b"", opts(false, b','), 1, 1).is_empty());
+    assert!(read_with(b"", opts(false, b',')).is_empty());
 }
 
 #[test]
@@ -301,22 +275,18 @@ fn trailing_delimiter_is_an_empty_cell() {
 fn same_records_for_every_chunk_size_and_batch_size() {
     let input: &[u8] = b"\xEF\xBB\xBFid,name,note\r\n\r\n1,\"Smith, J\",\"said \"\"hi\"\"\nthen left\"\r\n2,,\"\"\n\
         3,x\n\n4,\"a\rb\",\xFF\n5,\"\"\"\",tail\"q\"\r\n6,\"x\"y,z,extra\n7,,\n8,\"unterminated\nstill";
-    let expected = read_with(input, opts(true, b','), 1 << 20, 1000);
+    let expected = read_with(input, opts(true, b','));
     assert_eq!(expected.len(), 8);
-    assert_eq!(expected[0], (3, 19, r#"{"id":"1","name":"Smith, J","note":"said \"hi\"\nthen left"}"#.into()));
+    assert_eq!(expected[0], (3, 16, r#"{"id":"1","name":"Smith, J","note":"said \"hi\"\nthen left"}"#.into()));
     assert_eq!(expected[1].2, r#"{"id":"2","name":null,"note":""}"#);
-    assert_eq!(expected[2], (6, 63, "ERR expected 3 cells but found 2".into()));
+    assert_eq!(expected[2], (6, 60, "ERR expected 3 cells but found 2".into()));
     assert!(expected[3].2.contains("invalid UTF-8"));
     assert_eq!(expected[3].0, 8);
     assert_eq!(expected[4].2, r#"{"id":"5","name":"\"","note":"tail\"q\""}"#);
     assert_eq!(expected[5].2, "ERR expected 3 cells but found 4");
     assert_eq!(expected[6].2, r#"{"id":"7","name":null,"note":null}"#);
-    assert_eq!(expected[7], (12, 113, "ERR unterminated quoted cell starting at line 12".into()));
-    for chunk in [1, 2, 3, 7, 64, 1 << 20] {
-        for max in [1, 2, 3, 1000] {
-            assert_eq!(read_with(input, opts(true, b','), chunk, max), expected, "chunk {chunk}, max {max}");
-        }
-    }
+    assert_eq!(expected[7], (12, 110, "ERR unterminated quoted cell starting at line 12".into()));
+    // read_with (the harness) has compared every chunk and batch size.
 }
 
 #[test]
@@ -342,7 +312,7 @@ fn memory_stays_bounded_by_record_and_chunk() {
     // One huge cell grows the buffer, and still decodes whole.
     let big = "y".repeat(100_000);
     let input = format!("a\n\"{big}\"\nz\n");
-    let out = read_with(input.as_bytes(), opts(true, b','), 7, 10);
+    let out = read_with(input.as_bytes(), opts(true, b','));
     assert_eq!(out[0].2, format!(r#"{{"a":"{big}"}}"#));
     assert_eq!(out[1], (3, 100_005, r#"{"a":"z"}"#.to_string()));
 }

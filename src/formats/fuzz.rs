@@ -1,19 +1,13 @@
 //! Fuzzing every decoder with proptest (the stable toolchain has no
 //! cargo-fuzz): arbitrary bytes and near-valid text must never panic, must
-//! keep one meta per record, must give objects for good records, and must
-//! decode the same records whatever the chunk size. CI runs the default
+//! keep the reader contract (formats/harness.rs checks it on every batch),
+//! and must decode the same records whatever the chunk size. CI runs the default
 //! case count; `PROPTEST_CASES=100000 cargo test formats::fuzz` runs longer.
 
 use proptest::prelude::*;
 
-use super::csv::{CsvOptions, CsvReader};
-use super::json_document::{JsonArrayReader, JsonDocumentReader};
-use super::jsonl::JsonLinesReader;
-use super::xml::{XmlOptions, XmlReader};
-use super::{Batch, RecordReader};
-use crate::options::TextEncoding;
-use crate::source::TextDecoder;
-use crate::value::{write_compact_json, Node};
+use super::harness;
+use crate::options::{InputFormat, Options};
 
 #[derive(Debug, Clone, Copy)]
 enum Format {
@@ -25,53 +19,28 @@ enum Format {
     XmlRows,
 }
 
-fn reader<'a>(format: Format, bytes: &'a [u8], chunk: usize) -> Box<dyn RecordReader + 'a> {
-    let text = TextDecoder::new(bytes, TextEncoding::Utf8, chunk);
-    match format {
-        Format::Jsonl => Box::new(JsonLinesReader::new(text, "f", chunk)),
-        Format::Json => Box::new(JsonDocumentReader::new(text, "f", chunk, "fuzz")),
-        Format::JsonArray => Box::new(JsonArrayReader::new(text, "f", chunk, "fuzz")),
-        Format::Csv => Box::new(CsvReader::new(text, "f", chunk, CsvOptions { has_header: true, delimiter: b',' })),
-        Format::Xml => {
-            Box::new(XmlReader::new(text, "f", chunk, XmlOptions { row_tag: None, scalar_object_key: "v".into() }))
-        }
-        Format::XmlRows => Box::new(XmlReader::new(
-            text,
-            "f",
-            chunk,
-            XmlOptions { row_tag: Some("r".into()), scalar_object_key: "v".into() },
-        )),
+/// The options a user would pass for `format`.
+fn options(format: Format, chunk: usize) -> Options {
+    let input_format = match format {
+        Format::Jsonl => InputFormat::Jsonl,
+        Format::Json => InputFormat::Json,
+        Format::JsonArray => InputFormat::JsonArray,
+        Format::Csv => InputFormat::Csv,
+        Format::Xml | Format::XmlRows => InputFormat::Xml,
+    };
+    let mut o = Options::defaults(input_format);
+    o.read_chunk_bytes = chunk;
+    o.scalar_object_key = "v".into();
+    if let Format::XmlRows = format {
+        o.xml_row_tag = Some("r".into());
     }
+    o
 }
 
-/// Every record as (line, byte, JSON text or error); `Err` for I/O-class
-/// failures, which these in-memory readers only give for wrong formats.
-fn decode(format: Format, bytes: &[u8], chunk: usize, max: usize) -> Result<Vec<(u64, u64, String)>, String> {
-    let mut r = reader(format, bytes, chunk);
-    let mut out = Vec::new();
-    for _ in 0..100_000 {
-        let mut batch = Batch::default();
-        let n = r.next_batch(&mut batch, max).map_err(|e| e.message)?;
-        assert_eq!(batch.meta.len(), batch.tape.roots.len(), "one meta per record");
-        assert_eq!(n, batch.len());
-        if n == 0 {
-            return Ok(out);
-        }
-        for i in 0..n {
-            let m = &batch.meta[i];
-            match &m.error {
-                Some(e) => out.push((m.line, m.byte, format!("error: {e}"))),
-                None => {
-                    let root = batch.tape.record(i);
-                    assert!(matches!(root.node(), Node::Object { .. }), "a good record is an object");
-                    let mut s = String::new();
-                    write_compact_json(root, &mut s);
-                    out.push((m.line, m.byte, s));
-                }
-            }
-        }
-    }
-    panic!("the reader never finished");
+/// Every record, through the shared harness (formats/harness.rs), which
+/// checks the reader contract on every batch.
+fn decode(format: Format, bytes: &[u8], chunk: usize, max: usize) -> Result<Vec<harness::Record>, String> {
+    harness::read_once(&options(format, chunk), bytes, max)
 }
 
 fn any_format() -> impl Strategy<Value = Format> {

@@ -152,11 +152,28 @@ fn push_bad_root(tape: &mut Tape) {
     tape.nodes.push(Node::Null);
 }
 
+/// How far the values of one line are read: where the next one starts and
+/// how many came before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineProgress {
+    pub pos: usize,
+    pub records: usize,
+}
+
 /// Decodes `raw` (one line of JSON Lines) as records: usually one object,
 /// but a line may hold several values back to back, and each is its own
-/// record, as DuckDB's `read_json` reads them. A line that is not UTF-8 is
-/// one bad record. Returns the record count.
-pub fn decode_line_records(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &str) -> usize {
+/// record, as DuckDB's `read_json` reads them. At most `max` records are
+/// added, from `progress` on, so a batch never holds more than it may; the
+/// rest of the line is for the next call. A line that is not UTF-8 is one
+/// bad record. Returns the records added and whether the line is done.
+pub fn decode_line_records(
+    raw: &[u8],
+    batch: &mut Batch,
+    (line, byte): (u64, u64),
+    what: &str,
+    progress: &mut LineProgress,
+    max: usize,
+) -> (usize, bool) {
     let text = match std::str::from_utf8(raw) {
         Ok(t) => t,
         // The whole line is one bad record: its structure cannot be trusted.
@@ -170,24 +187,26 @@ pub fn decode_line_records(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, 
                     e.valid_up_to()
                 )),
             });
-            return 1;
+            return (1, true);
         }
     };
-    let mut pos = skip_json_ws(text.as_bytes(), 0);
-    let mut records = 0;
-    while pos < text.len() {
+    let mut pos = skip_json_ws(text.as_bytes(), progress.pos);
+    let mut added = 0;
+    while pos < text.len() && added < max {
         // The name is only formatted into an error message: no allocation
         // per record.
-        let (used, _) = if records == 0 {
+        let (used, _) = if progress.records == 0 {
             decode_value_record(&text[pos..], batch, line, byte + pos as u64, &what)
         } else {
-            let nth = records + 1;
+            let nth = progress.records + 1;
             decode_value_record(&text[pos..], batch, line, byte + pos as u64, &format_args!("value {nth} of {what}"))
         };
-        records += 1;
+        progress.records += 1;
+        added += 1;
         pos = skip_json_ws(text.as_bytes(), pos + used);
     }
-    records
+    progress.pos = pos;
+    (added, pos >= text.len())
 }
 
 /// The first position at or after `pos` that is not JSON whitespace.

@@ -5,7 +5,7 @@
 use std::io::Read;
 
 use super::chunks::Chunks;
-use super::json::decode_line_records;
+use super::json::{decode_line_records, LineProgress};
 use super::Batch;
 use crate::error::Result;
 
@@ -14,24 +14,26 @@ pub struct JsonLinesReader<R: Read> {
     /// Line number and file offset of `input.buf[input.start]`.
     line: u64,
     offset: u64,
+    /// The values of the current line read so far, when a batch filled up
+    /// in the middle of a line holding several.
+    progress: LineProgress,
 }
 
 impl<R: Read> JsonLinesReader<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
-        JsonLinesReader { input: Chunks::new(reader, file, chunk_bytes), line: 1, offset: 0 }
+        JsonLinesReader {
+            input: Chunks::new(reader, file, chunk_bytes),
+            line: 1,
+            offset: 0,
+            progress: LineProgress::default(),
+        }
     }
 
-    /// Reads one more chunk; false at end of input. `searched` (bytes of the
-    /// pending input already searched) shrinks if a byte-order mark is dropped.
-    fn fill(&mut self, searched: &mut usize) -> Result<bool> {
-        let more = self.input.fill()?.is_some();
-        // A UTF-8 byte-order mark opens the file, not the first record.
-        if more && self.offset == 0 && self.input.start == 0 && self.input.buf.starts_with(b"\xEF\xBB\xBF") {
-            self.input.start = 3;
-            self.offset = 3;
-            *searched = searched.saturating_sub(3);
-        }
-        Ok(more)
+    /// Reads one more chunk; false at end of input. (A byte-order mark is
+    /// the text decoder's to drop, source/decode.rs: offsets count from the
+    /// first byte after it.)
+    fn fill(&mut self) -> Result<bool> {
+        Ok(self.input.fill()?.is_some())
     }
 }
 
@@ -53,7 +55,7 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
                 Some(pos) => (searched + pos, searched + pos + 1),
                 None => {
                     searched = rest.len();
-                    if self.fill(&mut searched)? {
+                    if self.fill()? {
                         continue;
                     }
                     let rest = self.input.pending();
@@ -70,8 +72,21 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
             if !is_blank {
                 // Usually one record; a line with several objects gives one
-                // each (so a batch may exceed `max_records` by that line's extra).
-                added += decode_line_records(raw, batch, line_no, offset, "the line");
+                // each, the rest in the next batch once this one is full.
+                let (n, done) = decode_line_records(
+                    raw,
+                    batch,
+                    (line_no, offset),
+                    "the line",
+                    &mut self.progress,
+                    max_records - added,
+                );
+                added += n;
+                if !done {
+                    // The line stays pending; `searched` already covers it.
+                    break;
+                }
+                self.progress = LineProgress::default();
             }
             self.input.start += consumed;
             self.line += 1;
@@ -84,45 +99,37 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::formats::RecordReader;
-    use crate::value::write_compact_json;
+    use crate::formats::harness;
+    use crate::options::InputFormat;
 
-    fn read_all(input: &[u8], chunk: usize) -> Vec<(u64, u64, String)> {
-        let mut r = JsonLinesReader::new(input, "t.jsonl", chunk);
-        let mut out = Vec::new();
-        loop {
-            let mut batch = Batch::default();
-            if r.next_batch(&mut batch, 2).unwrap() == 0 {
-                break;
-            }
-            for i in 0..batch.len() {
-                let mut s = String::new();
-                write_compact_json(batch.tape.record(i), &mut s);
-                let m = &batch.meta[i];
-                out.push((m.line, m.byte, m.error.clone().unwrap_or(s)));
-            }
-        }
-        out
+    fn read_all(input: &[u8]) -> Vec<harness::Record> {
+        harness::records(InputFormat::Jsonl, input, |_| {})
     }
 
     #[test]
     fn same_records_for_every_chunk_size() {
+        // The harness reads with every chunk and batch size and compares.
         let input = b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \n{\"b\":[1,2]}\nnot json\n[1]\n{\"c\":\"\xC3\xA9\"}";
-        let expected = read_all(input, 1 << 20);
+        let expected = read_all(input);
         assert_eq!(expected.len(), 5);
-        assert_eq!(expected[0], (1, 3, "{\"a\":1}".to_string()));
+        // Offsets count from after the byte-order mark (docs/formats.md).
+        assert_eq!(expected[0], (1, 0, "{\"a\":1}".to_string()));
         assert_eq!(expected[1].0, 4);
-        assert!(expected[2].2.starts_with("malformed JSON"));
+        assert!(expected[2].2.starts_with("ERROR: malformed JSON"), "{:?}", expected[2]);
         assert!(expected[3].2.contains("not an object"));
-        for chunk in [1, 3, 7, 64] {
-            assert_eq!(read_all(input, chunk), expected, "chunk size {chunk}");
-        }
+    }
+
+    #[test]
+    fn several_values_on_a_line_fill_batches_one_record_at_a_time() {
+        let out = read_all(b"{\"a\":1} {\"a\":2}{\"a\":3}\n{\"a\":4}\n");
+        let texts: Vec<&str> = out.iter().map(|r| r.2.as_str()).collect();
+        assert_eq!(texts, ["{\"a\":1}", "{\"a\":2}", "{\"a\":3}", "{\"a\":4}"]);
+        assert_eq!(out.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(1, 0), (1, 8), (1, 15), (2, 23)]);
     }
 
     #[test]
     fn invalid_utf8_is_a_bad_record_not_a_failure() {
-        let out = read_all(b"{\"a\":\"\xFF\"}\n{\"a\":1}\n", 4);
+        let out = read_all(b"{\"a\":\"\xFF\"}\n{\"a\":1}\n");
         assert!(out[0].2.contains("invalid UTF-8"));
         assert_eq!(out[1].2, "{\"a\":1}");
     }

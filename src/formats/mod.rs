@@ -5,6 +5,8 @@ mod chunks;
 pub mod csv;
 #[cfg(test)]
 mod fuzz;
+#[cfg(test)]
+pub(crate) mod harness;
 pub mod json;
 pub mod json_document;
 pub mod jsonl;

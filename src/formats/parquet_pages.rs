@@ -11,11 +11,13 @@
 //! reserved fallibly first. What this process cannot allocate becomes an
 //! error naming the file, before anything is allocated from it.
 //!
-//! One tolerance, as pyarrow and DuckDB have it: a chunk whose declared
-//! length ends inside its last page (parquet-mr before 1.2.9 did not count
-//! the dictionary page header, PARQUET-816) is given the length its pages
-//! have, if those pages hold exactly the chunk's values. Anything else that
-//! runs past its chunk stays an error.
+//! One tolerance, as pyarrow has it: a chunk whose declared length ends
+//! inside its last page (parquet-mr before 1.2.9 did not count the
+//! dictionary page header, PARQUET-816) is given the length its pages have,
+//! if those pages hold exactly the chunk's values, grow it by at most
+//! [`MAX_GROWTH`] bytes (the size of a page header; pyarrow pads by as
+//! much) and do not reach into the next chunk. Anything else that runs past
+//! its chunk stays an error (DuckDB's page_size_corruption.parquet).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -23,6 +25,9 @@ use std::os::unix::fs::FileExt;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::parquet_footer::{page_header_info, ChunkLength};
+
+/// The most a chunk may grow to hold its last page (see the module doc).
+const MAX_GROWTH: u64 = 100;
 
 /// Pages up to this size are allocated without a trial reservation.
 const CHECKED_PAGE_BYTES: i64 = 64 << 20;
@@ -32,6 +37,14 @@ const CHECKED_PAGE_BYTES: i64 = 64 << 20;
 /// `data_end` is where the footer begins.
 pub fn check_pages(file: &File, data_end: u64, meta: &ParquetMetaData) -> Result<Vec<ChunkLength>, String> {
     let mut corrections = Vec::new();
+    // Where chunks begin: a grown chunk must end before the next one.
+    let mut starts: Vec<u64> = meta
+        .row_groups()
+        .iter()
+        .flat_map(|g| g.columns())
+        .filter_map(|c| u64::try_from(c.dictionary_page_offset().unwrap_or_else(|| c.data_page_offset())).ok())
+        .collect();
+    starts.sort_unstable();
     for (g, group) in meta.row_groups().iter().enumerate() {
         for (c, column) in group.columns().iter().enumerate() {
             // As arrow-rs computes its byte range, without its assertion:
@@ -47,7 +60,9 @@ pub fn check_pages(file: &File, data_end: u64, meta: &ParquetMetaData) -> Result
                     start.saturating_add(len)
                 )
             })?;
-            let grown = check_chunk(file, start, end, data_end, column.num_values())
+            let next = starts.iter().copied().find(|s| *s > start).unwrap_or(data_end).min(data_end);
+            let limit = next.min(end.saturating_add(MAX_GROWTH)).max(end);
+            let grown = check_chunk(file, start, end, limit, column.num_values())
                 .map_err(|e| format!("column {} of row group {g} (chunk {c}): {e}", column.column_path()))?;
             if let Some(pages_end) = grown {
                 corrections.push(ChunkLength { row_group: g, column: c, length: (pages_end - start) as i64 });
@@ -58,13 +73,14 @@ pub fn check_pages(file: &File, data_end: u64, meta: &ParquetMetaData) -> Result
 }
 
 /// Walks one chunk's pages; `Some(end)` when its last page ends past the
-/// declared `end` and the pages hold exactly `num_values` values.
-fn check_chunk(file: &File, start: u64, end: u64, data_end: u64, num_values: i64) -> Result<Option<u64>, String> {
+/// declared `end`, but not past `limit`, and the pages hold exactly
+/// `num_values` values.
+fn check_chunk(file: &File, start: u64, end: u64, limit: u64, num_values: i64) -> Result<Option<u64>, String> {
     let mut pos = start;
     let mut buf = Vec::new();
     let mut values = 0i64;
     while pos < end {
-        let header = read_header(file, pos, data_end, &mut buf)?;
+        let header = read_header(file, pos, limit, &mut buf)?;
         let (header_len, uncompressed, compressed) = (header.header_len, header.uncompressed, header.compressed);
         if compressed < 0 || uncompressed < 0 {
             return Err(format!("a page at byte {pos} declares a negative size"));
@@ -75,7 +91,7 @@ fn check_chunk(file: &File, start: u64, end: u64, data_end: u64, num_values: i64
         let page_end = pos
             .checked_add(header_len as u64)
             .and_then(|p| p.checked_add(compressed as u64))
-            .filter(|p| *p <= data_end)
+            .filter(|p| *p <= limit)
             .ok_or_else(runs_past)?;
         if page_end > end && values != num_values {
             return Err(runs_past());

@@ -1,7 +1,7 @@
 //! XML: a streaming decoder built on `quick-xml`, read in chunks of
-//! `read_chunk_bytes`. The input is UTF-8 (the transcoder upstream handles
-//! other encodings); a leading UTF-8 byte-order mark is dropped but still
-//! counts in byte offsets.
+//! `read_chunk_bytes`. The input is UTF-8 with any byte-order mark already
+//! dropped by the text decoder upstream (source/decode.rs), which also
+//! transcodes other encodings; byte offsets count from there.
 //!
 //! # Records
 //!
@@ -158,20 +158,8 @@ pub struct XmlReader<R: Read> {
 
 impl<R: Read> XmlReader<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize, options: XmlOptions) -> Self {
-        let source = Source {
-            inner: reader,
-            raw: 0,
-            started: false,
-            stash: [0; 3],
-            stash_len: 0,
-            stash_pos: 0,
-            bom: 0,
-            served: 0,
-            newlines: VecDeque::new(),
-            lines_before: 0,
-            illegal: None,
-            pending_ef: 0,
-        };
+        let source =
+            Source { inner: reader, raw: 0, newlines: VecDeque::new(), lines_before: 0, illegal: None, pending_ef: 0 };
         let mut xml = quick_xml::Reader::from_reader(BufReader::with_capacity(chunk_bytes.max(1), source));
         let config = xml.config_mut();
         // A bare `&` arrives as text starting with `&`; the row becomes bad
@@ -214,9 +202,9 @@ impl<R: Read> XmlReader<R> {
         self.xml.get_mut().get_mut()
     }
 
-    /// Stream offset (BOM included) of quick-xml's position.
+    /// Stream offset of quick-xml's position.
     fn pos(&self) -> u64 {
-        self.xml.buffer_position() + self.xml.get_ref().get_ref().bom
+        self.xml.buffer_position()
     }
 
     fn line_at(&mut self, pos: u64) -> u64 {
@@ -263,7 +251,7 @@ impl<R: Read> XmlReader<R> {
                 return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
             }
             Err(e) => {
-                let at = self.xml.error_position() + self.xml.get_ref().get_ref().bom;
+                let at = self.xml.error_position();
                 let line = self.line_at(at);
                 return Ok(self.fatal(batch, format!("malformed XML at line {line} (byte {at}): {e}"), at));
             }
@@ -577,19 +565,20 @@ impl<R: Read> super::RecordReader for XmlReader<R> {
 /// The first character XML 1.0 forbids (production 2, Char): C0 controls
 /// but tab, LF and CR, and the non-characters U+FFFE and U+FFFF. `pending`
 /// carries how many bytes of `EF BF` ended the previous buffer. Returns the
-/// offset in `bytes` (negative offsets of a split sequence clamp to 0).
-fn find_illegal_char(bytes: &[u8], pending: &mut u8) -> Option<(usize, String)> {
+/// offset of the character's first byte relative to `bytes` (negative when
+/// it began in the previous buffer).
+fn find_illegal_char(bytes: &[u8], pending: &mut u8) -> Option<(i64, String)> {
     for (i, &b) in bytes.iter().enumerate() {
         match (*pending, b) {
             (2, 0xBE | 0xBF) => {
-                return Some((i.saturating_sub(2), format!("the non-character U+FFF{:X}", b - 0xB0)));
+                return Some((i as i64 - 2, format!("the non-character U+FFF{:X}", b - 0xB0)));
             }
             (1, 0xBF) => *pending = 2,
             (_, 0xEF) => *pending = 1,
             _ => *pending = 0,
         }
         if b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') {
-            return Some((i, format!("the control character U+{b:04X}")));
+            return Some((i as i64, format!("the control character U+{b:04X}")));
         }
     }
     None
@@ -611,23 +600,15 @@ fn undefined_entity(name: &str) -> String {
     format!("undefined entity &{name}; (DTD and external entities are never expanded)")
 }
 
-/// The input as quick-xml sees it: drops a leading UTF-8 BOM, counts the bytes
-/// taken from the source and remembers where the not-yet-passed newlines are,
-/// so a record's line can be told from its byte offset. Offsets are in the
-/// stream as given (BOM included).
+/// The input as quick-xml sees it: counts the bytes taken from the source
+/// and remembers where the not-yet-passed newlines are, so a record's line
+/// can be told from its byte offset, and finds the first character XML
+/// forbids. (A byte-order mark is the text decoder's to drop,
+/// source/decode.rs: offsets count from the first byte after it.)
 struct Source<R> {
     inner: R,
-    /// Bytes read from `inner`.
+    /// Bytes read from `inner`: the stream offset of the next byte.
     raw: u64,
-    started: bool,
-    /// The first bytes of the stream, read to look for a BOM.
-    stash: [u8; 3],
-    stash_len: usize,
-    stash_pos: usize,
-    /// Length of the dropped BOM (0 or 3).
-    bom: u64,
-    /// Bytes handed to the reader (BOM excluded).
-    served: u64,
     /// Offsets of newlines handed out but not yet counted in `lines_before`.
     newlines: VecDeque<u64>,
     lines_before: u64,
@@ -640,26 +621,6 @@ struct Source<R> {
 }
 
 impl<R: Read> Source<R> {
-    fn start(&mut self) -> io::Result<()> {
-        while self.stash_len < self.stash.len() {
-            match self.inner.read(&mut self.stash[self.stash_len..]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    self.stash_len += n;
-                    self.raw += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        if self.stash[..self.stash_len] == *b"\xEF\xBB\xBF" {
-            self.stash_len = 0;
-            self.bom = 3;
-        }
-        self.started = true;
-        Ok(())
-    }
-
     /// 1-based line of the byte at stream offset `pos`. Offsets must not
     /// decrease from call to call (earlier newlines are forgotten).
     fn line_at(&mut self, pos: u64) -> u64 {
@@ -676,30 +637,16 @@ impl<R: Read> Source<R> {
 
 impl<R: Read> Read for Source<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        if !self.started {
-            self.start()?;
-        }
-        let n = if self.stash_pos < self.stash_len {
-            let n = (self.stash_len - self.stash_pos).min(buf.len());
-            buf[..n].copy_from_slice(&self.stash[self.stash_pos..self.stash_pos + n]);
-            self.stash_pos += n;
-            n
-        } else {
-            let n = self.inner.read(buf)?;
-            self.raw += n as u64;
-            n
-        };
-        let base = self.bom + self.served;
+        let n = self.inner.read(buf)?;
+        let base = self.raw;
         for i in memchr::memchr_iter(b'\n', &buf[..n]) {
             self.newlines.push_back(base + i as u64);
         }
         if self.illegal.is_none() {
-            self.illegal = find_illegal_char(&buf[..n], &mut self.pending_ef).map(|(i, what)| (base + i as u64, what));
+            self.illegal = find_illegal_char(&buf[..n], &mut self.pending_ef)
+                .map(|(i, what)| (base.saturating_add_signed(i), what));
         }
-        self.served += n as u64;
+        self.raw += n as u64;
         Ok(n)
     }
 }
@@ -1139,49 +1086,26 @@ fn element_name<'a>(e: &'a BytesStart<'_>) -> std::result::Result<&'a str, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::RecordReader;
-    use crate::value::{write_compact_json, Node};
+    use crate::formats::{harness, RecordReader};
+    use crate::options::InputFormat;
+    use crate::value::write_compact_json;
 
     fn options(row_tag: Option<&str>) -> XmlOptions {
         XmlOptions { row_tag: row_tag.map(str::to_string), scalar_object_key: "#text".to_string() }
     }
 
-    /// (line, byte, JSON or error) of every record.
-    fn read_with(input: &[u8], chunk: usize, max: usize, opts: XmlOptions) -> Vec<(u64, u64, String)> {
-        let mut r = XmlReader::new(input, "t.xml", chunk, opts);
-        let mut out = Vec::new();
-        loop {
-            let mut batch = Batch::default();
-            let n = r.next_batch(&mut batch, max).unwrap();
-            assert_eq!(n, batch.len());
-            assert_eq!(batch.meta.len(), batch.tape.roots.len());
-            if n == 0 {
-                // Exhausted stays exhausted.
-                assert_eq!(r.next_batch(&mut batch, max).unwrap(), 0);
-                break;
-            }
-            for i in 0..n {
-                let m = &batch.meta[i];
-                let text = match &m.error {
-                    Some(e) => {
-                        assert_eq!(batch.tape.record(i).node(), Node::Null);
-                        format!("ERROR: {e}")
-                    }
-                    None => {
-                        assert!(matches!(batch.tape.record(i).node(), Node::Object { .. }));
-                        let mut s = String::new();
-                        write_compact_json(batch.tape.record(i), &mut s);
-                        s
-                    }
-                };
-                out.push((m.line, m.byte, text));
-            }
-        }
-        out
+    /// (line, byte, JSON or `ERROR: ...`) of every record, through the
+    /// shared harness (formats/harness.rs: every chunk and batch size, the
+    /// reader contract checked).
+    fn read_with(input: &[u8], opts: XmlOptions) -> Vec<(u64, u64, String)> {
+        harness::records(InputFormat::Xml, input, |o| {
+            o.xml_row_tag = opts.row_tag.clone();
+            o.scalar_object_key = opts.scalar_object_key.clone();
+        })
     }
 
     fn rows(input: &str, row_tag: Option<&str>) -> Vec<String> {
-        read_with(input.as_bytes(), 1 << 20, 100, options(row_tag)).into_iter().map(|r| r.2).collect()
+        read_with(input.as_bytes(), options(row_tag)).into_iter().map(|r| r.2).collect()
     }
 
     fn one(input: &str) -> String {
@@ -1216,7 +1140,7 @@ mod tests {
         assert_eq!(rows("<r><row>hello</row></r>", Some("row")), ["{\"#text\":\"hello\"}"]);
         // A custom key, colliding with a child: the text joins the child's array.
         let opts = XmlOptions { row_tag: None, scalar_object_key: "value".to_string() };
-        let out = read_with(b"<d><value>1</value>two</d>", 4, 10, opts);
+        let out = read_with(b"<d><value>1</value>two</d>", opts);
         assert_eq!(out[0].2, "{\"value\":[\"1\",\"two\"]}");
     }
 
@@ -1289,7 +1213,7 @@ mod tests {
     #[test]
     fn row_tag_streams_direct_children_and_skips_the_rest() {
         let xml = "<?xml version=\"1.0\"?>\n<r attr=\"x\">\n  <header><row>nested</row></header>\n  <row><a>1</a></row>\n  stray text\n  <other><a>no</a></other>\n  <row><a>2</a></row>\n</r>\n<!-- trailing comment -->\n";
-        let out = read_with(xml.as_bytes(), 5, 1, options(Some("row")));
+        let out = read_with(xml.as_bytes(), options(Some("row")));
         assert_eq!(out, [(4, 74, "{\"a\":\"1\"}".to_string()), (7, 136, "{\"a\":\"2\"}".to_string())], "{xml:?}");
         assert_eq!((&xml[74..79], &xml[136..141]), ("<row>", "<row>"));
         // A root without children has no rows.
@@ -1329,7 +1253,7 @@ mod tests {
         // Split across reads, the non-character is still found.
         let input = "<r><row>x\u{FFFF}</row></r>";
         for chunk in [1, 2, 3] {
-            let out = read_with(input.as_bytes(), chunk, 10, options(Some("row")));
+            let out = read_with(input.as_bytes(), options(Some("row")));
             assert!(out[0].2.contains("U+FFFF"), "chunk {chunk}: {out:?}");
         }
         let out = rows("<r><!-- a -- b --><row>1</row></r>", Some("row"));
@@ -1372,7 +1296,7 @@ mod tests {
         assert_eq!(rows(xml, Some("channel/item")), ["{\"a\":\"1\"}", "{\"a\":\"2\"}"]);
         for chunk in [1, 3, 7] {
             let out: Vec<String> =
-                read_with(xml.as_bytes(), chunk, 1, options(Some("channel/item"))).into_iter().map(|r| r.2).collect();
+                read_with(xml.as_bytes(), options(Some("channel/item"))).into_iter().map(|r| r.2).collect();
             assert_eq!(out.len(), 2, "chunk {chunk}");
         }
     }
@@ -1381,7 +1305,7 @@ mod tests {
     fn invalid_utf8_in_skipped_markup_is_not_well_formed() {
         // W3C ibm02n30/31: an encoded surrogate (ED A0 80) in a comment.
         for xml in [&b"<r><!-- \xED\xA0\x80 --><row>1</row></r>"[..], b"<r><?pi \xED\xA0\x80?><row>1</row></r>"] {
-            let out = read_with(xml, 1 << 20, 100, options(Some("row")));
+            let out = read_with(xml, options(Some("row")));
             assert_eq!(out.len(), 1, "{out:?}");
             assert!(out[0].2.contains("not valid UTF-8"), "{out:?}");
         }
@@ -1426,7 +1350,7 @@ mod tests {
     #[test]
     fn malformed_xml_makes_the_record_bad_then_ends_the_file() {
         // Mismatched tags inside a row.
-        let out = read_with(b"<r>\n<row><a>1</b></row>\n<row><a>2</a></row></r>", 3, 1, options(Some("row")));
+        let out = read_with(b"<r>\n<row><a>1</b></row>\n<row><a>2</a></row></r>", options(Some("row")));
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!((out[0].0, out[0].1), (2, 4));
         assert!(out[0].2.starts_with("ERROR: malformed XML at line 2"), "{}", out[0].2);
@@ -1440,7 +1364,7 @@ mod tests {
         assert!(out[2].starts_with("ERROR: malformed XML"), "{}", out[2]);
 
         // Truncated: one bad record in no-row-tag mode.
-        let out = read_with(b"<doc>\n  <a>1</a>\n  <b>", 2, 10, options(None));
+        let out = read_with(b"<doc>\n  <a>1</a>\n  <b>", options(None));
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].0, out[0].1), (1, 0));
         assert!(out[0].2.contains("truncated XML") && out[0].2.contains("<doc>"), "{}", out[0].2);
@@ -1475,7 +1399,7 @@ mod tests {
         let xml = b"<r><row><a>\xFF</a></row><row>1 & 2</row><row a=\"&nope;\"/><row><a>&#0;</a></row><row b=1/><row><\xFF/></row><row>ok</row></r>";
         let out = rows(std::str::from_utf8(&xml[..0]).unwrap(), None);
         assert!(out.is_empty());
-        let out = read_with(xml, 7, 3, options(Some("row")));
+        let out = read_with(xml, options(Some("row")));
         let texts: Vec<&str> = out.iter().map(|r| r.2.as_str()).collect();
         assert_eq!(texts.len(), 7, "{texts:?}");
         assert_eq!(texts[0], "ERROR: invalid UTF-8 in the text of <a>");
@@ -1502,7 +1426,7 @@ mod tests {
     fn billion_laughs_is_one_bad_record_and_cheap() {
         let started = std::time::Instant::now();
         let xml = billion_laughs() + "<lolz>&lol9;</lolz>\n";
-        let out = read_with(xml.as_bytes(), 16, 10, options(None));
+        let out = read_with(xml.as_bytes(), options(None));
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].0, 14);
         assert_eq!(out[0].2, "ERROR: undefined entity &lol9; (DTD and external entities are never expanded)");
@@ -1542,11 +1466,11 @@ mod tests {
     }
 
     #[test]
-    fn a_bom_is_dropped_but_counted() {
-        let out = read_with(b"\xEF\xBB\xBF<r>\n<row a=\"1\"/></r>", 1, 10, options(Some("row")));
-        assert_eq!(out, [(2, 7, "{\"@a\":\"1\"}".to_string())]);
-        let out = read_with(b"\xEF\xBB\xBF<d/>", 2, 10, options(None));
-        assert_eq!(out, [(1, 3, "{}".to_string())]);
+    fn a_bom_is_dropped_and_offsets_count_from_after_it() {
+        let out = read_with(b"\xEF\xBB\xBF<r>\n<row a=\"1\"/></r>", options(Some("row")));
+        assert_eq!(out, [(2, 4, "{\"@a\":\"1\"}".to_string())]);
+        let out = read_with(b"\xEF\xBB\xBF<d/>", options(None));
+        assert_eq!(out, [(1, 0, "{}".to_string())]);
         // Fewer than three bytes, and no BOM.
         assert!(rows("<", None)[0].starts_with("ERROR"));
         assert_eq!(one("<d/>"), "{}");
@@ -1562,7 +1486,7 @@ mod tests {
                 .as_bytes(),
         );
         xml.extend_from_slice(b"<row>\xFF</row><row>last</row><row><a>1</b></row><row>never</row></r>");
-        let expected = read_with(&xml, 1 << 20, 100, options(Some("row")));
+        let expected = read_with(&xml, options(Some("row")));
         assert_eq!(expected.len(), 7, "{expected:?}");
         assert_eq!(expected[0].2, "{\"@id\":\"1\",\"n:a\":\"x & y\",\"b\":[null,\"2\"]}");
         assert_eq!(expected[1].2, "{\"@id\":\"2\",\"c\":\"é\",\"#text\":\"text <raw> more\"}");
@@ -1571,21 +1495,15 @@ mod tests {
         assert!(expected[4].2.contains("invalid UTF-8"));
         assert_eq!(expected[5].2, "{\"#text\":\"last\"}");
         assert!(expected[6].2.starts_with("ERROR: malformed XML"));
-        for chunk in [1, 2, 3, 7, 64, 1 << 20] {
-            for max in [1, 2, 100] {
-                assert_eq!(read_with(&xml, chunk, max, options(Some("row"))), expected, "chunk {chunk}, max {max}");
-            }
-        }
-        let expected = read_with(&xml, 1 << 20, 100, options(None));
-        for chunk in [1, 3, 7] {
-            assert_eq!(read_with(&xml, chunk, 1, options(None)), expected, "chunk {chunk}");
-        }
+        // read_with (the harness) has compared every chunk and batch size,
+        // with and without a row tag.
+        assert_eq!(read_with(&xml, options(None)).len(), 1);
     }
 
     #[test]
     fn lines_and_bytes_point_at_the_record_start() {
         let xml = "<r>\n<row>1</row><row>2</row>\n\n  <row\n>3</row>\r\n<row a=\"\nx\"/>\n<row/></r>";
-        let out = read_with(xml.as_bytes(), 3, 2, options(Some("row")));
+        let out = read_with(xml.as_bytes(), options(Some("row")));
         let got: Vec<(u64, u64)> = out.iter().map(|r| (r.0, r.1)).collect();
         let expect_bytes: Vec<u64> = xml.match_indices("<row").map(|(i, _)| i as u64).collect();
         let expect_lines: Vec<u64> =

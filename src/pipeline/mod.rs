@@ -21,6 +21,8 @@ mod tests;
 pub(crate) use bad_records::{bad_record_error, BadAction, BadRecords};
 pub use clock::{format_utc_micros, now_utc_micros};
 pub use readers::open_reader;
+#[cfg(test)]
+pub use readers::text_reader;
 pub use scanner::{Chunk, Scanner};
 pub use stats::Stats;
 

@@ -2,6 +2,7 @@
 //! scan both come through here, so they read identical records.
 
 use std::fs::File;
+use std::io::{Read, Seek};
 
 use crate::error::{Result, SanitizeError};
 use crate::formats::csv::{CsvOptions, CsvReader};
@@ -17,39 +18,56 @@ use crate::source::{sniff_xml_encoding, TextDecoder};
 /// Opens local `file` for reading; messages call it `name` (a remote file's
 /// URI rather than its staged copy).
 pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) -> Result<Box<dyn RecordReader + Send>> {
-    let mut f = open(function, file, name)?;
+    let f = open(function, file, name)?;
+    match options.input_format {
+        // Parquet is binary: input_text_encoding does not apply.
+        InputFormat::Parquet => Ok(Box::new(ParquetReader::open(f, name, function, super::BATCH_RECORDS)?)),
+        _ => text_reader(function, f, name, options),
+    }
+}
+
+/// The decoder of a text format over `input`: the text decoder (the one
+/// place a byte-order mark is dropped) under the format's reader. Files
+/// come here through [`open_reader`]; the decoder tests
+/// (formats/harness.rs) give bytes in memory.
+pub fn text_reader<R: Read + Seek + Send + 'static>(
+    function: &str,
+    mut input: R,
+    name: &str,
+    options: &Options,
+) -> Result<Box<dyn RecordReader + Send>> {
     let chunk = options.read_chunk_bytes;
     let mut encoding = options.input_text_encoding;
     if options.input_format == InputFormat::Xml && !options.is_given("input_text_encoding") {
-        encoding = declared_xml_encoding(function, &mut f, name)?.unwrap_or(encoding);
+        encoding = declared_xml_encoding(function, &mut input, name)?.unwrap_or(encoding);
     }
-    let text = |f: File| TextDecoder::new(f, encoding, chunk);
+    let text = TextDecoder::new(input, encoding, chunk);
     Ok(match options.input_format {
-        InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text(f), name, chunk)),
+        InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text, name, chunk)),
         InputFormat::Csv => Box::new(CsvReader::new(
-            text(f),
+            text,
             name,
             chunk,
             CsvOptions { has_header: options.csv_has_header, delimiter: options.csv_delimiter },
         )),
-        InputFormat::Json => Box::new(JsonDocumentReader::new(text(f), name, chunk, function)),
-        InputFormat::JsonArray => Box::new(JsonArrayReader::new(text(f), name, chunk, function)),
+        InputFormat::Json => Box::new(JsonDocumentReader::new(text, name, chunk, function)),
+        InputFormat::JsonArray => Box::new(JsonArrayReader::new(text, name, chunk, function)),
         InputFormat::Xml => Box::new(XmlReader::new(
-            text(f),
+            text,
             name,
             chunk,
             XmlOptions { row_tag: options.xml_row_tag.clone(), scalar_object_key: options.scalar_object_key.clone() },
         )),
-        // Parquet is binary: input_text_encoding does not apply.
-        InputFormat::Parquet => Box::new(ParquetReader::open(f, name, function, super::BATCH_RECORDS)?),
+        InputFormat::Parquet => {
+            return Err(SanitizeError::internal(format!("{function}: Parquet is not a text format")));
+        }
     })
 }
 
 /// The encoding an XML document declares (`<?xml ... encoding="..."?>` or
 /// UTF-16 bytes), honoured when `input_text_encoding` is not given. The file
 /// is rewound afterwards.
-fn declared_xml_encoding(function: &str, f: &mut File, name: &str) -> Result<Option<TextEncoding>> {
-    use std::io::{Read, Seek};
+fn declared_xml_encoding(function: &str, f: &mut (impl Read + Seek), name: &str) -> Result<Option<TextEncoding>> {
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
     let mut head = Vec::with_capacity(512);
     f.by_ref().take(512).read_to_end(&mut head).map_err(io)?;

@@ -247,9 +247,8 @@ fn percent_encode(s: &str) -> String {
     out
 }
 
-/// A new directory only this process's user can read, created exclusively
-/// (never an existing one someone else prepared).
-
+/// True when the environment variable is set to a true value (`true`, `1`,
+/// `yes`, any case), as the AWS SDKs read their boolean settings.
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
 }

@@ -123,6 +123,8 @@ pub fn stage(
     })
 }
 
+/// A new directory only this process's user can read, created exclusively
+/// (never an existing one someone else prepared).
 fn new_spool(root: &Path) -> std::io::Result<Spool> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -141,9 +143,6 @@ fn new_spool(root: &Path) -> std::io::Result<Spool> {
         }
     }
 }
-
-/// True when the environment variable is set to a true value (`true`, `1`,
-/// `yes`, any case), as the AWS SDKs read their boolean settings.
 
 #[cfg(test)]
 mod tests {
