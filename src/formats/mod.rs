@@ -16,8 +16,6 @@ mod parquet_footer;
 mod parquet_fuzz;
 mod parquet_pages;
 pub mod xml;
-mod xml_dtd;
-mod xml_names;
 
 use crate::error::Result;
 

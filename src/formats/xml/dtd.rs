@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::xml_names::{is_char, is_name, is_name_char};
+use super::names::{is_char, is_name, is_name_char};
 
 /// A violation: the offset inside the declaration (0 = its `<`) and why.
 pub type DtdError = (usize, String);
