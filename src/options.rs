@@ -261,6 +261,13 @@ named_enum!(InputFormat {
 });
 
 impl InputFormat {
+    /// Whether files of this format carry a signature that the files of one
+    /// directory scan must share (`RecordReader::signature`: the CSV header,
+    /// the XML root), so directory mode opens each file to compare them.
+    pub fn has_signature(self) -> bool {
+        matches!(self, InputFormat::Csv | InputFormat::Xml)
+    }
+
     /// File extensions (lower case, with the dot) this format accepts.
     pub fn extensions(self) -> &'static [&'static str] {
         match self {

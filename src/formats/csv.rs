@@ -404,6 +404,15 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
         }
         Ok(added)
     }
+
+    /// The header's cells: files of one directory scan share them. Reads
+    /// the header line only; `None` without a header or for an empty file.
+    fn signature(&mut self) -> Result<Option<super::Signature>> {
+        if !self.options.has_header {
+            return Ok(None);
+        }
+        Ok(self.header()?.map(super::Signature::CsvHeader))
+    }
 }
 
 /// Writes one well-formed record as an object; returns the error text if the

@@ -436,3 +436,14 @@ proptest! {
         prop_assert_eq!(r.bytes_read(), text.len() as u64);
     }
 }
+
+#[test]
+fn the_signature_is_the_header_and_reads_only_its_line() {
+    let input = b"a,b\n1,2\n3,4\n";
+    let mut r = CsvReader::new(&input[..], "t.csv", 1, opts(true, b','));
+    assert_eq!(r.signature().unwrap(), Some(crate::formats::Signature::CsvHeader(vec!["a".into(), "b".into()])));
+    assert!(r.bytes_read() < input.len() as u64, "{}", r.bytes_read());
+    let mut r = CsvReader::new(&input[..], "t.csv", 1, opts(false, b','));
+    assert_eq!(r.signature().unwrap(), None);
+    assert_eq!(CsvReader::new(&b""[..], "t.csv", 1, opts(true, b',')).signature().unwrap(), None);
+}

@@ -36,25 +36,59 @@ pub trait RecordReader {
     /// Bytes consumed from the source so far.
     fn bytes_read(&self) -> u64;
 
-    /// For typed sources (Parquet): writes one synthetic record whose values
-    /// have the declared column types, so that inference keeps declared
-    /// columns even when every value is null or empty. Never a row.
-    fn declared_schema_sample(&mut self, _batch: &mut Batch) -> bool {
-        false
-    }
-
-    /// For typed sources whose metadata states it (Parquet): the number of
-    /// records, without reading them.
-    fn declared_row_count(&self) -> Option<u64> {
+    /// What a typed source (Parquet) declares before any row is read;
+    /// `None` for text formats. Call it before the first `next_batch`.
+    fn declaration(&mut self) -> Option<Declaration> {
         None
     }
 
+    /// What the files of one directory scan must share, read only as far
+    /// as needed (the CSV header line; the XML root's start tag); `None`
+    /// when the format has none or the file is empty. Call it on a fresh
+    /// reader, instead of reading records.
+    fn signature(&mut self) -> Result<Option<Signature>> {
+        Ok(None)
+    }
+}
+
+/// A typed source's declaration (see [`RecordReader::declaration`]).
+pub struct Declaration {
+    /// One synthetic record whose values have the declared column types,
+    /// so that inference keeps declared columns even when every value is
+    /// null or empty. Never a row.
+    pub sample: Batch,
+    /// The rows the metadata states.
+    pub rows: u64,
     /// True when the declared schema alone decides every value's column:
-    /// no value can fall outside its declared type. False for sources whose
-    /// values may not fit their declaration (a Parquet decimal holding more
-    /// digits than its precision), which the probe must read row by row.
-    fn declared_schema_is_exact(&self) -> bool {
-        false
+    /// no value can fall outside its declared type. False when values may
+    /// not fit their declaration (a Parquet decimal holding more digits than
+    /// its precision), so the probe must read the rows.
+    pub exact: bool,
+}
+
+/// What files must share to be read as one table in directory mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Signature {
+    /// A CSV header's cells.
+    CsvHeader(Vec<String>),
+    /// An XML document's root element name.
+    XmlRoot(String),
+}
+
+impl Signature {
+    /// The message when `file`'s signature is `self` and `first`'s is `expected`.
+    pub fn mismatch(&self, file: &str, expected: &Signature, first: &str) -> String {
+        match (self, expected) {
+            (Signature::XmlRoot(root), Signature::XmlRoot(want)) => format!(
+                "the root element of \"{file}\" is <{root}> but the root of \"{first}\" is <{want}>; directory mode combines documents with one root element"
+            ),
+            (Signature::CsvHeader(h), Signature::CsvHeader(want)) => format!(
+                "the header of \"{file}\" ({}) differs from the header of \"{first}\" ({}); directory mode reads files that share one header",
+                h.join(","),
+                want.join(",")
+            ),
+            _ => format!("\"{file}\" and \"{first}\" are different kinds of file"),
+        }
     }
 }
 

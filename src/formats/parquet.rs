@@ -35,7 +35,7 @@ use parquet::basic::{ConvertedType, LogicalType};
 use parquet::file::metadata::{FileMetaData, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader};
 use parquet::schema::types::ColumnDescPtr;
 
-use super::{dedupe_names, Batch, RecordMeta, RecordReader};
+use super::{dedupe_names, Batch, Declaration, RecordMeta, RecordReader};
 use crate::error::{Result, SanitizeError};
 use crate::value::Declared;
 use crate::value::{Node, Tape, Ticks};
@@ -60,7 +60,7 @@ pub struct ParquetReader {
     /// unique (a schema may repeat a name; no column may vanish).
     keys: Vec<String>,
     /// A decimal column whose values may hold more digits than its
-    /// precision: the probe must read the rows (see `declared_schema_is_exact`).
+    /// precision: the probe must read the rows (see `Declaration::exact`).
     has_decimals: bool,
     /// For each top-level column, the scale of a DECIMAL wider than arrow-rs
     /// reads (precision > 76): its raw bytes are written as exact text.
@@ -302,10 +302,11 @@ impl RecordReader for ParquetReader {
         Ok(added)
     }
 
-    fn declared_schema_sample(&mut self, batch: &mut Batch) -> bool {
-        let Some(reader) = self.reader.as_ref() else { return false };
+    fn declaration(&mut self) -> Option<Declaration> {
+        let reader = self.reader.as_ref()?;
         let schema = arrow::record_batch::RecordBatchReader::schema(reader);
-        let tape = &mut batch.tape;
+        let mut sample = Batch::default();
+        let tape = &mut sample.tape;
         let root = tape.nodes.len();
         let open = tape.open(true);
         let mut evidence = false;
@@ -318,20 +319,12 @@ impl RecordReader for ParquetReader {
         }
         tape.close(open, schema.fields().len() as u32, evidence);
         tape.push_root(root);
-        batch.meta.push(RecordMeta { line: 0, byte: 0, error: None });
-        true
-    }
-
-    fn declared_row_count(&self) -> Option<u64> {
-        Some(self.declared_rows)
-    }
-
-    fn declared_schema_is_exact(&self) -> bool {
+        sample.meta.push(RecordMeta { line: 0, byte: 0, error: None });
         // A decimal's storage (INT64, FIXED_LEN_BYTE_ARRAY) can hold more
         // digits than its declared precision (pandas writes such files):
         // those values keep their text in a string version, which only the
         // rows can reveal.
-        !self.has_decimals
+        Some(Declaration { sample, rows: self.declared_rows, exact: !self.has_decimals })
     }
 
     fn bytes_read(&self) -> u64 {
@@ -689,7 +682,7 @@ fn write_value(v: Value<'_>, row: usize, tape: &mut Tape, scratch: &mut String) 
 }
 
 /// A value of the engine type that the field's type maps to (see the module
-/// doc), for [`RecordReader::declared_schema_sample`]. Null-typed columns
+/// doc), for [`RecordReader::declaration`]. Null-typed columns
 /// give NULL: they declare no type.
 fn write_type_sample(field: &Field, tape: &mut Tape) -> bool {
     let node = match field.data_type() {

@@ -91,9 +91,8 @@ fn read_all(bytes: &[u8]) -> Result<(u64, u64), String> {
     let file = std::fs::File::open(&f.0).unwrap();
     let result = (|| {
         let mut reader = ParquetReader::open(file, "fuzz.parquet", "sanitize_parquet", 256).map_err(|e| e.message)?;
-        let declared = reader.declared_row_count().unwrap_or(0);
+        let declared = reader.declaration().map_or(0, |d| d.rows);
         let mut batch = Batch::default();
-        reader.declared_schema_sample(&mut batch);
         let mut rows = 0u64;
         loop {
             batch.clear();

@@ -54,6 +54,39 @@ impl BadRecords {
         }
     }
 
+    /// A record that decoded but holds values the registry does not take
+    /// (strict mode): `stop` fails naming the first such value, `skip_row`
+    /// drops the record, `emit_null_row` keeps it with only those values
+    /// NULL (counted as nulled). True when the row is kept. Not a bad record
+    /// for the all-bad rule: it was read.
+    pub fn handle_violation(
+        &self,
+        function: &str,
+        file: &str,
+        meta: &RecordMeta,
+        violation: &str,
+        on_error: OnError,
+        stats: &mut Stats,
+    ) -> Result<bool> {
+        match on_error {
+            OnError::Stop => Err(bad_record_error(
+                function,
+                file,
+                meta.line,
+                meta.byte,
+                &format!("{violation} (schema_mode 'strict')"),
+            )),
+            OnError::SkipRow => {
+                stats.rows_skipped += 1;
+                Ok(false)
+            }
+            OnError::EmitNullRow => {
+                stats.rows_nulled += 1;
+                Ok(true)
+            }
+        }
+    }
+
     /// A scan that read records and found every one bad has read nothing: an
     /// error with the count and the first cause, unless the user chose an
     /// `on_error` explicitly (then the NULL rows or the empty result are
@@ -70,7 +103,7 @@ impl BadRecords {
     }
 }
 
-pub(crate) fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
+fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
     SanitizeError::input(format!(
         "{function}: bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
     ))

@@ -18,7 +18,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use bad_records::{bad_record_error, BadAction, BadRecords};
+pub(crate) use bad_records::{BadAction, BadRecords};
 pub use clock::{format_utc_micros, now_utc_micros};
 pub use readers::open_reader;
 #[cfg(test)]
@@ -163,65 +163,22 @@ fn plan_with(function: &str, path: &str, options: Options, for_scan: bool) -> Re
 }
 
 /// Directory mode joins files into one table: CSV files must share their
-/// header (each file's own header row is dropped). Checked before any row.
+/// header (each file's own header row is dropped), XML documents their root
+/// element. Each format says what its files share (`RecordReader::signature`,
+/// reading only that much); checked before any row.
 fn check_directory_consistency(function: &str, files: &[String], names: &[String], options: &Options) -> Result<()> {
-    if files.len() < 2 {
+    if files.len() < 2 || !options.input_format.has_signature() {
         return Ok(());
     }
-    if options.input_format == InputFormat::Xml {
-        return check_xml_roots(function, files, names, options);
-    }
-    if options.input_format != InputFormat::Csv || !options.csv_has_header {
-        return Ok(());
-    }
-    let header = |file: &String, name: &String| -> Result<Option<Vec<String>>> {
-        let f = readers::open(function, file, name)?;
-        let text = crate::source::TextDecoder::new(f, options.input_text_encoding, options.read_chunk_bytes);
-        let csv = crate::formats::csv::CsvOptions { has_header: true, delimiter: options.csv_delimiter };
-        crate::formats::csv::CsvReader::new(text, name, options.read_chunk_bytes, csv)
-            .header()
-            .map_err(|e| e.in_function(function))
-    };
-    // An empty file has no header and agrees with anything.
-    let mut reference: Option<(&String, Vec<String>)> = None;
+    // An empty file has no signature and agrees with anything.
+    let mut reference: Option<(&String, crate::formats::Signature)> = None;
     for (path, file) in files.iter().zip(names) {
-        let Some(h) = header(path, file)? else { continue };
+        let mut reader = open_reader(function, path, file, options)?;
+        let Some(signature) = reader.signature().map_err(|e| e.in_function(function))? else { continue };
         match &reference {
-            None => reference = Some((file, h)),
-            Some((first, expected)) if *expected != h => {
-                return Err(SanitizeError::input(format!(
-                    "{function}: the header of \"{file}\" ({}) differs from the header of \"{first}\" ({}); directory mode reads files that share one header",
-                    h.join(","),
-                    expected.join(",")
-                )));
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// XML documents combine only when they share their root element (the
-/// documents are siblings under one logical root).
-fn check_xml_roots(function: &str, files: &[String], names: &[String], options: &Options) -> Result<()> {
-    let mut reference: Option<(&String, String)> = None;
-    for (path, file) in files.iter().zip(names) {
-        let f = readers::open(function, path, file)?;
-        let text = crate::source::TextDecoder::new(f, options.input_text_encoding, options.read_chunk_bytes);
-        let xml = crate::formats::xml::XmlOptions {
-            row_tag: options.xml_row_tag.clone(),
-            scalar_object_key: options.scalar_object_key.clone(),
-        };
-        let mut reader = crate::formats::xml::XmlReader::new(text, file, options.read_chunk_bytes, xml);
-        let mut scratch = Batch::default();
-        crate::formats::RecordReader::next_batch(&mut reader, &mut scratch, 1).map_err(|e| e.in_function(function))?;
-        let Some(root) = reader.root_tag().map(str::to_string) else { continue };
-        match &reference {
-            None => reference = Some((file, root)),
-            Some((first, expected)) if *expected != root => {
-                return Err(SanitizeError::input(format!(
-                    "{function}: the root element of \"{file}\" is <{root}> but the root of \"{first}\" is <{expected}>; directory mode combines documents with one root element"
-                )));
+            None => reference = Some((file, signature)),
+            Some((first, expected)) if *expected != signature => {
+                return Err(SanitizeError::input(format!("{function}: {}", signature.mismatch(file, expected, first))));
             }
             Some(_) => {}
         }
@@ -249,24 +206,20 @@ fn probe_files(
         let mut reader =
             prefetch::Prefetch::new(open_reader(function, path, file, options)?, options.batch_memory_limit_bytes);
         batch.clear();
-        // The footer plan covers a file only when its declared schema
-        // decides every value's column; otherwise its rows are probed.
-        let declared_only = declared_only && reader.declared_schema_is_exact();
-        if reader.declared_schema_sample(&mut batch) {
+        stats.files += 1;
+        if let Some(declared) = reader.declaration() {
             // The sample is no row: its values are not counted (flattened,
             // duplicates), but its depth is the declared depth.
             let mut sample_stats = InferStats::default();
-            absorb_record(root, batch.tape.record(0), &rules, &mut sample_stats);
-            if declared_only {
+            absorb_record(root, declared.sample.tape.record(0), &rules, &mut sample_stats);
+            // The footer plan covers a file only when its declared schema
+            // decides every value's column; otherwise its rows are probed.
+            if declared_only && declared.exact {
                 infer_stats.max_depth_seen = infer_stats.max_depth_seen.max(sample_stats.max_depth_seen);
+                stats.rows_read += declared.rows;
+                stats.rows_emitted += declared.rows;
+                continue;
             }
-        }
-        stats.files += 1;
-        if declared_only {
-            let rows = reader.declared_row_count().unwrap_or(0);
-            stats.rows_read += rows;
-            stats.rows_emitted += rows;
-            continue;
         }
         loop {
             let n = reader.next_batch(&mut batch).map_err(|e| e.in_function(function))?;

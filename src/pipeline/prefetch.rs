@@ -108,21 +108,9 @@ impl Prefetch {
         self.bytes_read
     }
 
-    /// The Parquet declared-schema sample, taken before decoding starts.
-    pub fn declared_schema_sample(&mut self, batch: &mut Batch) -> bool {
-        match self.idle.as_mut() {
-            Some((reader, _)) => reader.declared_schema_sample(batch),
-            None => false,
-        }
-    }
-
-    /// The footer's row count (Parquet), read before decoding starts.
-    pub fn declared_schema_is_exact(&self) -> bool {
-        self.idle.as_ref().is_some_and(|(reader, _)| reader.declared_schema_is_exact())
-    }
-
-    pub fn declared_row_count(&self) -> Option<u64> {
-        self.idle.as_ref().and_then(|(reader, _)| reader.declared_row_count())
+    /// A typed source's declaration (Parquet), taken before decoding starts.
+    pub fn declaration(&mut self) -> Option<crate::formats::Declaration> {
+        self.idle.as_mut().and_then(|(reader, _)| reader.declaration())
     }
 }
 

@@ -1,10 +1,10 @@
 use std::sync::Arc;
 
 use super::prefetch::Prefetch;
-use super::{bad_record_error, open_reader, BadAction, BadRecords, ScanPlan, Stats};
+use super::{open_reader, BadAction, BadRecords, ScanPlan, Stats};
 use crate::error::Result;
 use crate::formats::Batch;
-use crate::options::{OnError, SchemaMode};
+use crate::options::SchemaMode;
 use crate::route::{columns_for_struct, Column, Router};
 
 /// One output chunk: the data columns plus which file produced its rows (a
@@ -117,22 +117,9 @@ impl Scanner {
                 let record = self.batch.tape.record(i);
                 if strict {
                     if let Some(v) = self.router.first_violation(&plan.schema, record, &rules) {
-                        match on_error {
-                            OnError::Stop => {
-                                return Err(bad_record_error(
-                                    function,
-                                    file,
-                                    meta.line,
-                                    meta.byte,
-                                    &format!("{v} (schema_mode 'strict')"),
-                                ))
-                            }
-                            OnError::SkipRow => {
-                                self.stats.rows_skipped += 1;
-                                continue;
-                            }
-                            // The row is kept; only the values that do not fit are NULL.
-                            OnError::EmitNullRow => self.stats.rows_nulled += 1,
+                        let why = v.to_string();
+                        if !self.bad.handle_violation(function, file, meta, &why, on_error, &mut self.stats)? {
+                            continue;
                         }
                     }
                 }

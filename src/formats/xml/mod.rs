@@ -195,12 +195,6 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
-    /// Name of the document's root element once seen (for directory mode:
-    /// documents must share it).
-    pub fn root_tag(&self) -> Option<&str> {
-        self.root_tag.as_deref()
-    }
-
     fn source(&mut self) -> &mut Source<R> {
         self.xml.get_mut().get_mut()
     }
@@ -562,6 +556,16 @@ impl<R: Read> super::RecordReader for XmlReader<R> {
 
     fn bytes_read(&self) -> u64 {
         self.xml.get_ref().get_ref().raw
+    }
+
+    /// The root element's name: documents of one directory scan share it.
+    /// Reads up to the root's start tag, no further.
+    fn signature(&mut self) -> Result<Option<super::Signature>> {
+        let mut scratch = Batch::default();
+        while self.root_tag.is_none() && self.phase != Phase::Done {
+            self.step(&mut scratch)?;
+        }
+        Ok(self.root_tag.clone().map(super::Signature::XmlRoot))
     }
 }
 

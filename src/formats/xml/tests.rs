@@ -237,13 +237,24 @@ fn an_entity_between_rows_is_a_bad_record_not_silence() {
 }
 
 #[test]
+fn the_signature_is_the_root_name_read_no_further_than_its_start_tag() {
+    let xml = "<?xml version=\"1.0\"?>\n<!-- c -->\n<doc v=\"1\"><a>1</a></doc>";
+    let mut r = XmlReader::new(xml.as_bytes(), "t.xml", 1, options(Some("a")));
+    assert_eq!(r.signature().unwrap(), Some(crate::formats::Signature::XmlRoot("doc".into())));
+    // Only the start tag was read: the rows are all still to come.
+    assert!(r.bytes_read() < xml.len() as u64, "{}", r.bytes_read());
+    let mut batch = Batch::default();
+    assert_eq!(r.next_batch(&mut batch, 10).unwrap(), 1);
+    // No root element, no signature.
+    assert_eq!(XmlReader::new(&b"  "[..], "t.xml", 4, options(None)).signature().unwrap(), None);
+}
+
+#[test]
 fn without_row_tag_the_document_is_one_record() {
     let xml = "<?xml version=\"1.0\"?>\n<!-- c --><?pi x?>\n<doc v=\"1\">\n<a>1</a><a>2</a></doc>\n";
     let mut r = XmlReader::new(xml.as_bytes(), "t.xml", 3, options(None));
-    assert_eq!(r.root_tag(), None);
     let mut batch = Batch::default();
     assert_eq!(r.next_batch(&mut batch, 10).unwrap(), 1);
-    assert_eq!(r.root_tag(), Some("doc"));
     let mut s = String::new();
     write_compact_json(batch.tape.record(0), &mut s);
     assert_eq!(s, "{\"@v\":\"1\",\"a\":[\"1\",\"2\"]}");
