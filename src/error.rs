@@ -1,54 +1,34 @@
-//! Error kinds of the engine. Every message is final text for a DuckDB error:
-//! it names the function, the parameter or the file and line, then the cause.
+//! The engine's error. Every message is final text for a DuckDB error: it
+//! names the function, the parameter or the file and line, then the cause.
 
 use std::fmt;
 
-/// Where in the input a record came from; used to point errors at their row.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Location {
-    pub file: String,
-    /// 1-based line of the record's first byte (for line-oriented formats).
-    pub line: u64,
-    /// Byte offset of the record's first byte in the file.
-    pub byte: u64,
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "file \"{}\" at line {} (byte {})", self.file, self.line, self.byte)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// A bad named parameter or argument, raised at bind time.
-    Options,
-    /// Bad input data (malformed record, strict-mode violation, ...).
-    Input,
-    /// The file system or a remote store failed.
-    Io,
-    /// A broken invariant of ours: always a bug.
-    Internal,
-}
-
+/// An error whose message is final text for a DuckDB error. The
+/// constructors name the kind at the call site (a bad option, bad input,
+/// failed I/O, our own bug); DuckDB's C API takes a message only, so the
+/// kind lives in the words: only `internal` changes them, adding "please
+/// report".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SanitizeError {
-    pub kind: ErrorKind,
     pub message: String,
 }
 
 impl SanitizeError {
+    /// A bad named parameter or argument, raised at bind time.
     pub fn options(message: impl Into<String>) -> Self {
-        Self { kind: ErrorKind::Options, message: message.into() }
+        Self { message: message.into() }
     }
+    /// Bad input data (a malformed file, a strict-mode violation, ...).
     pub fn input(message: impl Into<String>) -> Self {
-        Self { kind: ErrorKind::Input, message: message.into() }
+        Self { message: message.into() }
     }
+    /// The file system or a remote store failed.
     pub fn io(message: impl Into<String>) -> Self {
-        Self { kind: ErrorKind::Io, message: message.into() }
+        Self { message: message.into() }
     }
+    /// A broken invariant of ours: always a bug.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self { kind: ErrorKind::Internal, message: format!("internal error (please report): {}", message.into()) }
+        Self { message: format!("internal error (please report): {}", message.into()) }
     }
     /// Prefixes the message with the SQL function's name, DuckDB style.
     pub fn in_function(mut self, function: &str) -> Self {

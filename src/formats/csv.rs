@@ -23,7 +23,7 @@ use std::io::Read;
 
 use super::chunks::Chunks;
 use super::{Batch, RecordMeta};
-use crate::error::{Location, Result, SanitizeError};
+use crate::error::{Result, SanitizeError};
 use crate::value::{Node, Tape};
 
 /// How to read a CSV file.
@@ -197,9 +197,11 @@ impl<R: Read> CsvReader<R> {
                 continue;
             }
             if let Some(q) = end.unterminated {
-                let loc = Location { file: self.input.file.clone(), line: self.line, byte: self.offset };
                 return Err(SanitizeError::input(format!(
-                    "{loc}: the CSV header has an unterminated quoted cell starting at line {}",
+                    "file \"{}\" at line {} (byte {}): the CSV header has an unterminated quoted cell starting at line {}",
+                    self.input.file,
+                    self.line,
+                    self.offset,
                     self.line + q
                 )));
             }

@@ -16,7 +16,10 @@ use crate::value::{decimal_value, sixteen, write_compact_json, DeclaredBits, Nod
 /// Counters and scratch space of one materialization pass.
 pub struct Router {
     /// The schema was inferred from this same data (additive mode), so a
-    /// single-version family needs no compatibility check: it took every value.
+    /// single-version family skips the version choice: it took every value.
+    /// Writing still checks each value against the type (`encode_declared`
+    /// refuses an integer out of range), so a wrong trust costs a counted
+    /// NULL (`values_nulled`), never a wrong number.
     pub trusted: bool,
     /// Values that no version could take (strict mode): written as NULL.
     pub values_nulled: u64,
@@ -451,12 +454,14 @@ fn encode_declared(d: Declared, c: &Classified<'_>, out: &mut Vec<u8>) -> bool {
             _ => false,
         },
         Declared::Blob => false,
-        int => match integer_of(c) {
-            Some(n) => {
+        // In range or refused: the low bytes of a wider integer would be
+        // another number.
+        int => match (integer_of(c), int.int_range()) {
+            (Some(n), Some((lo, hi))) if (lo..=hi).contains(&n) => {
                 write_le(n, int.width(), out);
                 true
             }
-            None => false,
+            _ => false,
         },
     }
 }
@@ -473,5 +478,36 @@ fn push<T>(values: &mut Vec<T>, v: Option<T>) -> bool {
             true
         }
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::infer::{DepthLimits, TimeUnit};
+    use crate::scalar::ScalarParsers;
+    use crate::value::Tape;
+
+    fn encoded(d: Declared, value: i64) -> Option<Vec<u8>> {
+        let mut tape = Tape::default();
+        tape.nodes.push(Node::Int(value));
+        tape.roots.push(0);
+        let parsers = ScalarParsers::default();
+        let limits = DepthLimits { arrow_max_depth: 32, parquet_max_depth: 15 };
+        let rules = Rules { limits, scalar_object_key: "v", parsers: &parsers, timestamp_unit: TimeUnit::Micros };
+        let c = classify(tape.record(0), Level::default(), &rules);
+        let mut out = Vec::new();
+        encode_declared(d, &c, &mut out).then_some(out)
+    }
+
+    #[test]
+    fn integers_out_of_their_declared_range_are_refused_not_truncated() {
+        assert_eq!(encoded(Declared::Int8, 127), Some(vec![127]));
+        assert_eq!(encoded(Declared::Int8, -128), Some(vec![0x80]));
+        assert_eq!(encoded(Declared::Int8, 300), None);
+        assert_eq!(encoded(Declared::UInt8, -1), None);
+        assert_eq!(encoded(Declared::Int16, 40_000), None);
+        assert_eq!(encoded(Declared::UInt32, 4_294_967_295), Some(vec![0xFF; 4]));
+        assert_eq!(encoded(Declared::Int32, i64::MAX), None);
     }
 }
