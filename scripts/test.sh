@@ -10,6 +10,7 @@ export AWS_EC2_METADATA_DISABLED=true
 bash scripts/setup.sh
 echo "== module floors (docs/architecture.md)"
 "$VENV/bin/python" scripts/check_floors.py
+"$VENV/bin/python" scripts/check_safety_notes.py
 echo "== cargo test"
 cargo test --quiet
 echo "== build"

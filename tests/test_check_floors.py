@@ -63,3 +63,18 @@ def test_a_circle_between_siblings_fails_and_parent_child_does_not(tmp_path):
     assert r.returncode == 1
     assert "circle: formats::a -> formats::b -> formats::a" in r.stdout
     assert r.stdout.count("circle") == 1, r.stdout
+
+
+SAFETY_SCRIPT = REPO / "scripts" / "check_safety_notes.py"
+
+
+def test_every_unsafe_block_has_a_safety_note_and_the_check_can_fail(tmp_path):
+    r = subprocess.run([sys.executable, str(SAFETY_SCRIPT), str(REPO)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text(
+        "fn a() {\n    // SAFETY: fine.\n    unsafe { f() };\n}\nfn b() {\n    let x = 1;\n    unsafe { g() };\n}\n"
+    )
+    r = subprocess.run([sys.executable, str(SAFETY_SCRIPT), str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "src/lib.rs:7" in r.stdout and "src/lib.rs:3" not in r.stdout, r.stdout

@@ -3,6 +3,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
 
+use super::handles::{BindInfo, FunctionInfo, InitInfo};
+
 /// Keeps the extension silent: a panic inside our callbacks becomes a DuckDB
 /// error, so the default hook's message on stderr would only be noise in
 /// the host's terminal. Panics elsewhere in the process go to the hook that
@@ -38,30 +40,28 @@ pub fn catch<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     }
 }
 
-/// A C string for DuckDB's error setters (interior NULs would truncate it).
-pub fn c_message(message: &str) -> std::ffi::CString {
-    std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default()
-}
-
 /// The callback shapes DuckDB calls: each runs `f` under [`catch`] and hands
 /// an error (or a contained panic) to the matching error setter.
-pub fn guard_bind(info: duckdb::ffi::duckdb_bind_info, f: impl FnOnce() -> Result<(), String>) {
+pub fn guard_bind(info: &BindInfo, f: impl FnOnce() -> Result<(), String>) {
     if let Err(message) = catch(f) {
-        let m = c_message(&message);
-        unsafe { duckdb::ffi::duckdb_bind_set_error(info, m.as_ptr()) };
+        info.set_error(&message);
     }
 }
 
-pub fn guard_init(info: duckdb::ffi::duckdb_init_info, f: impl FnOnce() -> Result<(), String>) {
+pub fn guard_init(info: &InitInfo, f: impl FnOnce() -> Result<(), String>) {
     if let Err(message) = catch(f) {
-        let m = c_message(&message);
-        unsafe { duckdb::ffi::duckdb_init_set_error(info, m.as_ptr()) };
+        info.set_error(&message);
     }
 }
 
-pub fn guard_scan(info: duckdb::ffi::duckdb_function_info, f: impl FnOnce() -> Result<(), String>) {
+pub fn guard_scan(info: &FunctionInfo, f: impl FnOnce() -> Result<(), String>) {
     if let Err(message) = catch(f) {
-        let m = c_message(&message);
-        unsafe { duckdb::ffi::duckdb_function_set_error(info, m.as_ptr()) };
+        info.set_error(&message);
+    }
+}
+
+pub fn guard_scalar(info: &FunctionInfo, f: impl FnOnce() -> Result<(), String>) {
+    if let Err(message) = catch(f) {
+        info.set_scalar_error(&message);
     }
 }

@@ -2,9 +2,8 @@
 //! [`guard::contain`], so neither a Rust panic nor an error crosses the C
 //! boundary: both become DuckDB errors.
 
-mod context;
 mod guard;
-mod params;
+mod handles;
 mod scalar;
 mod table;
 mod types;
@@ -27,12 +26,15 @@ pub unsafe extern "C" fn schema_sanitizer_init_c_api(
     info: ffi::duckdb_extension_info,
     access: *const ffi::duckdb_extension_access,
 ) -> bool {
+    // SAFETY: DuckDB's pointers, valid for this call (the function's contract).
     let result = guard::catch(|| unsafe { init(info, access) });
     match result {
         Ok(loaded) => loaded,
         Err(message) => {
+            // SAFETY: `access` is valid for this call; set_error copies the message.
             if let Some(set_error) = unsafe { (*access).set_error } {
                 let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+                // SAFETY: DuckDB's setter with DuckDB's info and a NUL-terminated message.
                 unsafe { set_error(info, text.as_ptr()) };
             }
             false
@@ -40,28 +42,36 @@ pub unsafe extern "C" fn schema_sanitizer_init_c_api(
     }
 }
 
+/// # Safety
+/// `info` and `access` are DuckDB's, valid for the entry point's call.
 unsafe fn init(info: ffi::duckdb_extension_info, access: *const ffi::duckdb_extension_access) -> Result<bool, String> {
+    // SAFETY: DuckDB's pointers; the call fills the C API function table.
     let have_api =
         unsafe { ffi::duckdb_rs_extension_api_init(info, access, C_API_VERSION) }.map_err(|e| e.to_string())?;
     if !have_api {
         // DuckDB has already recorded why (an older C API than we need).
         return Ok(false);
     }
+    // SAFETY: `access` is valid for this call.
     let get_database = unsafe { (*access).get_database }.ok_or("DuckDB gave no get_database function")?;
+    // SAFETY: DuckDB's function with DuckDB's info.
     let db = unsafe { get_database(info) };
     if db.is_null() {
         return Err("DuckDB gave no database to register the functions in".into());
     }
     let mut con: ffi::duckdb_connection = std::ptr::null_mut();
+    // SAFETY: a live database; the connection is ours, closed below.
     if unsafe { ffi::duckdb_connect(*db, &mut con) } != ffi::DuckDBSuccess {
         return Err("could not open a connection to register the functions".into());
     }
-    let registered = register_all(con);
+    // SAFETY: the connection stays open until after registration.
+    let registered = register_all(&unsafe { handles::Connection::from_raw(con) });
+    // SAFETY: our connection, closed once.
     unsafe { ffi::duckdb_disconnect(&mut con) };
     registered.map(|_| true)
 }
 
-fn register_all(con: ffi::duckdb_connection) -> Result<(), String> {
+fn register_all(con: &handles::Connection) -> Result<(), String> {
     for def in TABLE_FUNCTIONS {
         table::register(con, def)?;
     }

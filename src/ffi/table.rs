@@ -1,15 +1,15 @@
 //! The generic table-function glue shared by every `sanitize_*` function:
 //! bind (options, probe, output columns), init (the scan state), scan.
 
-use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex};
 
 use duckdb::ffi;
 
-use super::guard::{c_message, guard_bind, guard_init, guard_scan};
-use super::params::{named, take_value};
+use super::guard::{guard_bind, guard_init, guard_scan};
+use super::handles::{
+    register_table_function, BindInfo, Connection, DataChunk, FunctionInfo, InitInfo, TableCallbacks,
+};
 use super::types::LogicalType;
-use super::vectors::{fill_i64, fill_varchar, first_row_only, write_column};
 use crate::functions::sanitize_probe::probe_row;
 use crate::functions::{TableFunctionDef, TableKind, ETL_COLUMNS, PROBE_COLUMNS};
 use crate::options::{ParamType, ParamValue, INPUT_FORMAT_SPEC, OPTION_SPECS};
@@ -38,31 +38,22 @@ struct ScanInner {
     done: bool,
 }
 
-pub fn register(con: ffi::duckdb_connection, def: &'static TableFunctionDef) -> Result<(), String> {
-    unsafe {
-        let mut tf = ffi::duckdb_create_table_function();
-        let name = CString::new(def.name).map_err(|e| e.to_string())?;
-        ffi::duckdb_table_function_set_name(tf, name.as_ptr());
-        let varchar = LogicalType::varchar();
-        ffi::duckdb_table_function_add_parameter(tf, varchar.0);
-        let specs = OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC));
-        for spec in specs {
-            let ty = param_logical_type(spec.ty);
-            let n = CString::new(spec.name).map_err(|e| e.to_string())?;
-            ffi::duckdb_table_function_add_named_parameter(tf, n.as_ptr(), ty.0);
-        }
-        // The definition is 'static: no destructor needed for the extra info.
-        ffi::duckdb_table_function_set_extra_info(tf, def as *const TableFunctionDef as *mut c_void, None);
-        ffi::duckdb_table_function_set_bind(tf, Some(bind));
-        ffi::duckdb_table_function_set_init(tf, Some(init));
-        ffi::duckdb_table_function_set_function(tf, Some(scan));
-        let rc = ffi::duckdb_register_table_function(con, tf);
-        ffi::duckdb_destroy_table_function(&mut tf);
-        if rc != ffi::DuckDBSuccess {
-            return Err(format!("registering table function {} failed", def.name));
-        }
-    }
-    Ok(())
+/// Registers one `sanitize_*` function: the path, and every option as a
+/// named parameter (plus `input_format` for `sanitize`/`sanitize_probe`).
+pub fn register(con: &Connection, def: &'static TableFunctionDef) -> Result<(), String> {
+    let named: Vec<(&str, LogicalType)> = OPTION_SPECS
+        .iter()
+        .chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC))
+        .map(|spec| (spec.name, param_logical_type(spec.ty)))
+        .collect();
+    register_table_function(
+        con,
+        def.name,
+        &[LogicalType::varchar()],
+        &named,
+        Some(def),
+        TableCallbacks { bind, init, scan },
+    )
 }
 
 fn param_logical_type(ty: ParamType) -> LogicalType {
@@ -76,22 +67,28 @@ fn param_logical_type(ty: ParamType) -> LogicalType {
 }
 
 unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
-    guard_bind(info, || unsafe { bind_inner(info) });
+    // SAFETY: DuckDB passes the bind info of this call.
+    let info = unsafe { BindInfo::from_raw(info) };
+    guard_bind(&info, || {
+        // SAFETY: `register` gave every function using this callback its
+        // `&'static TableFunctionDef` as extra info.
+        let def = unsafe { info.extra_info::<TableFunctionDef>() }.ok_or("the function has no definition")?;
+        bind_scan(&info, def)
+    });
 }
 
-unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
-    let def = unsafe { &*(ffi::duckdb_bind_get_extra_info(info) as *const TableFunctionDef) };
-    let client = unsafe { super::context::client_info(info) };
+fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), String> {
+    let client = info.client_info();
     if !client.external_access {
         return Err(format!("{}: reading files is disabled by the setting enable_external_access = false", def.name));
     }
-    let path = match unsafe { take_value(ffi::duckdb_bind_get_parameter(info, 0), ParamType::Varchar) } {
+    let path = match info.parameter(0, ParamType::Varchar) {
         ParamValue::Str(s) => s,
         _ => return Err(format!("{}: the path argument must not be NULL", def.name)),
     };
     let mut params: Vec<(&str, ParamValue)> = Vec::new();
     for spec in OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC)) {
-        if let Some(v) = unsafe { named(info, spec.name, spec.ty) } {
+        if let Some(v) = info.named_parameter(spec.name, spec.ty) {
             params.push((spec.name, v));
         }
     }
@@ -101,115 +98,93 @@ unsafe fn bind_inner(info: ffi::duckdb_bind_info) -> Result<(), String> {
         TableKind::Probe => plan(def.name, &path, options),
     }
     .map_err(|e| e.message)?;
-    unsafe {
-        match def.kind {
-            TableKind::Scan => {
-                for &(fi, vi) in &plan.schema.outputs {
-                    let v = &plan.schema.families[fi].versions[vi];
-                    add_column(info, &v.output_name, &LogicalType::for_node(&v.ty));
-                }
-                add_column(info, ETL_COLUMNS[0], &LogicalType::varchar());
-                add_column(info, ETL_COLUMNS[1], &LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ));
-                add_column(info, ETL_COLUMNS[2], &LogicalType::varchar());
-                add_column(info, ETL_COLUMNS[3], &LogicalType::varchar());
+    match def.kind {
+        TableKind::Scan => {
+            for v in plan.schema.output_versions() {
+                info.add_result_column(&v.output_name, &LogicalType::for_node(&v.ty));
             }
-            TableKind::Probe => {
-                for name in PROBE_COLUMNS {
-                    add_column(info, name, &LogicalType::varchar());
-                }
-            }
-        }
-        if def.kind == TableKind::Scan {
-            ffi::duckdb_bind_set_cardinality(
-                info,
+            info.add_result_column(ETL_COLUMNS[0], &LogicalType::varchar());
+            info.add_result_column(ETL_COLUMNS[1], &LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ));
+            info.add_result_column(ETL_COLUMNS[2], &LogicalType::varchar());
+            info.add_result_column(ETL_COLUMNS[3], &LogicalType::varchar());
+            info.set_cardinality(
                 plan.probe_stats.rows_emitted,
                 plan.options.schema_mode == crate::options::SchemaMode::Additive,
             );
         }
-        let data = Box::new(BindData { kind: def.kind, plan: Arc::new(plan), connection_id: client.connection_id });
-        ffi::duckdb_bind_set_bind_data(info, Box::into_raw(data) as *mut c_void, Some(drop_box::<BindData>));
+        TableKind::Probe => {
+            for name in PROBE_COLUMNS {
+                info.add_result_column(name, &LogicalType::varchar());
+            }
+        }
     }
+    info.set_bind_data(BindData { kind: def.kind, plan: Arc::new(plan), connection_id: client.connection_id });
     Ok(())
 }
 
-unsafe fn add_column(info: ffi::duckdb_bind_info, name: &str, ty: &LogicalType) {
-    let n = c_message(name);
-    unsafe { ffi::duckdb_bind_add_result_column(info, n.as_ptr(), ty.0) };
-}
-
-unsafe extern "C" fn drop_box<T>(ptr: *mut c_void) {
-    if !ptr.is_null() {
-        // A panic in a destructor must not unwind into DuckDB either.
-        let _ = std::panic::catch_unwind(|| drop(unsafe { Box::from_raw(ptr as *mut T) }));
-    }
-}
-
 unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
-    guard_init(info, || {
-        let bind = unsafe { &*(ffi::duckdb_init_get_bind_data(info) as *const BindData) };
+    // SAFETY: DuckDB passes the init info of this call.
+    let info = unsafe { InitInfo::from_raw(info) };
+    guard_init(&info, || {
+        // SAFETY: this function's bind stored a BindData.
+        let bind = unsafe { info.bind_data::<BindData>() };
         let plan = Arc::clone(&bind.plan);
         let mut scanner = Scanner::new(plan);
         if bind.kind == TableKind::Scan {
             scanner.log_as(bind.connection_id);
         }
-        let state = ScanState {
+        info.set_init_data(ScanState {
             inner: Mutex::new(ScanInner { chunk: Chunk::new(&bind.plan), scanner, first_row_done: false, done: false }),
-        };
-        unsafe {
-            ffi::duckdb_init_set_init_data(
-                info,
-                Box::into_raw(Box::new(state)) as *mut c_void,
-                Some(drop_box::<ScanState>),
-            )
-        };
+        });
         Ok(())
     });
 }
 
 unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
-    guard_scan(info, || unsafe { scan_inner(info, output) });
+    // SAFETY: DuckDB passes the function info and the output chunk of this call.
+    let (info, output) = unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(output)) };
+    guard_scan(&info, || {
+        // SAFETY: this function's bind stored a BindData and its init a ScanState.
+        let (bind, state) = unsafe { (info.bind_data::<BindData>(), info.init_data::<ScanState>()) };
+        scan_chunk(bind, state, &output)
+    });
 }
 
-unsafe fn scan_inner(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) -> Result<(), String> {
-    let bind = unsafe { &*(ffi::duckdb_function_get_bind_data(info) as *const BindData) };
-    let state = unsafe { &*(ffi::duckdb_function_get_init_data(info) as *const ScanState) };
+fn scan_chunk(bind: &BindData, state: &ScanState, output: &DataChunk) -> Result<(), String> {
     let mut guard = state.inner.lock().map_err(|_| "scan state poisoned by an earlier failure".to_string())?;
     let inner = &mut *guard;
     if inner.done {
-        unsafe { ffi::duckdb_data_chunk_set_size(output, 0) };
+        output.set_size(0);
         return Ok(());
     }
     match bind.kind {
         TableKind::Probe => {
             let row = probe_row(&bind.plan);
             for (i, text) in row.iter().enumerate() {
-                unsafe { fill_varchar(ffi::duckdb_data_chunk_get_vector(output, i as u64), text, 1) };
+                output.vector(i).fill_varchar(text, 1);
             }
             inner.done = true;
-            unsafe { ffi::duckdb_data_chunk_set_size(output, 1) };
+            output.set_size(1);
         }
         TableKind::Scan => {
             let rows = inner.scanner.next_chunk(&mut inner.chunk, VECTOR_SIZE).map_err(|e| e.message)?;
             if rows == 0 {
                 inner.done = true;
-                unsafe { ffi::duckdb_data_chunk_set_size(output, 0) };
+                output.set_size(0);
                 return Ok(());
             }
             let plan = &bind.plan;
             let n_data = inner.chunk.columns.len();
-            unsafe {
-                for (i, col) in inner.chunk.columns.iter().enumerate() {
-                    write_column(ffi::duckdb_data_chunk_get_vector(output, i as u64), col, rows);
-                }
-                let vec = |k: usize| ffi::duckdb_data_chunk_get_vector(output, (n_data + k) as u64);
-                fill_varchar(vec(0), &plan.display_files[inner.chunk.file_index], rows);
-                fill_i64(vec(1), plan.started_at_micros, rows);
-                let first = !inner.first_row_done;
-                first_row_only(vec(2), first.then_some(plan.registry_json.as_str()), rows);
-                first_row_only(vec(3), first.then_some(plan.drifts_json.as_str()), rows);
-                inner.first_row_done = true;
-                ffi::duckdb_data_chunk_set_size(output, rows as u64);
+            for (i, col) in inner.chunk.columns.iter().enumerate() {
+                output.vector(i).write_column(col, rows)?;
             }
+            output.vector(n_data).fill_varchar(&plan.display_files[inner.chunk.file_index], rows);
+            output.vector(n_data + 1).fill_i64(plan.started_at_micros, rows);
+            let first = !inner.first_row_done;
+            output.vector(n_data + 2).first_row_only(first.then_some(plan.registry_json.as_str()), rows);
+            output.vector(n_data + 3).first_row_only(first.then_some(plan.drifts_json.as_str()), rows);
+            inner.first_row_done = true;
+            output.set_size(rows);
         }
     }
     Ok(())
@@ -217,21 +192,15 @@ unsafe fn scan_inner(info: ffi::duckdb_function_info, output: ffi::duckdb_data_c
 
 /// `sanitize_stats()`: the counters of this connection's recent scans, one
 /// row per scan (docs/errors.md).
-pub fn register_stats(con: ffi::duckdb_connection) -> Result<(), String> {
-    unsafe {
-        let mut tf = ffi::duckdb_create_table_function();
-        let name = c_message("sanitize_stats");
-        ffi::duckdb_table_function_set_name(tf, name.as_ptr());
-        ffi::duckdb_table_function_set_bind(tf, Some(stats_bind));
-        ffi::duckdb_table_function_set_init(tf, Some(stats_init));
-        ffi::duckdb_table_function_set_function(tf, Some(stats_scan));
-        let rc = ffi::duckdb_register_table_function(con, tf);
-        ffi::duckdb_destroy_table_function(&mut tf);
-        if rc != ffi::DuckDBSuccess {
-            return Err("registering sanitize_stats failed".into());
-        }
-    }
-    Ok(())
+pub fn register_stats(con: &Connection) -> Result<(), String> {
+    register_table_function::<()>(
+        con,
+        "sanitize_stats",
+        &[],
+        &[],
+        None,
+        TableCallbacks { bind: stats_bind, init: stats_init, scan: stats_scan },
+    )
 }
 
 /// Columns of `sanitize_stats()`: (name, is_text); the rest are BIGINT
@@ -264,7 +233,9 @@ struct StatsState {
 }
 
 unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
-    guard_bind(info, || unsafe {
+    // SAFETY: DuckDB passes the bind info of this call.
+    let info = unsafe { BindInfo::from_raw(info) };
+    guard_bind(&info, || {
         for (i, name) in STATS_COLUMNS.iter().enumerate() {
             let ty = match i {
                 1 | 2 => LogicalType::varchar(),
@@ -272,38 +243,34 @@ unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
                 4 => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
                 _ => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
             };
-            add_column(info, name, &ty);
+            info.add_result_column(name, &ty);
         }
-        let client = super::context::client_info(info);
-        let data = Box::new(StatsBind { connection_id: client.connection_id });
-        ffi::duckdb_bind_set_bind_data(info, Box::into_raw(data) as *mut c_void, Some(drop_box::<StatsBind>));
+        info.set_bind_data(StatsBind { connection_id: info.client_info().connection_id });
         Ok(())
     });
 }
 
 unsafe extern "C" fn stats_init(info: ffi::duckdb_init_info) {
-    guard_init(info, || {
-        let bind = unsafe { &*(ffi::duckdb_init_get_bind_data(info) as *const StatsBind) };
+    // SAFETY: DuckDB passes the init info of this call.
+    let info = unsafe { InitInfo::from_raw(info) };
+    guard_init(&info, || {
+        // SAFETY: stats_bind stored a StatsBind.
+        let bind = unsafe { info.bind_data::<StatsBind>() };
         let rows = crate::pipeline::scan_log::snapshot(bind.connection_id);
-        let state = StatsState { rows: Mutex::new(Some(rows)) };
-        unsafe {
-            ffi::duckdb_init_set_init_data(
-                info,
-                Box::into_raw(Box::new(state)) as *mut c_void,
-                Some(drop_box::<StatsState>),
-            )
-        };
+        info.set_init_data(StatsState { rows: Mutex::new(Some(rows)) });
         Ok(())
     });
 }
 
 unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
-    guard_scan(info, || unsafe {
-        let state = &*(ffi::duckdb_function_get_init_data(info) as *const StatsState);
+    // SAFETY: DuckDB passes the function info and the output chunk of this call.
+    let (info, output) = unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(output)) };
+    guard_scan(&info, || {
+        // SAFETY: stats_init stored a StatsState.
+        let state = unsafe { info.init_data::<StatsState>() };
         let rows = state.rows.lock().map_err(|_| "stats state poisoned".to_string())?.take().unwrap_or_default();
         // The log holds at most SCAN_LOG_CAPACITY (< 2048) scans: one chunk.
         let n = rows.len().min(VECTOR_SIZE);
-        let vector = |k: usize| ffi::duckdb_data_chunk_get_vector(output, k as u64);
         for (row, r) in rows.iter().take(n).enumerate() {
             let s = &r.stats;
             let numbers = [
@@ -319,26 +286,16 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
                 s.values_flattened,
                 s.duplicate_keys,
             ];
-            *(ffi::duckdb_vector_get_data(vector(0)) as *mut i64).add(row) = r.scan_id as i64;
-            ffi::duckdb_vector_assign_string_element_len(
-                vector(1),
-                row as u64,
-                r.function.as_ptr() as *const _,
-                r.function.len() as u64,
-            );
-            ffi::duckdb_vector_assign_string_element_len(
-                vector(2),
-                row as u64,
-                r.path.as_ptr() as *const _,
-                r.path.len() as u64,
-            );
-            *(ffi::duckdb_vector_get_data(vector(3)) as *mut i64).add(row) = r.started_at_micros;
-            *(ffi::duckdb_vector_get_data(vector(4)) as *mut bool).add(row) = r.finished;
+            output.vector(0).set_i64(row, r.scan_id as i64);
+            output.vector(1).set_string(row, r.function.as_bytes());
+            output.vector(2).set_string(row, r.path.as_bytes());
+            output.vector(3).set_i64(row, r.started_at_micros);
+            output.vector(4).set_bool(row, r.finished);
             for (k, v) in numbers.iter().enumerate() {
-                *(ffi::duckdb_vector_get_data(vector(5 + k)) as *mut i64).add(row) = *v as i64;
+                output.vector(5 + k).set_i64(row, *v as i64);
             }
         }
-        ffi::duckdb_data_chunk_set_size(output, n as u64);
+        output.set_size(n);
         Ok(())
     });
 }
@@ -346,31 +303,25 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
 /// `sanitize_debug_panic(where)`: panics in bind (`'bind'`) or in the scan
 /// (`'scan'`). Registered only when SCHEMA_SANITIZER_PANIC_PROBE is set at
 /// LOAD time, for the tests that prove panics are contained.
-pub fn register_panic_probe(con: ffi::duckdb_connection) -> Result<(), String> {
-    unsafe {
-        let mut tf = ffi::duckdb_create_table_function();
-        let name = c_message("sanitize_debug_panic");
-        ffi::duckdb_table_function_set_name(tf, name.as_ptr());
-        ffi::duckdb_table_function_add_parameter(tf, LogicalType::varchar().0);
-        ffi::duckdb_table_function_set_bind(tf, Some(panic_bind));
-        ffi::duckdb_table_function_set_init(tf, Some(noop_init));
-        ffi::duckdb_table_function_set_function(tf, Some(panic_scan));
-        let rc = ffi::duckdb_register_table_function(con, tf);
-        ffi::duckdb_destroy_table_function(&mut tf);
-        if rc != ffi::DuckDBSuccess {
-            return Err("registering sanitize_debug_panic failed".into());
-        }
-    }
-    Ok(())
+pub fn register_panic_probe(con: &Connection) -> Result<(), String> {
+    register_table_function::<()>(
+        con,
+        "sanitize_debug_panic",
+        &[LogicalType::varchar()],
+        &[],
+        None,
+        TableCallbacks { bind: panic_bind, init: noop_init, scan: panic_scan },
+    )
 }
 
 unsafe extern "C" fn panic_bind(info: ffi::duckdb_bind_info) {
-    guard_bind(info, || {
-        let at = unsafe { take_value(ffi::duckdb_bind_get_parameter(info, 0), ParamType::Varchar) };
-        if at == ParamValue::Str("bind".into()) {
+    // SAFETY: DuckDB passes the bind info of this call.
+    let info = unsafe { BindInfo::from_raw(info) };
+    guard_bind(&info, || {
+        if info.parameter(0, ParamType::Varchar) == ParamValue::Str("bind".into()) {
             panic!("deliberate panic in bind");
         }
-        unsafe { add_column(info, "x", &LogicalType::varchar()) };
+        info.add_result_column("x", &LogicalType::varchar());
         Ok(())
     });
 }
@@ -378,5 +329,7 @@ unsafe extern "C" fn panic_bind(info: ffi::duckdb_bind_info) {
 unsafe extern "C" fn noop_init(_info: ffi::duckdb_init_info) {}
 
 unsafe extern "C" fn panic_scan(info: ffi::duckdb_function_info, _output: ffi::duckdb_data_chunk) {
-    guard_scan(info, || panic!("deliberate panic in scan"));
+    // SAFETY: DuckDB passes the function info of this call.
+    let info = unsafe { FunctionInfo::from_raw(info) };
+    guard_scan(&info, || panic!("deliberate panic in scan"));
 }

@@ -6,17 +6,26 @@ use duckdb::ffi;
 
 use crate::infer::{Declared, ScalarKind, StructNode, TimeUnit, TypeNode};
 
-/// An owned logical type, destroyed on drop.
-pub struct LogicalType(pub ffi::duckdb_logical_type);
+/// An owned logical type, destroyed on drop. The raw handle stays inside:
+/// only borrowed out (`raw`) for a call that copies it.
+pub struct LogicalType(ffi::duckdb_logical_type);
 
 impl Drop for LogicalType {
     fn drop(&mut self) {
+        // SAFETY: we own the type (every constructor creates one) and drop
+        // destroys it exactly once.
         unsafe { ffi::duckdb_destroy_logical_type(&mut self.0) };
     }
 }
 
 impl LogicalType {
+    /// The handle, for a DuckDB call that copies the type; valid while `self` lives.
+    pub fn raw(&self) -> ffi::duckdb_logical_type {
+        self.0
+    }
+
     pub fn of(id: ffi::DUCKDB_TYPE) -> Self {
+        // SAFETY: creates a new type of a valid id; we own it.
         LogicalType(unsafe { ffi::duckdb_create_logical_type(id) })
     }
 
@@ -25,6 +34,7 @@ impl LogicalType {
     }
 
     pub fn list_of(child: &LogicalType) -> Self {
+        // SAFETY: a live child type, which DuckDB copies; we own the result.
         LogicalType(unsafe { ffi::duckdb_create_list_type(child.0) })
     }
 
@@ -37,6 +47,7 @@ impl LogicalType {
             TypeNode::Map(entry) => match TypeNode::map_key_value(entry) {
                 Some((k, v)) => {
                     let (k, v) = (Self::for_node(k), Self::for_node(v));
+                    // SAFETY: live key and value types, which DuckDB copies; we own the result.
                     LogicalType(unsafe { ffi::duckdb_create_map_type(k.0, v.0) })
                 }
                 None => Self::list_of(&Self::for_node(entry)),
@@ -58,7 +69,9 @@ impl LogicalType {
             ScalarKind::Date => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DATE,
             ScalarKind::Time => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIME,
             ScalarKind::Declared(Declared::Decimal { precision, scale }) => {
-                return LogicalType(unsafe { ffi::duckdb_create_decimal_type(precision, scale) })
+                // SAFETY: a precision of 1..=38 and a scale not above it
+                // (Declared::decimal checks); we own the result.
+                return LogicalType(unsafe { ffi::duckdb_create_decimal_type(precision, scale) });
             }
             ScalarKind::Declared(Declared::Int8) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TINYINT,
             ScalarKind::Declared(Declared::Int16) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_SMALLINT,
@@ -76,17 +89,13 @@ impl LogicalType {
     }
 
     fn for_struct(s: &StructNode) -> Self {
-        let children: Vec<LogicalType> =
-            s.outputs.iter().map(|&(fi, vi)| Self::for_node(&s.families[fi].versions[vi].ty)).collect();
-        let names: Vec<CString> = s
-            .outputs
-            .iter()
-            .map(|&(fi, vi)| {
-                CString::new(s.families[fi].versions[vi].output_name.replace('\0', " ")).unwrap_or_default()
-            })
-            .collect();
+        let children: Vec<LogicalType> = s.output_versions().map(|v| Self::for_node(&v.ty)).collect();
+        let names: Vec<CString> =
+            s.output_versions().map(|v| CString::new(v.output_name.replace('\0', " ")).unwrap_or_default()).collect();
         let mut raw_types: Vec<ffi::duckdb_logical_type> = children.iter().map(|c| c.0).collect();
         let mut raw_names: Vec<*const std::os::raw::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        // SAFETY: two arrays of the same length of live types and
+        // NUL-terminated names, which DuckDB copies; we own the result.
         LogicalType(unsafe {
             ffi::duckdb_create_struct_type(raw_types.as_mut_ptr(), raw_names.as_mut_ptr(), raw_types.len() as u64)
         })

@@ -1,135 +1,204 @@
-//! Copies engine column buffers into DuckDB vectors.
+//! Writing engine column buffers into DuckDB vectors. Every method checks
+//! the rows it writes against the vector's capacity before any pointer is
+//! touched, so the unsafe blocks below only rely on DuckDB's documented
+//! vector layout.
+
+use std::marker::PhantomData;
 
 use duckdb::ffi;
 
+use super::handles::Vector;
 use crate::route::{Column, ColumnData};
 
-/// Writes `col` (exactly `rows` rows) into `vector`.
-pub unsafe fn write_column(vector: ffi::duckdb_vector, col: &Column, rows: usize) {
-    unsafe {
+impl Vector<'_> {
+    fn check_rows(&self, rows: usize) -> Result<(), String> {
+        if rows > self.capacity {
+            return Err(format!("internal error (please report): {rows} rows for a vector of {}", self.capacity));
+        }
+        Ok(())
+    }
+
+    /// Writes `col` (exactly `rows` rows) into the vector.
+    pub fn write_column(&self, col: &Column, rows: usize) -> Result<(), String> {
+        self.check_rows(rows)?;
         match &col.data {
-            ColumnData::Bool(v) => copy_slice(vector, &v[..rows]),
-            ColumnData::Int(v) => copy_slice(vector, &v[..rows]),
-            ColumnData::Date(v) => copy_slice(vector, &v[..rows]),
-            ColumnData::Float(v) => copy_slice(vector, &v[..rows]),
-            // Already in DuckDB's physical layout.
-            ColumnData::Fixed { width, data } => copy_slice(vector, &data[..rows * width]),
-            ColumnData::Str { offsets, bytes } => write_strings(vector, col, offsets, bytes.as_bytes(), rows),
-            ColumnData::Binary { offsets, bytes } => write_strings(vector, col, offsets, bytes, rows),
+            ColumnData::Bool(v) => self.copy_slice(&v[..rows]),
+            ColumnData::Int(v) => self.copy_slice(&v[..rows]),
+            ColumnData::Date(v) => self.copy_slice(&v[..rows]),
+            ColumnData::Float(v) => self.copy_slice(&v[..rows]),
+            // Already in DuckDB's physical layout: `width` bytes a row.
+            ColumnData::Fixed { width, data } => {
+                // SAFETY: the vector's type is the fixed-width type of this
+                // column (bind declared it from the same schema), so its
+                // data holds `capacity` rows of `width` bytes; `rows` fits.
+                unsafe {
+                    let dst = ffi::duckdb_vector_get_data(self.raw) as *mut u8;
+                    std::ptr::copy_nonoverlapping(data.as_ptr(), dst, rows * width);
+                }
+            }
+            ColumnData::Str { offsets, bytes } => self.write_strings(col, offsets, bytes.as_bytes(), rows),
+            ColumnData::Binary { offsets, bytes } => self.write_strings(col, offsets, bytes, rows),
             ColumnData::List { offsets, child } => {
-                let entries = ffi::duckdb_vector_get_data(vector) as *mut ffi::duckdb_list_entry;
-                for row in 0..rows {
-                    let start = offsets[row] as u64;
-                    *entries.add(row) =
-                        ffi::duckdb_list_entry { offset: start, length: offsets[row + 1] as u64 - start };
+                // SAFETY: a LIST (or MAP) vector: its data is `capacity`
+                // list entries; `rows` fits.
+                unsafe {
+                    let entries = ffi::duckdb_vector_get_data(self.raw) as *mut ffi::duckdb_list_entry;
+                    for row in 0..rows {
+                        let start = offsets[row] as u64;
+                        *entries.add(row) =
+                            ffi::duckdb_list_entry { offset: start, length: offsets[row + 1] as u64 - start };
+                    }
                 }
                 let child_rows = offsets[rows] as usize;
-                ffi::duckdb_list_vector_reserve(vector, child_rows as u64);
-                ffi::duckdb_list_vector_set_size(vector, child_rows as u64);
-                let child_vector = ffi::duckdb_list_vector_get_child(vector);
-                write_column(child_vector, child, child_rows);
+                // SAFETY: a live LIST vector; both calls report failure in
+                // their state, which is checked.
+                let reserved = unsafe { ffi::duckdb_list_vector_reserve(self.raw, child_rows as u64) };
+                // SAFETY: as above.
+                let sized = unsafe { ffi::duckdb_list_vector_set_size(self.raw, child_rows as u64) };
+                if reserved != ffi::DuckDBSuccess || sized != ffi::DuckDBSuccess {
+                    return Err(format!("DuckDB could not make room for {child_rows} list elements"));
+                }
+                // SAFETY: the child of a live LIST vector, now holding
+                // `child_rows` rows.
+                let raw = unsafe { ffi::duckdb_list_vector_get_child(self.raw) };
+                Vector { raw, capacity: child_rows, _chunk: PhantomData }.write_column(child, child_rows)?;
             }
             ColumnData::Struct { children } => {
                 for (i, child) in children.iter().enumerate() {
-                    write_column(ffi::duckdb_struct_vector_get_child(vector, i as u64), child, rows);
+                    // SAFETY: a STRUCT vector with one child per column of
+                    // its type (bind declared it from the same schema); a
+                    // child holds as many rows as its parent.
+                    let raw = unsafe { ffi::duckdb_struct_vector_get_child(self.raw, i as u64) };
+                    Vector { raw, capacity: self.capacity, _chunk: PhantomData }.write_column(child, rows)?;
                 }
             }
         }
-        write_validity(vector, &col.valid[..rows]);
+        self.write_validity(&col.valid[..rows]);
+        Ok(())
     }
-}
 
-/// VARCHAR and BLOB rows (both are `duckdb_string_t`).
-unsafe fn write_strings(vector: ffi::duckdb_vector, col: &Column, offsets: &[u32], bytes: &[u8], rows: usize) {
-    unsafe {
-        let data = ffi::duckdb_vector_get_data(vector) as *mut ffi::duckdb_string_t;
+    fn copy_slice<T: Copy>(&self, values: &[T]) {
+        debug_assert!(values.len() <= self.capacity);
+        // SAFETY: the vector's physical type is `T` (bind declared it from
+        // the same schema) and it holds `capacity` >= `values.len()` rows.
+        unsafe {
+            let data = ffi::duckdb_vector_get_data(self.raw) as *mut T;
+            std::ptr::copy_nonoverlapping(values.as_ptr(), data, values.len());
+        }
+    }
+
+    /// VARCHAR and BLOB rows (both are `duckdb_string_t`).
+    fn write_strings(&self, col: &Column, offsets: &[u32], bytes: &[u8], rows: usize) {
+        debug_assert!(rows <= self.capacity);
+        // SAFETY: a VARCHAR/BLOB vector (bind declared it from the same
+        // schema); its data is `capacity` duckdb_string_t, once per call.
+        let data = unsafe { ffi::duckdb_vector_get_data(self.raw) } as *mut ffi::duckdb_string_t;
         for row in 0..rows {
             if col.valid[row] {
-                write_string(vector, data, row, &bytes[offsets[row] as usize..offsets[row + 1] as usize]);
+                // SAFETY: `data` is this vector's and `row` < rows <= capacity.
+                unsafe { self.put_string(data, row, &bytes[offsets[row] as usize..offsets[row + 1] as usize]) };
             }
         }
     }
-}
 
-/// DuckDB keeps strings of at most 12 bytes inline in the vector's
-/// `duckdb_string_t` (length + 12 bytes, the C API's documented layout), so
-/// those are written directly; longer ones are copied into the vector's
-/// string heap by DuckDB.
-unsafe fn write_string(vector: ffi::duckdb_vector, data: *mut ffi::duckdb_string_t, row: usize, s: &[u8]) {
-    const INLINE: usize = 12;
-    if s.len() <= INLINE {
-        let mut inlined = [0 as std::os::raw::c_char; INLINE];
-        for (dst, src) in inlined.iter_mut().zip(s) {
-            *dst = *src as std::os::raw::c_char;
+    /// Row `row` of a VARCHAR or BLOB vector.
+    pub fn set_string(&self, row: usize, s: &[u8]) {
+        assert!(row < self.capacity, "row {row} of a vector of {}", self.capacity);
+        // SAFETY: a VARCHAR/BLOB vector's data, and a row below its capacity.
+        unsafe { self.put_string(ffi::duckdb_vector_get_data(self.raw) as *mut ffi::duckdb_string_t, row, s) };
+    }
+
+    /// DuckDB keeps strings of at most 12 bytes inline in the vector's
+    /// `duckdb_string_t` (length + 12 bytes, the C API's documented layout),
+    /// so those are written directly; longer ones are copied into the
+    /// vector's string heap by DuckDB.
+    ///
+    /// # Safety
+    /// `data` is this VARCHAR/BLOB vector's data and `row` is below its capacity.
+    unsafe fn put_string(&self, data: *mut ffi::duckdb_string_t, row: usize, s: &[u8]) {
+        const INLINE: usize = 12;
+        if s.len() <= INLINE {
+            let mut inlined = [0 as std::os::raw::c_char; INLINE];
+            for (dst, src) in inlined.iter_mut().zip(s) {
+                *dst = *src as std::os::raw::c_char;
+            }
+            let value = ffi::duckdb_string_t {
+                value: ffi::duckdb_string_t__bindgen_ty_1 {
+                    inlined: ffi::duckdb_string_t__bindgen_ty_1__bindgen_ty_2 { length: s.len() as u32, inlined },
+                },
+            };
+            // SAFETY: by this function's contract `row` is a slot of `data`.
+            unsafe { *data.add(row) = value };
+        } else {
+            // SAFETY: a live VARCHAR/BLOB vector and a row below its
+            // capacity; DuckDB copies the bytes.
+            unsafe {
+                ffi::duckdb_vector_assign_string_element_len(
+                    self.raw,
+                    row as u64,
+                    s.as_ptr() as *const _,
+                    s.len() as u64,
+                )
+            };
         }
-        let value = ffi::duckdb_string_t {
-            value: ffi::duckdb_string_t__bindgen_ty_1 {
-                inlined: ffi::duckdb_string_t__bindgen_ty_1__bindgen_ty_2 { length: s.len() as u32, inlined },
-            },
-        };
-        unsafe { *data.add(row) = value };
-    } else {
+    }
+
+    /// Row `row` of an 8-byte vector (BIGINT, TIMESTAMPTZ).
+    pub fn set_i64(&self, row: usize, value: i64) {
+        assert!(row < self.capacity, "row {row} of a vector of {}", self.capacity);
+        // SAFETY: an 8-byte vector's data holds `capacity` i64; `row` is below it.
+        unsafe { *(ffi::duckdb_vector_get_data(self.raw) as *mut i64).add(row) = value };
+    }
+
+    /// Row `row` of a BOOLEAN vector.
+    pub fn set_bool(&self, row: usize, value: bool) {
+        assert!(row < self.capacity, "row {row} of a vector of {}", self.capacity);
+        // SAFETY: a BOOLEAN vector's data holds `capacity` bools; `row` is below it.
+        unsafe { *(ffi::duckdb_vector_get_data(self.raw) as *mut bool).add(row) = value };
+    }
+
+    /// Marks the invalid rows; a vector with no nulls keeps DuckDB's fast path.
+    pub fn write_validity(&self, valid: &[bool]) {
+        assert!(valid.len() <= self.capacity, "{} rows of a vector of {}", valid.len(), self.capacity);
+        if valid.iter().all(|v| *v) {
+            return;
+        }
+        // SAFETY: after ensure_validity_writable the mask has one bit per
+        // row of the vector's capacity, which `valid` does not exceed.
         unsafe {
-            ffi::duckdb_vector_assign_string_element_len(vector, row as u64, s.as_ptr() as *const _, s.len() as u64)
-        };
-    }
-}
-
-unsafe fn copy_slice<T: Copy>(vector: ffi::duckdb_vector, values: &[T]) {
-    unsafe {
-        let data = ffi::duckdb_vector_get_data(vector) as *mut T;
-        std::ptr::copy_nonoverlapping(values.as_ptr(), data, values.len());
-    }
-}
-
-/// Marks the invalid rows; a vector with no nulls keeps DuckDB's fast path.
-pub unsafe fn write_validity(vector: ffi::duckdb_vector, valid: &[bool]) {
-    if valid.iter().all(|v| *v) {
-        return;
-    }
-    unsafe {
-        ffi::duckdb_vector_ensure_validity_writable(vector);
-        let mask = ffi::duckdb_vector_get_validity(vector);
-        for (row, ok) in valid.iter().enumerate() {
-            if !ok {
-                *mask.add(row / 64) &= !(1u64 << (row % 64));
+            ffi::duckdb_vector_ensure_validity_writable(self.raw);
+            let mask = ffi::duckdb_vector_get_validity(self.raw);
+            for (row, ok) in valid.iter().enumerate() {
+                if !ok {
+                    *mask.add(row / 64) &= !(1u64 << (row % 64));
+                }
             }
         }
     }
-}
 
-/// Sets `rows` rows of a VARCHAR vector to the same text.
-pub unsafe fn fill_varchar(vector: ffi::duckdb_vector, text: &str, rows: usize) {
-    for row in 0..rows {
-        unsafe {
-            ffi::duckdb_vector_assign_string_element_len(
-                vector,
-                row as u64,
-                text.as_ptr() as *const _,
-                text.len() as u64,
-            )
-        };
-    }
-}
-
-/// Sets `rows` rows of an 8-byte vector (BIGINT, TIMESTAMPTZ) to one value.
-pub unsafe fn fill_i64(vector: ffi::duckdb_vector, value: i64, rows: usize) {
-    unsafe {
-        let data = ffi::duckdb_vector_get_data(vector) as *mut i64;
+    /// Sets `rows` rows of a VARCHAR vector to the same text.
+    pub fn fill_varchar(&self, text: &str, rows: usize) {
         for row in 0..rows {
-            *data.add(row) = value;
+            self.set_string(row, text.as_bytes());
         }
     }
-}
 
-/// Row 0 gets `text`, every other row NULL.
-pub unsafe fn first_row_only(vector: ffi::duckdb_vector, text: Option<&str>, rows: usize) {
-    let mut valid = vec![false; rows];
-    if let Some(t) = text {
-        if rows > 0 {
-            unsafe { fill_varchar(vector, t, 1) };
-            valid[0] = true;
+    /// Sets `rows` rows of an 8-byte vector (BIGINT, TIMESTAMPTZ) to one value.
+    pub fn fill_i64(&self, value: i64, rows: usize) {
+        for row in 0..rows {
+            self.set_i64(row, value);
         }
     }
-    unsafe { write_validity(vector, &valid) };
+
+    /// Row 0 gets `text`, every other row NULL.
+    pub fn first_row_only(&self, text: Option<&str>, rows: usize) {
+        let mut valid = vec![false; rows];
+        if let Some(t) = text {
+            if rows > 0 {
+                self.fill_varchar(t, 1);
+                valid[0] = true;
+            }
+        }
+        self.write_validity(&valid);
+    }
 }

@@ -120,6 +120,11 @@ impl TypeNode {
 }
 
 impl StructNode {
+    /// The output columns in column order: each version that has one.
+    pub fn output_versions(&self) -> impl Iterator<Item = &Version> + '_ {
+        self.outputs.iter().map(|&(fi, vi)| &self.families[fi].versions[vi])
+    }
+
     pub fn family(&self, key: &str) -> Option<&Family> {
         self.index.get(key).map(|&i| &self.families[i])
     }

@@ -82,8 +82,7 @@ fn run_planned(
 ) -> Result<Run, String> {
     let options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
     let plan = Arc::new(planner(function, path, options).map_err(|e| e.message)?);
-    let names =
-        plan.schema.outputs.iter().map(|&(f, v)| plan.schema.families[f].versions[v].output_name.clone()).collect();
+    let names = plan.schema.output_versions().map(|v| v.output_name.clone()).collect();
     let mut scanner = Scanner::new(Arc::clone(&plan));
     let mut chunk = Chunk::new(&plan);
     let mut rows = Vec::new();

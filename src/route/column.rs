@@ -115,7 +115,7 @@ impl Column {
 }
 
 pub fn columns_for_struct(s: &StructNode) -> Vec<Column> {
-    s.outputs.iter().map(|&(fi, vi)| Column::for_type(&s.families[fi].versions[vi].ty)).collect()
+    s.output_versions().map(|v| Column::for_type(&v.ty)).collect()
 }
 
 impl Column {

@@ -1,0 +1,461 @@
+//! Safe handles over the raw DuckDB pointers a callback receives. Each is
+//! made once, by an `unsafe fn from_raw` whose contract is "the pointer
+//! DuckDB passed to the callback that is running", and is then used only
+//! through safe methods: no safe function outside this module and
+//! `vectors.rs` takes a raw DuckDB handle.
+
+use std::ffi::{c_void, CStr, CString};
+use std::marker::PhantomData;
+
+use duckdb::ffi;
+
+use super::types::LogicalType;
+use crate::options::{ParamType, ParamValue};
+
+/// A C string for DuckDB's names and error setters (interior NULs would
+/// truncate it).
+fn c_message(message: &str) -> CString {
+    CString::new(message.replace('\0', " ")).unwrap_or_default()
+}
+
+/// A connection DuckDB lent us for registering functions.
+pub struct Connection {
+    raw: ffi::duckdb_connection,
+}
+
+impl Connection {
+    /// # Safety
+    /// `raw` is an open connection that outlives this handle.
+    pub unsafe fn from_raw(raw: ffi::duckdb_connection) -> Self {
+        Connection { raw }
+    }
+}
+
+/// The callbacks of one table function.
+pub struct TableCallbacks {
+    pub bind: unsafe extern "C" fn(ffi::duckdb_bind_info),
+    pub init: unsafe extern "C" fn(ffi::duckdb_init_info),
+    pub scan: unsafe extern "C" fn(ffi::duckdb_function_info, ffi::duckdb_data_chunk),
+}
+
+/// Registers a table function: positional parameters, named parameters,
+/// an optional `'static` extra info the callbacks read back with
+/// [`BindInfo::extra_info`], and the callbacks. The one place table
+/// functions are created.
+pub fn register_table_function<T: 'static>(
+    con: &Connection,
+    name: &str,
+    parameters: &[LogicalType],
+    named: &[(&str, LogicalType)],
+    extra: Option<&'static T>,
+    callbacks: TableCallbacks,
+) -> Result<(), String> {
+    let c_name = CString::new(name).map_err(|e| e.to_string())?;
+    let named: Vec<(CString, &LogicalType)> = named
+        .iter()
+        .map(|(n, t)| CString::new(*n).map(|c| (c, t)).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    // SAFETY: the table function is created, configured and destroyed here;
+    // every pointer handed to DuckDB (names, types) lives across the calls
+    // that read it, and DuckDB copies what it keeps. The extra info is
+    // 'static, so no destructor is needed; the callbacks are `extern "C"`
+    // functions with the signatures DuckDB expects.
+    unsafe {
+        let mut tf = ffi::duckdb_create_table_function();
+        ffi::duckdb_table_function_set_name(tf, c_name.as_ptr());
+        for ty in parameters {
+            ffi::duckdb_table_function_add_parameter(tf, ty.raw());
+        }
+        for (n, ty) in &named {
+            ffi::duckdb_table_function_add_named_parameter(tf, n.as_ptr(), ty.raw());
+        }
+        if let Some(extra) = extra {
+            ffi::duckdb_table_function_set_extra_info(tf, extra as *const T as *mut c_void, None);
+        }
+        ffi::duckdb_table_function_set_bind(tf, Some(callbacks.bind));
+        ffi::duckdb_table_function_set_init(tf, Some(callbacks.init));
+        ffi::duckdb_table_function_set_function(tf, Some(callbacks.scan));
+        let rc = ffi::duckdb_register_table_function(con.raw, tf);
+        ffi::duckdb_destroy_table_function(&mut tf);
+        if rc != ffi::DuckDBSuccess {
+            return Err(format!("registering table function {name} failed"));
+        }
+    }
+    Ok(())
+}
+
+/// The callback of one scalar function overload.
+pub type ScalarCallback = unsafe extern "C" fn(ffi::duckdb_function_info, ffi::duckdb_data_chunk, ffi::duckdb_vector);
+
+/// Registers a scalar function set: one overload per (parameters, callback),
+/// all returning `returns`.
+pub fn register_scalar_function_set(
+    con: &Connection,
+    name: &str,
+    returns: &LogicalType,
+    overloads: &[(&[LogicalType], ScalarCallback)],
+) -> Result<(), String> {
+    let c_name = c_message(name);
+    // SAFETY: as in register_table_function: everything created here is
+    // destroyed here, and the pointers passed live across the calls.
+    unsafe {
+        let mut set = ffi::duckdb_create_scalar_function_set(c_name.as_ptr());
+        for (parameters, callback) in overloads {
+            let mut f = ffi::duckdb_create_scalar_function();
+            ffi::duckdb_scalar_function_set_name(f, c_name.as_ptr());
+            for ty in *parameters {
+                ffi::duckdb_scalar_function_add_parameter(f, ty.raw());
+            }
+            ffi::duckdb_scalar_function_set_return_type(f, returns.raw());
+            ffi::duckdb_scalar_function_set_function(f, Some(*callback));
+            ffi::duckdb_add_scalar_function_to_set(set, f);
+            ffi::duckdb_destroy_scalar_function(&mut f);
+        }
+        let rc = ffi::duckdb_register_scalar_function_set(con.raw, set);
+        ffi::duckdb_destroy_scalar_function_set(&mut set);
+        if rc != ffi::DuckDBSuccess {
+            return Err(format!("registering {name} failed"));
+        }
+    }
+    Ok(())
+}
+
+/// Frees a value we boxed and handed to DuckDB (bind or init data).
+unsafe extern "C" fn drop_box<T>(ptr: *mut c_void) {
+    if !ptr.is_null() {
+        // A panic in a destructor must not unwind into DuckDB either.
+        // SAFETY: DuckDB calls this once, with the pointer Box::into_raw gave.
+        let _ = std::panic::catch_unwind(|| drop(unsafe { Box::from_raw(ptr as *mut T) }));
+    }
+}
+
+/// What a bind callback may learn about the client: the
+/// `enable_external_access` setting and the connection id.
+pub struct ClientInfo {
+    /// `enable_external_access`; `true` when the setting cannot be read.
+    pub external_access: bool,
+    pub connection_id: Option<u64>,
+}
+
+/// The bind info of a running bind callback.
+pub struct BindInfo {
+    raw: ffi::duckdb_bind_info,
+}
+
+impl BindInfo {
+    /// # Safety
+    /// `raw` is the bind info DuckDB passed to the bind callback that is
+    /// running, and the handle does not outlive that call.
+    pub unsafe fn from_raw(raw: ffi::duckdb_bind_info) -> Self {
+        BindInfo { raw }
+    }
+
+    /// The extra info the function was registered with.
+    ///
+    /// # Safety
+    /// The function was registered by [`register_table_function`] with an
+    /// extra info of type `T`.
+    pub unsafe fn extra_info<T>(&self) -> Option<&'static T> {
+        // SAFETY: by this function's contract the pointer is a `&'static T`
+        // or null.
+        unsafe { (ffi::duckdb_bind_get_extra_info(self.raw) as *const T).as_ref() }
+    }
+
+    /// Positional parameter `index`, read as `ty`.
+    pub fn parameter(&self, index: u64, ty: ParamType) -> ParamValue {
+        // SAFETY: a live bind info; the value returned is ours to destroy,
+        // which take_value does.
+        unsafe { take_value(ffi::duckdb_bind_get_parameter(self.raw, index), ty) }
+    }
+
+    /// A named parameter, or `None` when the query did not pass it.
+    pub fn named_parameter(&self, name: &str, ty: ParamType) -> Option<ParamValue> {
+        let c = CString::new(name).ok()?;
+        // SAFETY: a live bind info and a NUL-terminated name; the value
+        // returned (if any) is ours to destroy, which take_value does.
+        let value = unsafe { ffi::duckdb_bind_get_named_parameter(self.raw, c.as_ptr()) };
+        if value.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null value we own.
+        Some(unsafe { take_value(value, ty) })
+    }
+
+    pub fn add_result_column(&self, name: &str, ty: &LogicalType) {
+        let n = c_message(name);
+        // SAFETY: a live bind info; DuckDB copies the name and the type.
+        unsafe { ffi::duckdb_bind_add_result_column(self.raw, n.as_ptr(), ty.raw()) };
+    }
+
+    pub fn set_cardinality(&self, rows: u64, exact: bool) {
+        // SAFETY: a live bind info.
+        unsafe { ffi::duckdb_bind_set_cardinality(self.raw, rows, exact) };
+    }
+
+    /// Hands `data` to DuckDB as the bind data; it is dropped with the query.
+    pub fn set_bind_data<T: 'static>(&self, data: T) {
+        let ptr = Box::into_raw(Box::new(data)) as *mut c_void;
+        // SAFETY: a live bind info; DuckDB frees the pointer with drop_box::<T>,
+        // the destructor that matches the box.
+        unsafe { ffi::duckdb_bind_set_bind_data(self.raw, ptr, Some(drop_box::<T>)) };
+    }
+
+    pub fn set_error(&self, message: &str) {
+        let m = c_message(message);
+        // SAFETY: a live bind info; DuckDB copies the message.
+        unsafe { ffi::duckdb_bind_set_error(self.raw, m.as_ptr()) };
+    }
+
+    pub fn client_info(&self) -> ClientInfo {
+        let mut out = ClientInfo { external_access: true, connection_id: None };
+        let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
+        // SAFETY: a live bind info; the context returned is ours to destroy.
+        unsafe { ffi::duckdb_table_function_get_client_context(self.raw, &mut ctx) };
+        if ctx.is_null() {
+            return out;
+        }
+        // SAFETY: a live client context (destroyed at the end of this function).
+        out.connection_id = Some(unsafe { ffi::duckdb_client_context_get_connection_id(ctx) });
+        if let Ok(name) = CString::new("enable_external_access") {
+            let mut scope: ffi::duckdb_config_option_scope = 0;
+            // SAFETY: a live context and a NUL-terminated name; the value
+            // returned (if any) is ours to destroy.
+            let mut value = unsafe { ffi::duckdb_client_context_get_config_option(ctx, name.as_ptr(), &mut scope) };
+            if !value.is_null() {
+                // SAFETY: a live value, destroyed right after reading.
+                unsafe {
+                    if !ffi::duckdb_is_null_value(value) {
+                        out.external_access = ffi::duckdb_get_bool(value);
+                    }
+                    ffi::duckdb_destroy_value(&mut value);
+                }
+            }
+        }
+        // SAFETY: the context we own, destroyed once.
+        unsafe { ffi::duckdb_destroy_client_context(&mut ctx) };
+        out
+    }
+}
+
+/// The init info of a running init callback.
+pub struct InitInfo {
+    raw: ffi::duckdb_init_info,
+}
+
+impl InitInfo {
+    /// # Safety
+    /// `raw` is the init info DuckDB passed to the init callback that is
+    /// running, and the handle does not outlive that call.
+    pub unsafe fn from_raw(raw: ffi::duckdb_init_info) -> Self {
+        InitInfo { raw }
+    }
+
+    /// The bind data.
+    ///
+    /// # Safety
+    /// The bind callback stored a `T` with [`BindInfo::set_bind_data`].
+    pub unsafe fn bind_data<T>(&self) -> &T {
+        // SAFETY: by this function's contract the pointer is a live `T`,
+        // owned by DuckDB until the query ends (after this call).
+        unsafe { &*(ffi::duckdb_init_get_bind_data(self.raw) as *const T) }
+    }
+
+    /// Hands `data` to DuckDB as the scan's global state.
+    pub fn set_init_data<T: 'static>(&self, data: T) {
+        let ptr = Box::into_raw(Box::new(data)) as *mut c_void;
+        // SAFETY: a live init info; DuckDB frees the pointer with the matching drop_box::<T>.
+        unsafe { ffi::duckdb_init_set_init_data(self.raw, ptr, Some(drop_box::<T>)) };
+    }
+
+    pub fn set_error(&self, message: &str) {
+        let m = c_message(message);
+        // SAFETY: a live init info; DuckDB copies the message.
+        unsafe { ffi::duckdb_init_set_error(self.raw, m.as_ptr()) };
+    }
+}
+
+/// The function info of a running scan or scalar callback.
+pub struct FunctionInfo {
+    raw: ffi::duckdb_function_info,
+}
+
+impl FunctionInfo {
+    /// # Safety
+    /// `raw` is the function info DuckDB passed to the callback that is
+    /// running, and the handle does not outlive that call.
+    pub unsafe fn from_raw(raw: ffi::duckdb_function_info) -> Self {
+        FunctionInfo { raw }
+    }
+
+    /// # Safety
+    /// The bind callback stored a `T` with [`BindInfo::set_bind_data`].
+    pub unsafe fn bind_data<T>(&self) -> &T {
+        // SAFETY: by this function's contract the pointer is a live `T`.
+        unsafe { &*(ffi::duckdb_function_get_bind_data(self.raw) as *const T) }
+    }
+
+    /// # Safety
+    /// The init callback stored a `T` with [`InitInfo::set_init_data`].
+    pub unsafe fn init_data<T>(&self) -> &T {
+        // SAFETY: by this function's contract the pointer is a live `T`.
+        unsafe { &*(ffi::duckdb_function_get_init_data(self.raw) as *const T) }
+    }
+
+    /// The error of a table function's scan.
+    pub fn set_error(&self, message: &str) {
+        let m = c_message(message);
+        // SAFETY: a live function info; DuckDB copies the message.
+        unsafe { ffi::duckdb_function_set_error(self.raw, m.as_ptr()) };
+    }
+
+    /// The error of a scalar function.
+    pub fn set_scalar_error(&self, message: &str) {
+        let m = c_message(message);
+        // SAFETY: a live function info of a scalar callback; DuckDB copies the message.
+        unsafe { ffi::duckdb_scalar_function_set_error(self.raw, m.as_ptr()) };
+    }
+}
+
+/// A data chunk DuckDB passed to a callback: the scan's output or a scalar
+/// function's input.
+pub struct DataChunk {
+    raw: ffi::duckdb_data_chunk,
+}
+
+impl DataChunk {
+    /// # Safety
+    /// `raw` is the chunk DuckDB passed to the callback that is running, and
+    /// the handle does not outlive that call.
+    pub unsafe fn from_raw(raw: ffi::duckdb_data_chunk) -> Self {
+        DataChunk { raw }
+    }
+
+    pub fn size(&self) -> usize {
+        // SAFETY: a live chunk.
+        unsafe { ffi::duckdb_data_chunk_get_size(self.raw) as usize }
+    }
+
+    /// Sets the rows written; at most the vector capacity.
+    pub fn set_size(&self, rows: usize) {
+        assert!(rows <= vector_capacity(), "{rows} rows in a chunk");
+        // SAFETY: a live chunk, and no more rows than its vectors hold.
+        unsafe { ffi::duckdb_data_chunk_set_size(self.raw, rows as u64) };
+    }
+
+    /// Column `index`, which must exist.
+    pub fn vector(&self, index: usize) -> Vector<'_> {
+        // SAFETY: a live chunk; the column count is DuckDB's.
+        let columns = unsafe { ffi::duckdb_data_chunk_get_column_count(self.raw) } as usize;
+        assert!(index < columns, "column {index} of {columns}");
+        // SAFETY: a live chunk and an existing column; the vector lives as
+        // long as the chunk, which the lifetime ties it to.
+        let raw = unsafe { ffi::duckdb_data_chunk_get_vector(self.raw, index as u64) };
+        Vector { raw, capacity: vector_capacity(), _chunk: PhantomData }
+    }
+}
+
+/// Rows a chunk's vectors hold (DuckDB's STANDARD_VECTOR_SIZE).
+pub fn vector_capacity() -> usize {
+    // SAFETY: a pure query of a compile-time constant of DuckDB's.
+    unsafe { ffi::duckdb_vector_size() as usize }
+}
+
+/// A vector of a chunk, or a child vector, with the rows it can hold: every
+/// write is checked against `capacity` (see vectors.rs).
+pub struct Vector<'a> {
+    pub(super) raw: ffi::duckdb_vector,
+    pub(super) capacity: usize,
+    pub(super) _chunk: PhantomData<&'a DataChunk>,
+}
+
+impl Vector<'_> {
+    /// A scalar function's output vector, which holds `capacity` rows.
+    ///
+    /// # Safety
+    /// `raw` is the output vector DuckDB passed to the scalar callback that
+    /// is running, and the handle does not outlive that call.
+    pub unsafe fn from_raw(raw: ffi::duckdb_vector) -> Self {
+        Vector { raw, capacity: vector_capacity(), _chunk: PhantomData }
+    }
+
+    /// The first `rows` VARCHAR values (`None` for NULL), borrowed from the
+    /// vector.
+    pub fn strings(&self, rows: usize) -> Vec<Option<&[u8]>> {
+        assert!(rows <= self.capacity, "{rows} rows of a vector of {}", self.capacity);
+        let mut out = Vec::with_capacity(rows);
+        // SAFETY: a live VARCHAR vector of at least `rows` rows: its data is
+        // `rows` duckdb_string_t, its validity (if any) covers them, and the
+        // bytes each points at live as long as the vector.
+        unsafe {
+            let strings = ffi::duckdb_vector_get_data(self.raw) as *mut ffi::duckdb_string_t;
+            let validity = ffi::duckdb_vector_get_validity(self.raw);
+            for row in 0..rows {
+                if !validity.is_null() && !ffi::duckdb_validity_row_is_valid(validity, row as u64) {
+                    out.push(None);
+                    continue;
+                }
+                let s = strings.add(row);
+                let len = ffi::duckdb_string_t_length(*s) as usize;
+                let data = ffi::duckdb_string_t_data(s) as *const u8;
+                out.push(Some(std::slice::from_raw_parts(data, len)));
+            }
+        }
+        out
+    }
+}
+
+/// Converts and destroys a `duckdb_value` of the declared type.
+///
+/// # Safety
+/// `value` is null or a live value we own; it is destroyed here.
+unsafe fn take_value(mut value: ffi::duckdb_value, ty: ParamType) -> ParamValue {
+    if value.is_null() {
+        return ParamValue::Null;
+    }
+    // SAFETY: a live value we own, read and then destroyed once.
+    unsafe {
+        let out = read_value(value, ty);
+        ffi::duckdb_destroy_value(&mut value);
+        out
+    }
+}
+
+/// # Safety
+/// `value` is a live value.
+unsafe fn read_value(value: ffi::duckdb_value, ty: ParamType) -> ParamValue {
+    // SAFETY: a live value of the parameter's registered type, so the
+    // getters for that type apply; list children are ours to destroy.
+    unsafe {
+        if ffi::duckdb_is_null_value(value) {
+            return ParamValue::Null;
+        }
+        match ty {
+            ParamType::Boolean => ParamValue::Bool(ffi::duckdb_get_bool(value)),
+            ParamType::Integer | ParamType::Bigint => ParamValue::Int(ffi::duckdb_get_int64(value)),
+            ParamType::Varchar => ParamValue::Str(varchar(value)),
+            ParamType::VarcharList => {
+                let n = ffi::duckdb_get_list_size(value);
+                let mut items = Vec::with_capacity(n as usize);
+                for i in 0..n {
+                    items.push(take_value(ffi::duckdb_get_list_child(value, i), ParamType::Varchar));
+                }
+                ParamValue::List(items)
+            }
+        }
+    }
+}
+
+/// # Safety
+/// `value` is a live VARCHAR value.
+unsafe fn varchar(value: ffi::duckdb_value) -> String {
+    // SAFETY: the string returned is NUL-terminated and ours to free, once.
+    unsafe {
+        let ptr = ffi::duckdb_get_varchar(value);
+        if ptr.is_null() {
+            return String::new();
+        }
+        let s = CStr::from_ptr(ptr).to_string_lossy().into_owned();
+        ffi::duckdb_free(ptr as *mut _);
+        s
+    }
+}
