@@ -7,6 +7,7 @@
 
 use crate::error::{Result, SanitizeError};
 use crate::scalar::{CustomPatterns, FloatFormat, ScalarParsers};
+use crate::value::TimeUnit;
 
 /// A named-parameter value as DuckDB handed it over, free of FFI types.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,7 +140,7 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
     option!("field_name_policy", Varchar, S("lower_alpha"), |o, n, v| set(&mut o.field_name_policy, choice(n, v)?)),
     option!("timestamp_precision", Varchar, S("TIMESTAMP_MICROS"),
         |o, n, v| set(&mut o.timestamp_precision, choice(n, v)?),
-        contract Yes: |o| Json::from(o.timestamp_precision.name())),
+        contract Yes: |o| Json::from(timestamp_precision_name(o.timestamp_precision))),
     option!("parse_integers", Boolean, B(false), |o, n, v| set(&mut o.parsers.integers, boolean(n, v)?),
         contract Yes: |o| Json::from(o.parsers.integers)),
     option!("parse_floats", Boolean, B(false), |o, n, v| set(&mut o.parse_floats, boolean(n, v)?),
@@ -285,11 +286,23 @@ named_enum!(InputMode { SingleFile = "single_file", Directory = "directory" });
 named_enum!(SchemaMode { Additive = "additive", Strict = "strict" });
 named_enum!(ColumnOrder { Alphabetically = "alphabetically", SchemaContractFirst = "schema_contract_first" });
 named_enum!(FieldNamePolicy { LowerAlpha = "lower_alpha", LowerSnake = "lower_snake", Preserve = "preserve" });
-named_enum!(TimestampPrecision {
-    Millis = "TIMESTAMP_MILLIS",
-    Micros = "TIMESTAMP_MICROS",
-    Nanos = "TIMESTAMP_NANOS",
-});
+/// `timestamp_precision` names three of the engine's time units.
+const TIMESTAMP_PRECISIONS: &[(&str, TimeUnit)] = &[
+    ("TIMESTAMP_MILLIS", TimeUnit::Millis),
+    ("TIMESTAMP_MICROS", TimeUnit::Micros),
+    ("TIMESTAMP_NANOS", TimeUnit::Nanos),
+];
+
+impl Named for TimeUnit {
+    fn names() -> &'static [(&'static str, Self)] {
+        TIMESTAMP_PRECISIONS
+    }
+}
+
+/// The `timestamp_precision` name of a unit (TIMESTAMP_MICROS for one it has no name for).
+pub fn timestamp_precision_name(unit: TimeUnit) -> &'static str {
+    TIMESTAMP_PRECISIONS.iter().find(|(_, u)| *u == unit).map_or("TIMESTAMP_MICROS", |(n, _)| n)
+}
 named_enum!(OnError { Stop = "stop", SkipRow = "skip_row", EmitNullRow = "emit_null_row" });
 
 /// `input_text_encoding`: what the bytes of a text file are (source/decode.rs
@@ -335,7 +348,7 @@ pub struct Options {
     pub schema_mode: SchemaMode,
     pub column_order: ColumnOrder,
     pub field_name_policy: FieldNamePolicy,
-    pub timestamp_precision: TimestampPrecision,
+    pub timestamp_precision: TimeUnit,
     pub arrow_max_depth: usize,
     pub parquet_max_depth: usize,
     pub scalar_object_key: String,
@@ -444,7 +457,7 @@ impl Options {
             schema_mode: SchemaMode::Additive,
             column_order: ColumnOrder::Alphabetically,
             field_name_policy: FieldNamePolicy::LowerAlpha,
-            timestamp_precision: TimestampPrecision::Micros,
+            timestamp_precision: TimeUnit::Micros,
             arrow_max_depth: 0,
             parquet_max_depth: 0,
             scalar_object_key: String::new(),
@@ -735,7 +748,8 @@ mod tests {
             }
         }
         assert_eq!(OnError::parse("SKIP_ROW"), Some(OnError::SkipRow));
-        assert_eq!(TimestampPrecision::parse("timestamp_nanos"), Some(TimestampPrecision::Nanos));
+        let o = p(&[("timestamp_precision", ParamValue::Str("timestamp_nanos".into()))]).unwrap();
+        assert_eq!(o.timestamp_precision, TimeUnit::Nanos);
         let o = p(&[("on_error", ParamValue::Str("Stop".into()))]).unwrap();
         assert_eq!(o.on_error, OnError::Stop);
         for (name, value) in InputFormat::NAMES {

@@ -66,6 +66,8 @@ impl LogicalType {
             ScalarKind::Timestamp(TimeUnit::Micros) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ,
             ScalarKind::Timestamp(TimeUnit::Millis) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_MS,
             ScalarKind::Timestamp(TimeUnit::Nanos) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_NS,
+            // No scan makes a seconds column (timestamp_precision has no such value).
+            ScalarKind::Timestamp(TimeUnit::Seconds) => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_S,
             ScalarKind::Date => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DATE,
             ScalarKind::Time => ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIME,
             ScalarKind::Declared(Declared::Decimal { precision, scale }) => {

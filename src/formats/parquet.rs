@@ -38,7 +38,9 @@ use parquet::schema::types::ColumnDescPtr;
 use super::{dedupe_names, Batch, Declaration, RecordMeta, RecordReader};
 use crate::error::{Result, SanitizeError};
 use crate::value::Declared;
-use crate::value::{Node, Tape, Ticks};
+use crate::value::{Node, Tape};
+// arrow has a TimeUnit of its own: the tape's is called Ticks here.
+use crate::value::TimeUnit as Ticks;
 
 pub struct ParquetReader {
     file: String,

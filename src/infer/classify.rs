@@ -93,7 +93,7 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
                 Parsed::Int(_) => ValueClass::Int,
                 Parsed::Float(_) => ValueClass::Float,
                 Parsed::Timestamp(t) => {
-                    if rules.timestamp_unit.ticks_of(t).is_some() {
+                    if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() {
                         ValueClass::Timestamp
                     } else {
                         // Out of range for the unit (NANOS spans 1677–2262): stays a string.
@@ -110,7 +110,7 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
         Node::Timestamp { value: v, unit } => {
             let (secs, nanos) = unit.split(v);
             let t = crate::scalar::Instant { secs, nanos };
-            if rules.timestamp_unit.ticks_of(t).is_some() {
+            if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() {
                 parsed = Parsed::Timestamp(t);
                 ValueClass::Timestamp
             } else {

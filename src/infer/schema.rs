@@ -19,43 +19,7 @@ pub enum ScalarKind {
     Declared(crate::value::Declared),
 }
 
-/// The unit of a timestamp column (`timestamp_precision`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TimeUnit {
-    Millis,
-    Micros,
-    Nanos,
-}
-
-impl TimeUnit {
-    pub fn name(self) -> &'static str {
-        match self {
-            TimeUnit::Millis => "ms",
-            TimeUnit::Micros => "us",
-            TimeUnit::Nanos => "ns",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ms" => Some(TimeUnit::Millis),
-            "us" => Some(TimeUnit::Micros),
-            "ns" => Some(TimeUnit::Nanos),
-            _ => None,
-        }
-    }
-
-    /// The instant as a count of this unit since the epoch, truncated (toward
-    /// the past) to the unit; `None` when it does not fit in 64 bits.
-    pub fn ticks_of(self, t: crate::scalar::Instant) -> Option<i64> {
-        let (per_sec, per_unit_nanos) = match self {
-            TimeUnit::Millis => (1_000i64, 1_000_000u32),
-            TimeUnit::Micros => (1_000_000, 1_000),
-            TimeUnit::Nanos => (1_000_000_000, 1),
-        };
-        t.secs.checked_mul(per_sec)?.checked_add((t.nanos / per_unit_nanos) as i64)
-    }
-}
+pub use crate::value::TimeUnit;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeNode {

@@ -29,7 +29,7 @@ pub use stats::Stats;
 use crate::error::{Result, SanitizeError};
 use crate::formats::Batch;
 use crate::infer::{absorb_record, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
-use crate::options::{InputFormat, Options, SchemaMode, TimestampPrecision};
+use crate::options::{InputFormat, Options, SchemaMode};
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
 use crate::source::{resolve, Spool};
 
@@ -78,11 +78,7 @@ impl Options {
             scalar_object_key: &self.scalar_object_key,
             // Parquet strings are declared strings, not text awaiting a type.
             parsers: if self.input_format == InputFormat::Parquet { &NO_PARSERS } else { &self.parsers },
-            timestamp_unit: match self.timestamp_precision {
-                TimestampPrecision::Millis => TimeUnit::Millis,
-                TimestampPrecision::Micros => TimeUnit::Micros,
-                TimestampPrecision::Nanos => TimeUnit::Nanos,
-            },
+            timestamp_unit: self.timestamp_precision,
         }
     }
 }
@@ -116,7 +112,7 @@ fn plan_with(function: &str, path: &str, options: Options, for_scan: bool) -> Re
     let declared_probe = for_scan
         && options.input_format == InputFormat::Parquet
         && options.schema_mode == SchemaMode::Additive
-        && options.timestamp_precision != TimestampPrecision::Nanos;
+        && options.timestamp_precision != TimeUnit::Nanos;
     let resolved = resolve(function, path, options.input_format, options.input_mode)?;
     let files = resolved.files;
     let names = resolved.display;

@@ -260,7 +260,11 @@ fn parse_type(t: &Value, path: &str) -> std::result::Result<TypeNode, String> {
         "timestamp" => {
             let unit = match t.get("unit") {
                 None => TimeUnit::Micros,
-                Some(u) => u.as_str().and_then(TimeUnit::parse).ok_or(format!("{path}.unit must be 'ms', 'us' or 'ns'"))?,
+                Some(u) => u
+                    .as_str()
+                    .and_then(TimeUnit::parse)
+                    .filter(|u| *u != TimeUnit::Seconds)
+                    .ok_or(format!("{path}.unit must be 'ms', 'us' or 'ns'"))?,
             };
             TypeNode::Scalar(ScalarKind::Timestamp(unit))
         }

@@ -2,7 +2,9 @@
 //! the output schema. They are cleared, not freed, between chunks, so a
 //! steady-state scan allocates nothing per value.
 
-use crate::infer::{Declared, ScalarKind, StructNode, TypeNode};
+use crate::infer::{Classified, Declared, ScalarKind, StructNode, TypeNode, ValueClass};
+use crate::scalar::Parsed;
+use crate::value::{decimal_value, sixteen, write_compact_json, DeclaredBits, Node};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ColumnData {
@@ -145,5 +147,224 @@ impl Column {
             }
             ColumnData::Struct { children } => Value::Array(children.iter().map(|c| c.row_json(row)).collect()),
         }
+    }
+}
+
+/// Value encoding: each scalar type's physical layout, in one place.
+impl Column {
+    /// Appends `c` as a value of `kind` (the version the router chose), in
+    /// the column's physical layout. `None` when the value does not fit the
+    /// type (nothing is appended then: the caller writes NULL); otherwise
+    /// whether the value was flattened to JSON text past a depth limit.
+    pub fn push_scalar(&mut self, kind: ScalarKind, c: &Classified<'_>) -> Option<bool> {
+        let mut flattened = false;
+        let node = c.value.node();
+        let ok = match (&mut self.data, kind) {
+            (ColumnData::Str { offsets, bytes }, ScalarKind::Str | ScalarKind::Json) => {
+                let wrote = match node {
+                    // A string keeps its text even when a parser also typed it.
+                    Node::Str { start, len } => {
+                        bytes.push_str(c.value.tape.text_of(start, len));
+                        true
+                    }
+                    // A typed temporal that its timestamp unit cannot hold
+                    // (classified as text): its ISO text.
+                    Node::Timestamp { .. } | Node::Date(_) | Node::Time(_) => {
+                        let start = bytes.len();
+                        write_compact_json(c.value, bytes);
+                        // Drop the JSON quotes around the ISO text.
+                        bytes.remove(start);
+                        bytes.pop();
+                        true
+                    }
+                    _ if c.class == ValueClass::Flattened || kind == ScalarKind::Json => {
+                        write_compact_json(c.value, bytes);
+                        flattened = c.class == ValueClass::Flattened;
+                        true
+                    }
+                    _ => false,
+                };
+                if wrote {
+                    offsets.push(bytes.len() as u32);
+                }
+                wrote
+            }
+            (ColumnData::Bool(v), ScalarKind::Bool) => push(
+                v,
+                match (node, c.parsed) {
+                    (Node::Bool(b), _) | (_, Parsed::Bool(b)) => Some(b),
+                    _ => None,
+                },
+            ),
+            (ColumnData::Int(v), ScalarKind::Int) => push(v, integer_of(c).and_then(|n| i64::try_from(n).ok())),
+            (ColumnData::Float(v), ScalarKind::Float) => push(
+                v,
+                match (node, c.parsed) {
+                    (Node::Float(f), _) | (_, Parsed::Float(f)) => Some(f),
+                    (Node::Declared { kind: Declared::Float32, bits }, _) => Some(f32::from_bits(bits as u32) as f64),
+                    _ => integer_of(c).map(|n| n as f64),
+                },
+            ),
+            (ColumnData::Fixed { width, data }, ScalarKind::Declared(d)) => {
+                let start = data.len();
+                let ok = encode_declared(d, c, data);
+                debug_assert!(!ok || data.len() == start + *width);
+                ok
+            }
+            (ColumnData::Binary { offsets, bytes }, ScalarKind::Declared(Declared::Blob)) => match node {
+                Node::Declared { kind: Declared::Blob, bits } => {
+                    let (start, end) = DeclaredBits::range(bits);
+                    bytes.extend_from_slice(&c.value.tape.bytes[start..end]);
+                    offsets.push(bytes.len() as u32);
+                    true
+                }
+                _ => false,
+            },
+            (ColumnData::Int(v), ScalarKind::Timestamp(unit)) => push(
+                v,
+                match c.parsed {
+                    Parsed::Timestamp(t) => unit.ticks(t.secs, t.nanos),
+                    _ => None,
+                },
+            ),
+            (ColumnData::Int(v), ScalarKind::Time) => push(
+                v,
+                match c.parsed {
+                    // DuckDB's TIME is microseconds of the day (truncated).
+                    Parsed::Time(nanos) => Some(nanos / 1000),
+                    _ => None,
+                },
+            ),
+            (ColumnData::Date(v), ScalarKind::Date) => push(
+                v,
+                match c.parsed {
+                    Parsed::Date(d) => Some(d),
+                    _ => None,
+                },
+            ),
+            _ => false,
+        };
+        if !ok {
+            return None;
+        }
+        self.valid.push(true);
+        Some(flattened)
+    }
+}
+
+/// The integer a value holds: a JSON or parsed integer, or a declared one.
+fn integer_of(c: &Classified<'_>) -> Option<i128> {
+    match (c.value.node(), c.parsed) {
+        (Node::Int(n), _) | (_, Parsed::Int(n)) => Some(n as i128),
+        (Node::Declared { kind: Declared::UInt64, bits }, _) => Some(bits as i128),
+        (Node::Declared { kind, bits }, _) if kind.is_integer() => Some(bits as i64 as i128),
+        _ => None,
+    }
+}
+
+/// Appends the value in the physical layout of declared type `d`
+/// (little endian, as DuckDB keeps it in memory). The version was chosen
+/// because it holds the value's type, so the value fits; anything else is
+/// refused rather than truncated.
+fn encode_declared(d: Declared, c: &Classified<'_>, out: &mut Vec<u8>) -> bool {
+    let tape = c.value.tape;
+    let node = c.value.node();
+    match d {
+        Declared::Float32 => match node {
+            Node::Declared { kind: Declared::Float32, bits } => {
+                out.extend_from_slice(&(bits as u32).to_le_bytes());
+                true
+            }
+            _ => false,
+        },
+        Declared::Decimal { precision, scale } => {
+            let Node::Declared { kind: Declared::Decimal { precision: p, scale: s }, bits } = node else {
+                return false;
+            };
+            // A value beyond the declared precision (a writer may store one:
+            // arrow-rs does not validate) is refused, never truncated.
+            let Some(unscaled) = 10i128
+                .checked_pow(u32::from(scale.saturating_sub(s)))
+                .and_then(|f| decimal_value(p, bits, tape).checked_mul(f))
+                .filter(|v| v.unsigned_abs() < 10u128.pow(u32::from(precision)))
+            else {
+                return false;
+            };
+            write_le(unscaled, d.width(), out);
+            true
+        }
+        Declared::Uuid => match node {
+            Node::Declared { kind: Declared::Uuid, bits } => {
+                // DuckDB keeps a UUID as a 128-bit integer with the top bit
+                // flipped, so that integer order is UUID text order.
+                let v = u128::from_be_bytes(sixteen(tape, bits)) ^ (1u128 << 127);
+                out.extend_from_slice(&v.to_le_bytes());
+                true
+            }
+            _ => false,
+        },
+        Declared::Interval => match node {
+            Node::Declared { kind: Declared::Interval, bits } => {
+                out.extend_from_slice(&sixteen(tape, bits));
+                true
+            }
+            _ => false,
+        },
+        Declared::Blob => false,
+        // In range or refused: the low bytes of a wider integer would be
+        // another number.
+        int => match (integer_of(c), int.int_range()) {
+            (Some(n), Some((lo, hi))) if (lo..=hi).contains(&n) => {
+                write_le(n, int.width(), out);
+                true
+            }
+            _ => false,
+        },
+    }
+}
+
+/// The low `width` bytes of `n`, little endian (two's complement).
+fn write_le(n: i128, width: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(&n.to_le_bytes()[..width]);
+}
+
+fn push<T>(values: &mut Vec<T>, v: Option<T>) -> bool {
+    match v {
+        Some(v) => {
+            values.push(v);
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::infer::{classify, DepthLimits, Level, Rules, TimeUnit};
+    use crate::scalar::ScalarParsers;
+    use crate::value::Tape;
+
+    fn encoded(d: Declared, value: i64) -> Option<Vec<u8>> {
+        let mut tape = Tape::default();
+        tape.nodes.push(Node::Int(value));
+        tape.roots.push(0);
+        let parsers = ScalarParsers::default();
+        let limits = DepthLimits { arrow_max_depth: 32, parquet_max_depth: 15 };
+        let rules = Rules { limits, scalar_object_key: "v", parsers: &parsers, timestamp_unit: TimeUnit::Micros };
+        let c = classify(tape.record(0), Level::default(), &rules);
+        let mut out = Vec::new();
+        encode_declared(d, &c, &mut out).then_some(out)
+    }
+
+    #[test]
+    fn integers_out_of_their_declared_range_are_refused_not_truncated() {
+        assert_eq!(encoded(Declared::Int8, 127), Some(vec![127]));
+        assert_eq!(encoded(Declared::Int8, -128), Some(vec![0x80]));
+        assert_eq!(encoded(Declared::Int8, 300), None);
+        assert_eq!(encoded(Declared::UInt8, -1), None);
+        assert_eq!(encoded(Declared::Int16, 40_000), None);
+        assert_eq!(encoded(Declared::UInt32, 4_294_967_295), Some(vec![0xFF; 4]));
+        assert_eq!(encoded(Declared::Int32, i64::MAX), None);
     }
 }

@@ -1,3 +1,4 @@
+use super::time_unit::TimeUnit;
 use super::Declared;
 
 /// One node of a tape. Containers record where their subtree ends, so a
@@ -36,7 +37,7 @@ pub enum Node {
     /// `unit` since the epoch, UTC.
     Timestamp {
         value: i64,
-        unit: Ticks,
+        unit: TimeUnit,
     },
     /// Days since the epoch.
     Date(i32),
@@ -72,33 +73,6 @@ impl DeclaredBits {
         let start = (bits & 0xffff_ffff) as usize;
         let len = (bits >> 32) as usize;
         (start, start + len)
-    }
-}
-
-/// The unit of [`Node::Timestamp`] values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ticks {
-    Seconds,
-    Millis,
-    Micros,
-    Nanos,
-}
-
-impl Ticks {
-    pub fn per_second(self) -> i64 {
-        match self {
-            Ticks::Seconds => 1,
-            Ticks::Millis => 1_000,
-            Ticks::Micros => 1_000_000,
-            Ticks::Nanos => 1_000_000_000,
-        }
-    }
-
-    /// Seconds and nanoseconds of `value` ticks.
-    pub fn split(self, value: i64) -> (i64, u32) {
-        let per = self.per_second();
-        let nanos_per_tick = 1_000_000_000 / per;
-        (value.div_euclid(per), (value.rem_euclid(per) * nanos_per_tick) as u32)
     }
 }
 
