@@ -40,28 +40,43 @@ pub fn catch<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     }
 }
 
-/// The callback shapes DuckDB calls: each runs `f` under [`catch`] and hands
-/// an error (or a contained panic) to the matching error setter.
-pub fn guard_bind(info: &BindInfo, f: impl FnOnce() -> Result<(), String>) {
-    if let Err(message) = catch(f) {
-        info.set_error(&message);
+/// Where a callback reports its error: each handle's error setter.
+pub trait ErrorSink {
+    fn set_error(&self, message: &str);
+}
+
+impl ErrorSink for BindInfo {
+    fn set_error(&self, message: &str) {
+        BindInfo::set_error(self, message);
     }
 }
 
-pub fn guard_init(info: &InitInfo, f: impl FnOnce() -> Result<(), String>) {
-    if let Err(message) = catch(f) {
-        info.set_error(&message);
+impl ErrorSink for InitInfo {
+    fn set_error(&self, message: &str) {
+        InitInfo::set_error(self, message);
     }
 }
 
-pub fn guard_scan(info: &FunctionInfo, f: impl FnOnce() -> Result<(), String>) {
-    if let Err(message) = catch(f) {
-        info.set_error(&message);
+/// A table function's scan.
+impl ErrorSink for FunctionInfo {
+    fn set_error(&self, message: &str) {
+        FunctionInfo::set_error(self, message);
     }
 }
 
-pub fn guard_scalar(info: &FunctionInfo, f: impl FnOnce() -> Result<(), String>) {
+/// A scalar function's callback, whose errors go through another setter.
+pub struct Scalar<'a>(pub &'a FunctionInfo);
+
+impl ErrorSink for Scalar<'_> {
+    fn set_error(&self, message: &str) {
+        self.0.set_scalar_error(message);
+    }
+}
+
+/// Every callback DuckDB makes runs its body here: under [`catch`], with an
+/// error (or a contained panic) handed to the callback's error setter.
+pub fn guard(sink: &impl ErrorSink, f: impl FnOnce() -> Result<(), String>) {
     if let Err(message) = catch(f) {
-        info.set_scalar_error(&message);
+        sink.set_error(&message);
     }
 }

@@ -2,7 +2,7 @@
 
 use duckdb::ffi;
 
-use super::guard::guard_scalar;
+use super::guard::{guard, Scalar};
 use super::handles::{register_scalar_function_set, Connection, DataChunk, FunctionInfo, Vector};
 use super::types::LogicalType;
 use crate::functions::sanitize_registry::{canonical_registry, empty_registry};
@@ -17,18 +17,35 @@ pub fn register_sanitize_registry(con: &Connection) -> Result<(), String> {
     )
 }
 
+/// The body of a scalar callback over safe handles, its errors (and
+/// panics) reported through DuckDB.
+///
+/// # Safety
+/// The three pointers are those DuckDB passed to the running scalar callback.
+unsafe fn scalar_call(
+    info: ffi::duckdb_function_info,
+    input: ffi::duckdb_data_chunk,
+    output: ffi::duckdb_vector,
+    body: impl FnOnce(&DataChunk, &Vector<'_>) -> Result<(), String>,
+) {
+    // SAFETY: by this function's contract, the pointers of the running call.
+    let (info, input, output) =
+        unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(input), Vector::from_raw(output)) };
+    guard(&Scalar(&info), || body(&input, &output));
+}
+
 unsafe extern "C" fn empty_fn(
     info: ffi::duckdb_function_info,
     input: ffi::duckdb_data_chunk,
     output: ffi::duckdb_vector,
 ) {
-    // SAFETY: DuckDB passes the function info, input chunk and output vector of this call.
-    let (info, input, output) =
-        unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(input), Vector::from_raw(output)) };
-    guard_scalar(&info, || {
-        output.fill_varchar(&empty_registry(), input.size().max(1));
-        Ok(())
-    });
+    // SAFETY: DuckDB's pointers of this call.
+    unsafe {
+        scalar_call(info, input, output, |input, output| {
+            output.fill_varchar(&empty_registry(), input.size().max(1));
+            Ok(())
+        })
+    }
 }
 
 unsafe extern "C" fn canonical_fn(
@@ -36,24 +53,25 @@ unsafe extern "C" fn canonical_fn(
     input: ffi::duckdb_data_chunk,
     output: ffi::duckdb_vector,
 ) {
-    // SAFETY: DuckDB passes the function info, input chunk and output vector of this call.
-    let (info, input, output) =
-        unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(input), Vector::from_raw(output)) };
-    guard_scalar(&info, || {
-        let rows = input.size();
-        let arg = input.vector(0);
-        let mut valid = vec![true; rows];
-        for (row, value) in arg.strings(rows).into_iter().enumerate() {
-            let Some(bytes) = value else {
-                valid[row] = false;
-                continue;
-            };
-            let text = std::str::from_utf8(bytes)
-                .map_err(|_| "sanitize_registry: the registry is not valid UTF-8".to_string())?;
-            let canonical = canonical_registry(text).map_err(|e| format!("sanitize_registry: {}", e.message))?;
-            output.set_string(row, canonical.as_bytes());
-        }
-        output.write_validity(&valid);
-        Ok(())
-    });
+    // SAFETY: DuckDB's pointers of this call.
+    unsafe { scalar_call(info, input, output, canonicalize) }
+}
+
+/// `sanitize_registry(json)`: each row's registry in canonical form; NULL stays NULL.
+fn canonicalize(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
+    let rows = input.size();
+    let arg = input.vector(0);
+    let mut valid = vec![true; rows];
+    for (row, value) in arg.strings(rows).into_iter().enumerate() {
+        let Some(bytes) = value else {
+            valid[row] = false;
+            continue;
+        };
+        let text =
+            std::str::from_utf8(bytes).map_err(|_| "sanitize_registry: the registry is not valid UTF-8".to_string())?;
+        let canonical = canonical_registry(text).map_err(|e| format!("sanitize_registry: {}", e.message))?;
+        output.set_string(row, canonical.as_bytes());
+    }
+    output.write_validity(&valid);
+    Ok(())
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use duckdb::ffi;
 
-use super::guard::{guard_bind, guard_init, guard_scan};
+use super::guard::guard;
 use super::handles::{
     register_table_function, BindInfo, Connection, DataChunk, FunctionInfo, InitInfo, TableCallbacks,
 };
@@ -69,7 +69,7 @@ fn param_logical_type(ty: ParamType) -> LogicalType {
 unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
     // SAFETY: DuckDB passes the bind info of this call.
     let info = unsafe { BindInfo::from_raw(info) };
-    guard_bind(&info, || {
+    guard(&info, || {
         // SAFETY: `register` gave every function using this callback its
         // `&'static TableFunctionDef` as extra info.
         let def = unsafe { info.extra_info::<TableFunctionDef>() }.ok_or("the function has no definition")?;
@@ -125,7 +125,7 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
 unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     // SAFETY: DuckDB passes the init info of this call.
     let info = unsafe { InitInfo::from_raw(info) };
-    guard_init(&info, || {
+    guard(&info, || {
         // SAFETY: this function's bind stored a BindData.
         let bind = unsafe { info.bind_data::<BindData>() };
         let plan = Arc::clone(&bind.plan);
@@ -143,7 +143,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
 unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
     // SAFETY: DuckDB passes the function info and the output chunk of this call.
     let (info, output) = unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(output)) };
-    guard_scan(&info, || {
+    guard(&info, || {
         // SAFETY: this function's bind stored a BindData and its init a ScanState.
         let (bind, state) = unsafe { (info.bind_data::<BindData>(), info.init_data::<ScanState>()) };
         scan_chunk(bind, state, &output)
@@ -235,7 +235,7 @@ struct StatsState {
 unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
     // SAFETY: DuckDB passes the bind info of this call.
     let info = unsafe { BindInfo::from_raw(info) };
-    guard_bind(&info, || {
+    guard(&info, || {
         for (i, name) in STATS_COLUMNS.iter().enumerate() {
             let ty = match i {
                 1 | 2 => LogicalType::varchar(),
@@ -253,7 +253,7 @@ unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
 unsafe extern "C" fn stats_init(info: ffi::duckdb_init_info) {
     // SAFETY: DuckDB passes the init info of this call.
     let info = unsafe { InitInfo::from_raw(info) };
-    guard_init(&info, || {
+    guard(&info, || {
         // SAFETY: stats_bind stored a StatsBind.
         let bind = unsafe { info.bind_data::<StatsBind>() };
         let rows = crate::pipeline::scan_log::snapshot(bind.connection_id);
@@ -265,7 +265,7 @@ unsafe extern "C" fn stats_init(info: ffi::duckdb_init_info) {
 unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
     // SAFETY: DuckDB passes the function info and the output chunk of this call.
     let (info, output) = unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(output)) };
-    guard_scan(&info, || {
+    guard(&info, || {
         // SAFETY: stats_init stored a StatsState.
         let state = unsafe { info.init_data::<StatsState>() };
         let rows = state.rows.lock().map_err(|_| "stats state poisoned".to_string())?.take().unwrap_or_default();
@@ -317,7 +317,7 @@ pub fn register_panic_probe(con: &Connection) -> Result<(), String> {
 unsafe extern "C" fn panic_bind(info: ffi::duckdb_bind_info) {
     // SAFETY: DuckDB passes the bind info of this call.
     let info = unsafe { BindInfo::from_raw(info) };
-    guard_bind(&info, || {
+    guard(&info, || {
         if info.parameter(0, ParamType::Varchar) == ParamValue::Str("bind".into()) {
             panic!("deliberate panic in bind");
         }
@@ -331,5 +331,5 @@ unsafe extern "C" fn noop_init(_info: ffi::duckdb_init_info) {}
 unsafe extern "C" fn panic_scan(info: ffi::duckdb_function_info, _output: ffi::duckdb_data_chunk) {
     // SAFETY: DuckDB passes the function info of this call.
     let info = unsafe { FunctionInfo::from_raw(info) };
-    guard_scan(&info, || panic!("deliberate panic in scan"));
+    guard(&info, || panic!("deliberate panic in scan"));
 }

@@ -325,24 +325,9 @@ impl<'a> Parser<'a> {
                         }
                         break;
                     }
-                    Some(b'}') if top.is_object => {
-                        self.pos += 1;
-                        let open = *top;
-                        stack.pop();
-                        close_container(tape, open);
-                        if let Some(parent) = stack.last_mut() {
-                            parent.evidence |= open.evidence;
-                        }
-                    }
-                    Some(b']') if !top.is_object => {
-                        self.pos += 1;
-                        let open = *top;
-                        stack.pop();
-                        close_container(tape, open);
-                        if let Some(parent) = stack.last_mut() {
-                            parent.evidence |= open.evidence;
-                        }
-                    }
+                    // The bracket that closes what is open.
+                    Some(b'}') if top.is_object => close(&mut self.pos, &mut stack, tape),
+                    Some(b']') if !top.is_object => close(&mut self.pos, &mut stack, tape),
                     Some(_) => {
                         let what = if top.is_object {
                             "expected ',' or '}' in object"
@@ -527,17 +512,16 @@ impl<'a> Parser<'a> {
             return self.err("invalid number: leading zero");
         }
         let mut is_float = false;
+        // A fraction or an exponent needs at least one digit.
+        let digits_from = |i: usize| i + b[i.min(b.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
         if b.get(i) == Some(&b'.') {
             is_float = true;
-            i += 1;
-            let frac = i;
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-            if i == frac {
-                self.pos = i;
+            let end = digits_from(i + 1);
+            if end == i + 1 {
+                self.pos = end;
                 return self.err("invalid number: no digits after '.'");
             }
+            i = end;
         }
         if matches!(b.get(i), Some(b'e' | b'E')) {
             is_float = true;
@@ -545,14 +529,12 @@ impl<'a> Parser<'a> {
             if matches!(b.get(i), Some(b'+' | b'-')) {
                 i += 1;
             }
-            let exp = i;
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-            if i == exp {
-                self.pos = i;
+            let end = digits_from(i);
+            if end == i {
+                self.pos = end;
                 return self.err("invalid number: no digits in exponent");
             }
+            i = end;
         }
         self.pos = i;
         let text = utf8(&b[start..i]);
@@ -567,6 +549,18 @@ impl<'a> Parser<'a> {
                 self.pos = start;
                 self.err("invalid number")
             }
+        }
+    }
+}
+
+/// Consumes a closing bracket: the innermost container ends, and its
+/// evidence counts for its parent.
+fn close(pos: &mut usize, stack: &mut Vec<Open>, tape: &mut Tape) {
+    *pos += 1;
+    if let Some(open) = stack.pop() {
+        close_container(tape, open);
+        if let Some(parent) = stack.last_mut() {
+            parent.evidence |= open.evidence;
         }
     }
 }
