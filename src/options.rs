@@ -190,6 +190,8 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
         integer(n, v, 1, 1 << 30)? as usize
     )),
     option!("registry", Varchar, Null, |o, n, v| set(&mut o.registry, Some(string(n, v)?))),
+    option!("compression", Varchar, S("auto"), |o, n, v| set(&mut o.compression, choice(n, v)?)),
+    option!("validate_extension", Boolean, B(true), |o, n, v| set(&mut o.validate_extension, boolean(n, v)?)),
 ];
 
 /// `input_format`, for `sanitize` and `sanitize_probe` only: required, so
@@ -304,6 +306,28 @@ pub fn timestamp_precision_name(unit: TimeUnit) -> &'static str {
     TIMESTAMP_PRECISIONS.iter().find(|(_, u)| *u == unit).map_or("TIMESTAMP_MICROS", |(n, _)| n)
 }
 named_enum!(OnError { Stop = "stop", SkipRow = "skip_row", EmitNullRow = "emit_null_row" });
+named_enum!(
+    /// How text input is compressed: `auto` goes by the file name's
+    /// suffix (`.gz`, `.zst`).
+    Compression { Auto = "auto", None = "none", Gzip = "gzip", Zstd = "zstd" }
+);
+
+impl Compression {
+    /// The compression of a file named `name`: the forced one, or by suffix.
+    pub fn of_file(self, name: &str) -> Compression {
+        if self != Compression::Auto {
+            return self;
+        }
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".gz") {
+            Compression::Gzip
+        } else if lower.ends_with(".zst") {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
 
 /// `input_text_encoding`: what the bytes of a text file are (source/decode.rs
 /// turns each into UTF-8).
@@ -376,6 +400,10 @@ pub struct Options {
     pub float_separators: (u8, u8),
     /// The `custom_timestamp/date/time_patterns` as written.
     pub custom_patterns: [Vec<String>; 3],
+    /// `compression`: of text inputs; Parquet only takes `auto`.
+    pub compression: Compression,
+    /// `validate_extension`: false reads any file name as the format.
+    pub validate_extension: bool,
 }
 
 impl Options {
@@ -474,6 +502,8 @@ impl Options {
             parse_floats: false,
             float_separators: (0, 0),
             custom_patterns: [Vec::new(), Vec::new(), Vec::new()],
+            compression: Compression::Auto,
+            validate_extension: true,
         };
         for spec in OPTION_SPECS {
             if let Some(value) = spec.default.param() {
@@ -537,6 +567,12 @@ impl Options {
         }
         let [timestamps, dates, times] = &self.custom_patterns;
         self.parsers.custom = CustomPatterns::compile(timestamps, dates, times)?;
+        if self.input_format == InputFormat::Parquet && self.compression != Compression::Auto {
+            return Err(format!(
+                "\"compression\" applies to text formats; Parquet compresses its own pages, so it takes only 'auto', not '{}'",
+                self.compression.name()
+            ));
+        }
         if self.schema_mode == SchemaMode::Strict && self.registry.is_none() {
             return Err(
                 "schema_mode 'strict' requires a registry: pass registry := <registry JSON from a previous run>".into(),

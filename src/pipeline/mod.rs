@@ -113,7 +113,7 @@ fn plan_with(function: &str, path: &str, options: Options, for_scan: bool) -> Re
         && options.input_format == InputFormat::Parquet
         && options.schema_mode == SchemaMode::Additive
         && options.timestamp_precision != TimeUnit::Nanos;
-    let resolved = resolve(function, path, options.input_format, options.input_mode)?;
+    let resolved = resolve(function, path, &options)?;
     let files = resolved.files;
     let names = resolved.display;
     check_directory_consistency(function, &files, &names, &options)?;

@@ -2,7 +2,7 @@
 //! scan both come through here, so they read identical records.
 
 use std::fs::File;
-use std::io::{Read, Seek};
+use std::io::{Cursor, Read};
 
 use crate::error::{Result, SanitizeError};
 use crate::formats::csv::{CsvOptions, CsvReader};
@@ -13,7 +13,7 @@ use crate::formats::xml::{XmlOptions, XmlReader};
 use crate::formats::RecordReader;
 use crate::options::TextEncoding;
 use crate::options::{InputFormat, Options};
-use crate::source::{sniff_xml_encoding, TextDecoder};
+use crate::source::{decompressing, sniff_xml_encoding, TextDecoder};
 
 /// Opens local `file` for reading; messages call it `name` (a remote file's
 /// URI rather than its staged copy).
@@ -26,20 +26,27 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
     }
 }
 
-/// The decoder of a text format over `input`: the text decoder (the one
-/// place a byte-order mark is dropped) under the format's reader. Files
-/// come here through [`open_reader`]; the decoder tests
-/// (formats/harness.rs) give bytes in memory.
-pub fn text_reader<R: Read + Seek + Send + 'static>(
+/// The decoder of a text format over `input`: decompression (by the name's
+/// suffix or the `compression` option), the text decoder (the one place a
+/// byte-order mark is dropped), then the format's reader. Files come here
+/// through [`open_reader`]; the decoder tests (formats/harness.rs) give
+/// bytes in memory.
+pub fn text_reader<R: Read + Send + 'static>(
     function: &str,
-    mut input: R,
+    input: R,
     name: &str,
     options: &Options,
 ) -> Result<Box<dyn RecordReader + Send>> {
     let chunk = options.read_chunk_bytes;
+    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    let mut input = decompressing(input, options.compression.of_file(name)).map_err(io)?;
     let mut encoding = options.input_text_encoding;
     if options.input_format == InputFormat::Xml && !options.is_given("input_text_encoding") {
-        encoding = declared_xml_encoding(function, &mut input, name)?.unwrap_or(encoding);
+        // The head is read for the declaration and then put back in front.
+        let mut head = Vec::with_capacity(512);
+        input.by_ref().take(512).read_to_end(&mut head).map_err(io)?;
+        encoding = declared_xml_encoding(function, &head, name)?.unwrap_or(encoding);
+        input = Box::new(Cursor::new(head).chain(input));
     }
     let text = TextDecoder::new(input, encoding, chunk);
     Ok(match options.input_format {
@@ -65,14 +72,10 @@ pub fn text_reader<R: Read + Seek + Send + 'static>(
 }
 
 /// The encoding an XML document declares (`<?xml ... encoding="..."?>` or
-/// UTF-16 bytes), honoured when `input_text_encoding` is not given. The file
-/// is rewound afterwards.
-fn declared_xml_encoding(function: &str, f: &mut (impl Read + Seek), name: &str) -> Result<Option<TextEncoding>> {
-    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
-    let mut head = Vec::with_capacity(512);
-    f.by_ref().take(512).read_to_end(&mut head).map_err(io)?;
-    f.rewind().map_err(io)?;
-    sniff_xml_encoding(&head).map_err(|declared| {
+/// UTF-16 bytes) in its first bytes `head`, honoured when
+/// `input_text_encoding` is not given.
+fn declared_xml_encoding(function: &str, head: &[u8], name: &str) -> Result<Option<TextEncoding>> {
+    sniff_xml_encoding(head).map_err(|declared| {
         SanitizeError::input(format!(
             "{function}: file \"{name}\" declares encoding=\"{declared}\", which this reader cannot decode; convert it to UTF-8, or pass input_text_encoding := 'utf-8', 'utf-16', 'latin-1' or 'windows-1252' to read it as one of those"
         ))

@@ -2,18 +2,20 @@
 //! and decoding text to UTF-8.
 
 mod decode;
+mod decompress;
 mod fetch;
 mod remote;
 mod spool;
 
 pub use decode::{sniff_xml_encoding, TextDecoder};
+pub use decompress::decompressing;
 pub use remote::parse_remote;
 pub use spool::Spool;
 
 use std::path::Path;
 
 use crate::error::{Result, SanitizeError};
-use crate::options::{InputFormat, InputMode};
+use crate::options::{Compression, InputFormat, InputMode, Options};
 
 /// The files of one scan: local paths to read, what `source_file` shows for
 /// each, and the spool that holds staged remote objects (kept alive for as
@@ -28,9 +30,11 @@ pub struct Resolved {
 /// Turns the user's path into the files to read, in deterministic order,
 /// checking the format's extension before anything is read. Remote objects
 /// are listed and staged into a local spool first.
-pub fn resolve(function: &str, path: &str, format: InputFormat, mode: InputMode) -> Result<Resolved> {
+pub fn resolve(function: &str, path: &str, options: &Options) -> Result<Resolved> {
+    let names = Names::of(options);
+    let (format, mode) = (options.input_format, options.input_mode);
     if let Some(uri) = parse_remote(path) {
-        let check = |name: &str| check_extension(function, name, format);
+        let check = |name: &str| names.check(function, name);
         let staged = spool::stage(function, &uri, format, mode, &check)?;
         return Ok(Resolved { files: staged.files, display: staged.uris, spool: Some(staged.spool) });
     }
@@ -45,13 +49,50 @@ pub fn resolve(function: &str, path: &str, format: InputFormat, mode: InputMode)
             "{function}: unsupported URI scheme \"{scheme}://\" in \"{path}\"; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://"
         )));
     }
-    let files = resolve_files(function, path, format, mode)?;
+    let files = resolve_files(function, path, &names, mode)?;
     let display = files.iter().map(|f| display_name(path, f)).collect();
     Ok(Resolved { files, display, spool: None })
 }
 
+/// Which file names a scan takes: the format's extensions, after a
+/// compression suffix, unless `validate_extension` is off.
+pub struct Names {
+    format: InputFormat,
+    compression: Compression,
+    validate: bool,
+}
+
+impl Names {
+    pub fn of(options: &Options) -> Names {
+        Names { format: options.input_format, compression: options.compression, validate: options.validate_extension }
+    }
+
+    /// The name without the suffix of the compression it is read with.
+    fn without_compression<'a>(&self, name: &'a str) -> &'a str {
+        let lower = name.to_ascii_lowercase();
+        let suffix = match self.compression.of_file(name) {
+            Compression::Gzip if lower.ends_with(".gz") => 3,
+            Compression::Zstd if lower.ends_with(".zst") => 4,
+            _ => 0,
+        };
+        &name[..name.len() - suffix]
+    }
+
+    fn takes(&self, name: &str) -> bool {
+        !self.validate || has_extension(self.without_compression(name), self.format)
+    }
+
+    fn check(&self, function: &str, name: &str) -> Result<()> {
+        if self.takes(name) {
+            return Ok(());
+        }
+        check_extension(function, self.without_compression(name), self.format)
+    }
+}
+
 /// The local files of a local path (see [`resolve`]).
-pub fn resolve_files(function: &str, path: &str, format: InputFormat, mode: InputMode) -> Result<Vec<String>> {
+pub fn resolve_files(function: &str, path: &str, names: &Names, mode: InputMode) -> Result<Vec<String>> {
+    let format = names.format;
     if path.is_empty() {
         return Err(SanitizeError::options(format!("{function}: the path argument is empty")));
     }
@@ -64,7 +105,7 @@ pub fn resolve_files(function: &str, path: &str, format: InputFormat, mode: Inpu
                     "{function}: \"{path}\" is a directory; pass input_mode := 'directory' to read its files"
                 )));
             }
-            check_extension(function, local, format)?;
+            names.check(function, local)?;
             if !p.exists() {
                 return Err(SanitizeError::io(format!("{function}: no such file \"{path}\"")));
             }
@@ -79,7 +120,7 @@ pub fn resolve_files(function: &str, path: &str, format: InputFormat, mode: Inpu
                 let entry = entry
                     .map_err(|e| SanitizeError::io(format!("{function}: cannot list directory \"{path}\": {e}")))?;
                 let p = entry.path();
-                if p.is_file() && has_extension(&p.to_string_lossy(), format) {
+                if p.is_file() && names.takes(&p.to_string_lossy()) {
                     files.push(p.to_string_lossy().into_owned());
                 }
             }
@@ -146,12 +187,33 @@ mod tests {
         assert_eq!(display_name("d", "d/a.csv"), "d/a.csv");
     }
 
+    fn names(format: InputFormat, set: impl Fn(&mut Options)) -> Names {
+        let mut o = Options::defaults(format);
+        set(&mut o);
+        Names::of(&o)
+    }
+
     #[test]
     fn extension_is_checked_before_reading() {
-        let e =
-            resolve_files("sanitize_jsonl", "events.ndjson", InputFormat::Jsonl, InputMode::SingleFile).unwrap_err();
+        let jsonl = names(InputFormat::Jsonl, |_| {});
+        let e = resolve_files("sanitize_jsonl", "events.ndjson", &jsonl, InputMode::SingleFile).unwrap_err();
         assert!(e.message.contains("requires .jsonl, not .ndjson"), "{e}");
-        let e = resolve_files("sanitize_parquet", "x.csv", InputFormat::Parquet, InputMode::SingleFile).unwrap_err();
+        let parquet = names(InputFormat::Parquet, |_| {});
+        let e = resolve_files("sanitize_parquet", "x.csv", &parquet, InputMode::SingleFile).unwrap_err();
         assert!(e.message.contains(".parquet or .pq"), "{e}");
+    }
+
+    #[test]
+    fn a_compression_suffix_is_read_past_and_validation_can_be_off() {
+        let jsonl = names(InputFormat::Jsonl, |_| {});
+        assert!(jsonl.takes("a.jsonl.gz") && jsonl.takes("a.JSONL.ZST") && jsonl.takes("a.jsonl"));
+        assert!(!jsonl.takes("a.json.gz") && !jsonl.takes("a.gz"));
+        let e = jsonl.check("f", "a.csv.gz").unwrap_err();
+        assert!(e.message.contains("not .csv"), "{e}");
+        // Forced gzip: only .gz is its suffix; 'none' reads names as they are.
+        assert!(!names(InputFormat::Jsonl, |o| o.compression = Compression::Gzip).takes("a.jsonl.zst"));
+        assert!(!names(InputFormat::Jsonl, |o| o.compression = Compression::None).takes("a.jsonl.gz"));
+        let any = names(InputFormat::Csv, |o| o.validate_extension = false);
+        assert!(any.takes("rows.tsv") && any.takes("notes.txt"));
     }
 }
