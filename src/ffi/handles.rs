@@ -168,6 +168,32 @@ impl BindInfo {
         unsafe { take_value(ffi::duckdb_bind_get_parameter(self.raw, index), ty) }
     }
 
+    /// The first positional argument as paths: a VARCHAR is one path (a
+    /// file, a directory or a glob), a list is several; `None` for NULL.
+    pub fn paths_argument(&self) -> Option<Vec<String>> {
+        // SAFETY: a live bind info; the value returned is ours to destroy,
+        // which take_value does (after its type, owned by the value, is read).
+        unsafe {
+            let value = ffi::duckdb_bind_get_parameter(self.raw, 0);
+            if value.is_null() {
+                return None;
+            }
+            let is_list =
+                ffi::duckdb_get_type_id(ffi::duckdb_get_value_type(value)) == ffi::DUCKDB_TYPE_DUCKDB_TYPE_LIST;
+            match take_value(value, if is_list { ParamType::VarcharList } else { ParamType::Varchar }) {
+                ParamValue::Str(s) => Some(vec![s]),
+                ParamValue::List(items) => items
+                    .into_iter()
+                    .map(|i| match i {
+                        ParamValue::Str(s) => Some(s),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            }
+        }
+    }
+
     /// A named parameter, or `None` when the query did not pass it.
     pub fn named_parameter(&self, name: &str, ty: ParamType) -> Option<ParamValue> {
         let c = CString::new(name).ok()?;

@@ -46,10 +46,12 @@ pub fn register(con: &Connection, def: &'static TableFunctionDef) -> Result<(), 
         .chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC))
         .map(|spec| (spec.name, param_logical_type(spec.ty)))
         .collect();
+    // The path argument is a VARCHAR or a VARCHAR[]: ANY takes both, and
+    // bind tells them apart.
     register_table_function(
         con,
         def.name,
-        &[LogicalType::varchar()],
+        &[LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY)],
         &named,
         Some(def),
         TableCallbacks { bind, init, scan },
@@ -82,9 +84,11 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     if !client.external_access {
         return Err(format!("{}: reading files is disabled by the setting enable_external_access = false", def.name));
     }
-    let path = match info.parameter(0, ParamType::Varchar) {
-        ParamValue::Str(s) => s,
-        _ => return Err(format!("{}: the path argument must not be NULL", def.name)),
+    let Some(paths) = info.paths_argument() else {
+        return Err(format!(
+            "{}: the path argument must be a path (VARCHAR) or a list of paths (VARCHAR[]), not NULL or a list holding NULL",
+            def.name
+        ));
     };
     let mut params: Vec<(&str, ParamValue)> = Vec::new();
     for spec in OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC)) {
@@ -94,8 +98,8 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     }
     let options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
     let plan = match def.kind {
-        TableKind::Scan => plan_scan(def.name, &path, options),
-        TableKind::Probe => plan(def.name, &path, options),
+        TableKind::Scan => plan_scan(def.name, paths, options),
+        TableKind::Probe => plan(def.name, paths, options),
     }
     .map_err(|e| e.message)?;
     match def.kind {

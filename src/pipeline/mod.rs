@@ -40,7 +40,8 @@ pub const BATCH_RECORDS: usize = 2048;
 #[derive(Debug)]
 pub struct ScanPlan {
     pub function: String,
-    /// The path argument as the user gave it.
+    /// The path argument as the user gave it (a list joined with ", ",
+    /// for sanitize_stats).
     pub path: String,
     pub options: Options,
     pub files: Vec<String>,
@@ -54,9 +55,9 @@ pub struct ScanPlan {
     pub probe_stats: Stats,
     /// Microseconds since the epoch, UTC: `ingestion_timestamp` and `detected_at`.
     pub started_at_micros: i64,
-    /// Staged remote inputs: `files` point into it, so it lives as long as
-    /// the plan. Held, never read: dropping it deletes the staged files.
-    pub _spool: Option<Spool>,
+    /// Staged remote inputs: `files` point into them, so they live as long
+    /// as the plan. Held, never read: dropping one deletes its staged files.
+    pub _spools: Vec<Spool>,
     /// The probe read only the declared schemas (Parquet), not the rows, so
     /// the scan measures `values_flattened` itself.
     pub declared_probe: bool,
@@ -85,8 +86,24 @@ impl Options {
 
 /// The plan of a registry probe (`sanitize_probe`): the probe reads every
 /// record, and its counters describe them all.
-pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
-    plan_with(function, path, options, false)
+pub fn plan(function: &str, paths: impl Into<Paths>, options: Options) -> Result<ScanPlan> {
+    plan_with(function, &paths.into().0, options, false)
+}
+
+/// The path argument: one path (a file, a directory or a glob) or a list
+/// of them (docs/formats.md, "Many files").
+pub struct Paths(pub Vec<String>);
+
+impl From<&str> for Paths {
+    fn from(path: &str) -> Self {
+        Paths(vec![path.to_string()])
+    }
+}
+
+impl From<Vec<String>> for Paths {
+    fn from(paths: Vec<String>) -> Self {
+        Paths(paths)
+    }
 }
 
 /// The plan of a scan. For Parquet the declared schema of each file decides
@@ -96,11 +113,11 @@ pub fn plan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
 /// data once instead of twice. Not with `TIMESTAMP_NANOS`, whose range is
 /// narrower than Parquet's: there a value can still fall back to a string
 /// version, which only the rows can tell.
-pub fn plan_scan(function: &str, path: &str, options: Options) -> Result<ScanPlan> {
-    plan_with(function, path, options, true)
+pub fn plan_scan(function: &str, paths: impl Into<Paths>, options: Options) -> Result<ScanPlan> {
+    plan_with(function, &paths.into().0, options, true)
 }
 
-fn plan_with(function: &str, path: &str, options: Options, for_scan: bool) -> Result<ScanPlan> {
+fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool) -> Result<ScanPlan> {
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
         None => Registry::empty(options.field_name_policy),
@@ -113,7 +130,7 @@ fn plan_with(function: &str, path: &str, options: Options, for_scan: bool) -> Re
         && options.input_format == InputFormat::Parquet
         && options.schema_mode == SchemaMode::Additive
         && options.timestamp_precision != TimeUnit::Nanos;
-    let resolved = resolve(function, path, &options)?;
+    let resolved = resolve(function, paths, &options)?;
     let files = resolved.files;
     let names = resolved.display;
     check_directory_consistency(function, &files, &names, &options)?;
@@ -144,14 +161,14 @@ fn plan_with(function: &str, path: &str, options: Options, for_scan: bool) -> Re
     let drifts: Vec<serde_json::Value> = events.iter().map(|e| e.to_json(&detected_at)).collect();
     Ok(ScanPlan {
         function: function.to_string(),
-        path: path.to_string(),
+        path: paths.join(", "),
         registry_json: registry.json_text(),
         drifts_json: serde_json::Value::Array(drifts).to_string(),
         schema: registry.root,
         options,
         display_files: names,
         files,
-        _spool: resolved.spool,
+        _spools: resolved.spools,
         declared_probe,
         probe_stats: stats,
         started_at_micros,

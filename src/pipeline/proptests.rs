@@ -193,3 +193,47 @@ proptest! {
         prop_assert_eq!(decode(chunk), decode(1 << 20));
     }
 }
+
+/// Rows as a sorted multiset of JSON texts; drift events without their time.
+fn comparable(r: &super::tests::Run) -> (Vec<String>, Value, Vec<Value>) {
+    let mut rows: Vec<String> = r.rows.iter().map(|row| Value::Array(row.clone()).to_string()).collect();
+    rows.sort();
+    let drifts = r
+        .drifts()
+        .into_iter()
+        .map(|mut d| {
+            d.as_object_mut().map(|o| o.remove("detected_at"));
+            d
+        })
+        .collect();
+    (rows, r.registry(), drifts)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(16), .. ProptestConfig::default() })]
+
+    /// The same files spelled as a list, a glob or a directory give the
+    /// same rows (as a multiset), registry and drift events.
+    #[test]
+    fn a_list_a_glob_and_a_directory_read_alike(files in prop::collection::vec(prop::collection::vec(record(), 1..4), 1..4)) {
+        let dir = std::env::temp_dir().join(format!("ss-paths-{}-{}", std::process::id(), super::tests::rand_suffix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut names = Vec::new();
+        for (i, records) in files.iter().enumerate() {
+            let path = dir.join(format!("part-{i:02}.jsonl"));
+            std::fs::write(&path, to_lines(records)).unwrap();
+            names.push(path.to_string_lossy().into_owned());
+        }
+        let base = dir.to_string_lossy().into_owned();
+        let skip = [("on_error", ParamValue::Str("skip_row".into()))];
+        let list = super::tests::run_paths(names.clone(), &skip).map(|r| comparable(&r));
+        let glob = super::tests::run_paths(vec![format!("{base}/*.jsonl")], &skip).map(|r| comparable(&r));
+        let mut directory_params = skip.to_vec();
+        directory_params.push(("input_mode", ParamValue::Str("directory".into())));
+        let directory = super::tests::run_paths(vec![base.clone()], &directory_params).map(|r| comparable(&r));
+        let _ = std::fs::remove_dir_all(&dir);
+        prop_assert_eq!(&list, &glob);
+        prop_assert_eq!(&list, &directory);
+        prop_assert!(list.is_ok(), "{:?}", list);
+    }
+}

@@ -57,7 +57,7 @@ pub(crate) fn run_format(
     path: &str,
     params: &[(&str, ParamValue)],
 ) -> Result<Run, String> {
-    run_planned(function, format, path, params, plan)
+    run_planned(function, format, vec![path.to_string()], params, plan)
 }
 
 /// Like [`run_format`], with the plan a table function's scan uses (for
@@ -68,20 +68,25 @@ pub(crate) fn run_format_scan(
     path: &str,
     params: &[(&str, ParamValue)],
 ) -> Result<Run, String> {
-    run_planned(function, format, path, params, super::plan_scan)
+    run_planned(function, format, vec![path.to_string()], params, super::plan_scan)
 }
 
-type Planner = fn(&str, &str, Options) -> crate::error::Result<super::ScanPlan>;
+type Planner = fn(&str, Vec<String>, Options) -> crate::error::Result<super::ScanPlan>;
+
+/// Runs `function` over `paths` (one path, a glob, or a list).
+pub(crate) fn run_paths(paths: Vec<String>, params: &[(&str, ParamValue)]) -> Result<Run, String> {
+    run_planned("sanitize_jsonl", InputFormat::Jsonl, paths, params, plan)
+}
 
 fn run_planned(
     function: &str,
     format: InputFormat,
-    path: &str,
+    paths: Vec<String>,
     params: &[(&str, ParamValue)],
     planner: Planner,
 ) -> Result<Run, String> {
     let options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
-    let plan = Arc::new(planner(function, path, options).map_err(|e| e.message)?);
+    let plan = Arc::new(planner(function, paths, options).map_err(|e| e.message)?);
     let names = plan.schema.output_versions().map(|v| v.output_name.clone()).collect();
     let mut scanner = Scanner::new(Arc::clone(&plan));
     let mut chunk = Chunk::new(&plan);

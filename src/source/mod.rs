@@ -4,6 +4,7 @@
 mod decode;
 mod decompress;
 mod fetch;
+mod glob;
 mod remote;
 mod spool;
 
@@ -18,25 +19,65 @@ use crate::error::{Result, SanitizeError};
 use crate::options::{Compression, InputFormat, InputMode, Options};
 
 /// The files of one scan: local paths to read, what `source_file` shows for
-/// each, and the spool that holds staged remote objects (kept alive for as
+/// each, and the spools that hold staged remote objects (kept alive for as
 /// long as the files are read).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Resolved {
     pub files: Vec<String>,
     pub display: Vec<String>,
-    pub spool: Option<Spool>,
+    pub spools: Vec<Spool>,
 }
 
-/// Turns the user's path into the files to read, in deterministic order,
-/// checking the format's extension before anything is read. Remote objects
-/// are listed and staged into a local spool first.
-pub fn resolve(function: &str, path: &str, options: &Options) -> Result<Resolved> {
+/// Turns the user's paths (one, a glob, or a list of either) into the files
+/// to read: list order, each glob's matches sorted by path; a file named
+/// twice is read once, at its first place. The format's extension is
+/// checked before anything is read.
+pub fn resolve(function: &str, paths: &[String], options: &Options) -> Result<Resolved> {
+    if paths.is_empty() {
+        return Err(SanitizeError::options(format!("{function}: the list of paths is empty")));
+    }
+    let named = paths.len() > 1 || paths.iter().any(|p| glob::is_glob(p));
+    if named && options.input_mode == InputMode::Directory {
+        return Err(SanitizeError::options(format!(
+            "{function}: input_mode 'directory' reads one directory's files, and a glob or a list names the files itself; use one or the other"
+        )));
+    }
+    let mut out = Resolved::default();
+    let mut seen = std::collections::HashSet::new();
+    for path in paths {
+        let one = resolve_one(function, path, options)?;
+        for (file, display) in one.files.into_iter().zip(one.display) {
+            // A local file by another spelling (`./a.jsonl`) is the same file;
+            // a remote one is its URI (each staged copy is new).
+            let key = match one.spools.is_empty() {
+                true => std::fs::canonicalize(&file).map_or(display.clone(), |p| p.to_string_lossy().into_owned()),
+                false => display.clone(),
+            };
+            if !seen.insert(key) {
+                continue;
+            }
+            out.files.push(file);
+            out.display.push(display);
+        }
+        out.spools.extend(one.spools);
+    }
+    Ok(out)
+}
+
+/// One path of [`resolve`]: a file, a directory (in directory mode), a
+/// local glob, or a remote object or prefix.
+fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved> {
     let names = Names::of(options);
     let (format, mode) = (options.input_format, options.input_mode);
     if let Some(uri) = parse_remote(path) {
         let check = |name: &str| names.check(function, name);
+        if glob::is_glob(&uri.key) {
+            return Err(SanitizeError::options(format!(
+                "{function}: globs are read in local paths only for now; \"{path}\" is remote (list its files, or pass the directory with input_mode := 'directory')"
+            )));
+        }
         let staged = spool::stage(function, &uri, format, mode, &check)?;
-        return Ok(Resolved { files: staged.files, display: staged.uris, spool: Some(staged.spool) });
+        return Ok(Resolved { files: staged.files, display: staged.uris, spools: vec![staged.spool] });
     }
     if remote::is_remote_scheme(path) && file_uri_path(path).is_none() {
         let scheme = path.split("://").next().unwrap_or_default();
@@ -49,9 +90,33 @@ pub fn resolve(function: &str, path: &str, options: &Options) -> Result<Resolved
             "{function}: unsupported URI scheme \"{scheme}://\" in \"{path}\"; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://"
         )));
     }
-    let files = resolve_files(function, path, &names, mode)?;
+    let files = if glob::is_glob(path) {
+        glob_files(function, path, &names)?
+    } else {
+        resolve_files(function, path, &names, mode)?
+    };
     let display = files.iter().map(|f| display_name(path, f)).collect();
-    Ok(Resolved { files, display, spool: None })
+    Ok(Resolved { files, display, spools: Vec::new() })
+}
+
+/// The files a local glob matches that the format takes; none is an error
+/// naming the pattern (and the extension, when files matched without it).
+fn glob_files(function: &str, path: &str, names: &Names) -> Result<Vec<String>> {
+    let pattern = file_uri_path(path).unwrap_or(path);
+    let matched = glob::expand(pattern).map_err(|e| SanitizeError::options(format!("{function}: {e}")))?;
+    if matched.is_empty() {
+        return Err(SanitizeError::io(format!("{function}: no file matches \"{path}\"")));
+    }
+    let n = matched.len();
+    let files: Vec<String> = matched.into_iter().filter(|f| names.takes(f)).collect();
+    if files.is_empty() {
+        return Err(SanitizeError::options(format!(
+            "{function}: {n} file(s) match \"{path}\" but none has the extension input_format '{}' requires ({}); pass validate_extension := false to read them anyway",
+            names.format.name(),
+            names.format.extensions().join(" or ")
+        )));
+    }
+    Ok(files)
 }
 
 /// Which file names a scan takes: the format's extensions, after a
