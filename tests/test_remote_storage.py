@@ -271,6 +271,26 @@ def test_directory_mode_lists_direct_children_in_order(backend, request, remote_
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_remote_globs_list_below_the_literal_prefix(backend, request, remote_con):
+    base = request.getfixturevalue(backend)
+    got = rows(remote_con, f"SELECT id, source_file FROM sanitize_jsonl({sql_literal(base + '/raw/*.jsonl')}) ORDER BY id")
+    # One segment: raw/nested/c.jsonl is deeper, raw/notes.txt has another extension.
+    assert got == [(1, f"{base}/raw/a.jsonl"), (2, f"{base}/raw/a.jsonl"), (3, f"{base}/raw/b.jsonl")]
+    deep = rows(remote_con, f"SELECT DISTINCT source_file FROM sanitize_jsonl({sql_literal(base + '/raw/**/*.jsonl')}) ORDER BY 1")
+    assert [r[0] for r in deep] == [f"{base}/raw/a.jsonl", f"{base}/raw/b.jsonl", f"{base}/raw/nested/c.jsonl"]
+    # A list mixing a remote glob and a remote file reads each file once.
+    listed = rows(
+        remote_con,
+        f"SELECT count(*) FROM sanitize_jsonl([{sql_literal(base + '/raw/b.jsonl')}, {sql_literal(base + '/raw/*.jsonl')}])",
+    )
+    assert listed == [(3,)]  # b.jsonl's row once, a.jsonl's two
+    import duckdb
+
+    with pytest.raises(duckdb.Error, match="no file matches"):
+        remote_con.execute(f"SELECT * FROM sanitize_jsonl({sql_literal(base + '/raw/*.nothing')})").fetchall()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_missing_object_is_a_clear_error(backend, request, remote_con):
     import duckdb
 

@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
@@ -125,10 +125,16 @@ impl Store {
     }
 
     /// The keys of the objects directly under `prefix` (never recursive).
-    pub(super) async fn list(&self, prefix: &str) -> std::result::Result<Vec<String>, String> {
+    /// The keys below `prefix`: its direct children, or with `recursive`
+    /// every key at any depth (for `**` and multi-segment globs).
+    pub(super) async fn list(&self, prefix: &str, recursive: bool) -> std::result::Result<Vec<String>, String> {
         match self {
             Store::Object(store) => {
                 let prefix = if prefix.is_empty() { None } else { Some(object_path(prefix)?) };
+                if recursive {
+                    let objects: Vec<_> = store.list(prefix.as_ref()).try_collect().await.map_err(|e| e.to_string())?;
+                    return Ok(objects.into_iter().map(|o| o.location.to_string()).collect());
+                }
                 let listing = store.list_with_delimiter(prefix.as_ref()).await.map_err(|e| e.to_string())?;
                 Ok(listing.objects.into_iter().map(|o| o.location.to_string()).collect())
             }
@@ -138,8 +144,9 @@ impl Store {
                 let mut keys = Vec::new();
                 let mut page: Option<String> = None;
                 loop {
+                    let delimiter = if recursive { "" } else { "delimiter=%2F&" };
                     let mut url = format!(
-                        "{host}/storage/v1/b/{}/o?delimiter=%2F&prefix={}",
+                        "{host}/storage/v1/b/{}/o?{delimiter}prefix={}",
                         percent_encode(bucket),
                         percent_encode(&prefix)
                     );

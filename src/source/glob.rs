@@ -8,6 +8,24 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
+/// The matcher of a path pattern: `*` and `?` stop at `/`, `\\` escapes.
+pub fn matcher(pattern: &str) -> Result<GlobMatcher, String> {
+    Ok(GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| format!("\"{pattern}\" is not a valid glob: {}", e.kind()))?
+        .compile_matcher())
+}
+
+/// The directories of `pattern` before its first glob segment (`raw/2026`
+/// of `raw/2026/*/x.jsonl`), where a listing starts.
+pub fn literal_prefix(pattern: &str) -> String {
+    let components: Vec<&str> = pattern.split('/').collect();
+    let literal = components.iter().take_while(|c| !is_glob(c)).count();
+    components[..literal].join("/")
+}
+
 /// Whether `path` holds a glob character.
 pub fn is_glob(path: &str) -> bool {
     path.contains(['*', '?', '['])
@@ -17,12 +35,7 @@ pub fn is_glob(path: &str) -> bool {
 /// Only the directories below the pattern's literal prefix are walked, and
 /// no deeper than the pattern reaches unless it holds `**`.
 pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
-    let matcher: GlobMatcher = GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| format!("\"{pattern}\" is not a valid glob: {}", e.kind()))?
-        .compile_matcher();
+    let matcher = matcher(pattern)?;
     let components: Vec<&str> = pattern.split('/').collect();
     let literal = components.iter().take_while(|c| !is_glob(c)).count();
     let base = components[..literal].join("/");

@@ -71,11 +71,6 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
     let (format, mode) = (options.input_format, options.input_mode);
     if let Some(uri) = parse_remote(path) {
         let check = |name: &str| names.check(function, name);
-        if glob::is_glob(&uri.key) {
-            return Err(SanitizeError::options(format!(
-                "{function}: globs are read in local paths only for now; \"{path}\" is remote (list its files, or pass the directory with input_mode := 'directory')"
-            )));
-        }
         let staged = spool::stage(function, &uri, format, mode, &check)?;
         return Ok(Resolved { files: staged.files, display: staged.uris, spools: vec![staged.spool] });
     }

@@ -38,7 +38,9 @@ pub struct Staged {
     pub spool: Spool,
 }
 
-/// validates a file name's extension before anything is downloaded.
+/// Lists (directory mode, or a glob) and downloads the remote input.
+/// `check_name` validates a file name's extension before anything is
+/// downloaded.
 pub fn stage(
     function: &str,
     uri: &RemoteUri,
@@ -53,8 +55,19 @@ pub fn stage(
         SanitizeError::io(format!("{function}: cannot {what} \"{user_path}\" ({}): {e}", uri.backend.name()))
     };
     // Everything that needs no request is decided first: the mode, the
-    // extension, the HTTP listing refusal.
+    // extension, the HTTP listing refusal, the glob's syntax.
+    let glob = if super::glob::is_glob(&uri.key) {
+        if uri.backend == Backend::Http {
+            return Err(SanitizeError::options(format!(
+                "{function}: globs are not supported for http(s):// paths: HTTP has no portable listing (\"{user_path}\")"
+            )));
+        }
+        Some(super::glob::matcher(&uri.key).map_err(|e| SanitizeError::options(format!("{function}: {e}")))?)
+    } else {
+        None
+    };
     match mode {
+        _ if glob.is_some() => {}
         InputMode::SingleFile => {
             if uri.key.is_empty() || uri.key.ends_with('/') {
                 return Err(SanitizeError::options(format!(
@@ -76,11 +89,37 @@ pub fn stage(
         .build()
         .map_err(|e| fail("start the download runtime for", &e))?;
     let keys: Vec<String> = match mode {
+        // A glob lists every key below its literal prefix, at any depth,
+        // and keeps the matches: sorted by key, byte order, as local globs.
+        _ if glob.is_some() => {
+            let matcher = glob.as_ref().expect("checked above");
+            let prefix = super::glob::literal_prefix(&uri.key);
+            let matched: Vec<String> = runtime
+                .block_on(source.list(&prefix, true))
+                .map_err(|e| fail("list", &e))?
+                .into_iter()
+                .filter(|k| matcher.is_match(k))
+                .collect();
+            if matched.is_empty() {
+                return Err(SanitizeError::io(format!("{function}: no file matches \"{user_path}\"")));
+            }
+            let n = matched.len();
+            let mut keys: Vec<String> = matched.into_iter().filter(|k| check_name(k).is_ok()).collect();
+            keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            if keys.is_empty() {
+                return Err(SanitizeError::options(format!(
+                    "{function}: {n} file(s) match \"{user_path}\" but none has the extension input_format '{}' requires ({}); pass validate_extension := false to read them anyway",
+                    format.name(),
+                    format.extensions().join(" or ")
+                )));
+            }
+            keys
+        }
         InputMode::SingleFile => vec![uri.key.clone()],
         InputMode::Directory => {
             let prefix = uri.key.trim_end_matches('/');
             let mut keys: Vec<String> = runtime
-                .block_on(source.list(prefix))
+                .block_on(source.list(prefix, false))
                 .map_err(|e| fail("list", &e))?
                 .into_iter()
                 .filter(|k| check_name(k).is_ok())
