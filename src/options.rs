@@ -286,7 +286,11 @@ impl InputFormat {
 
 named_enum!(InputMode { SingleFile = "single_file", Directory = "directory" });
 named_enum!(SchemaMode { Additive = "additive", Strict = "strict" });
-named_enum!(ColumnOrder { Alphabetically = "alphabetically", SchemaContractFirst = "schema_contract_first" });
+named_enum!(ColumnOrder {
+    Alphabetically = "alphabetically",
+    SchemaContractFirst = "schema_contract_first",
+    Source = "source",
+});
 named_enum!(FieldNamePolicy { LowerAlpha = "lower_alpha", LowerSnake = "lower_snake", Preserve = "preserve" });
 /// `timestamp_precision` names three of the engine's time units.
 const TIMESTAMP_PRECISIONS: &[(&str, TimeUnit)] = &[

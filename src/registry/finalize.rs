@@ -213,6 +213,12 @@ fn order_outputs(s: &mut StructNode, order: ColumnOrder) {
             let f = &s.families[i];
             (f.registry_position.is_none(), f.registry_position, f.name.to_lowercase(), f.name.clone())
         }),
+        // Families are kept in the order they were first seen: the
+        // registry's fields in registry order, then new ones as the files
+        // present them (a CSV header's order).
+        ColumnOrder::Source => {
+            fams.sort_by_key(|&i| (s.families[i].registry_position.is_none(), s.families[i].registry_position, i))
+        }
     }
     s.outputs.clear();
     for fi in fams {
