@@ -169,27 +169,49 @@ impl BindInfo {
     }
 
     /// The first positional argument as paths: a VARCHAR is one path (a
-    /// file, a directory or a glob), a list is several; `None` for NULL.
-    pub fn paths_argument(&self) -> Option<Vec<String>> {
+    /// file, a directory or a glob), a VARCHAR[] several. `Err` names what
+    /// was given instead (NULL, a NULL element, another type).
+    pub fn paths_argument(&self) -> Result<Vec<String>, &'static str> {
         // SAFETY: a live bind info; the value returned is ours to destroy,
-        // which take_value does (after its type, owned by the value, is read).
+        // which take_value does (after reading its type, which the value
+        // owns; the list's child type is ours and destroyed here).
         unsafe {
-            let value = ffi::duckdb_bind_get_parameter(self.raw, 0);
+            let mut value = ffi::duckdb_bind_get_parameter(self.raw, 0);
             if value.is_null() {
-                return None;
+                return Err("NULL");
             }
-            let is_list =
-                ffi::duckdb_get_type_id(ffi::duckdb_get_value_type(value)) == ffi::DUCKDB_TYPE_DUCKDB_TYPE_LIST;
-            match take_value(value, if is_list { ParamType::VarcharList } else { ParamType::Varchar }) {
-                ParamValue::Str(s) => Some(vec![s]),
+            if ffi::duckdb_is_null_value(value) {
+                ffi::duckdb_destroy_value(&mut value);
+                return Err("NULL");
+            }
+            let ty = ffi::duckdb_get_value_type(value);
+            let kind = match ffi::duckdb_get_type_id(ty) {
+                ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR => Some(ParamType::Varchar),
+                ffi::DUCKDB_TYPE_DUCKDB_TYPE_SQLNULL => return Err("NULL"),
+                ffi::DUCKDB_TYPE_DUCKDB_TYPE_LIST => {
+                    let mut child = ffi::duckdb_list_type_child_type(ty);
+                    let id = ffi::duckdb_get_type_id(child);
+                    ffi::duckdb_destroy_logical_type(&mut child);
+                    // An empty list literal has no element type of its own.
+                    matches!(id, ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR | ffi::DUCKDB_TYPE_DUCKDB_TYPE_SQLNULL)
+                        .then_some(ParamType::VarcharList)
+                }
+                _ => None,
+            };
+            let Some(kind) = kind else {
+                ffi::duckdb_destroy_value(&mut value);
+                return Err("another type");
+            };
+            match take_value(value, kind) {
+                ParamValue::Str(s) => Ok(vec![s]),
                 ParamValue::List(items) => items
                     .into_iter()
                     .map(|i| match i {
-                        ParamValue::Str(s) => Some(s),
-                        _ => None,
+                        ParamValue::Str(s) => Ok(s),
+                        _ => Err("a list holding NULL"),
                     })
                     .collect(),
-                _ => None,
+                _ => Err("NULL"),
             }
         }
     }

@@ -84,12 +84,9 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     if !client.external_access {
         return Err(format!("{}: reading files is disabled by the setting enable_external_access = false", def.name));
     }
-    let Some(paths) = info.paths_argument() else {
-        return Err(format!(
-            "{}: the path argument must be a path (VARCHAR) or a list of paths (VARCHAR[]), not NULL or a list holding NULL",
-            def.name
-        ));
-    };
+    let paths = info.paths_argument().map_err(|given| {
+        format!("{}: the path argument must be a path (VARCHAR) or a list of paths (VARCHAR[]), not {given}", def.name)
+    })?;
     let mut params: Vec<(&str, ParamValue)> = Vec::new();
     for spec in OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC)) {
         if let Some(v) = info.named_parameter(spec.name, spec.ty) {

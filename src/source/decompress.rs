@@ -1,8 +1,9 @@
 //! Compressed text inputs: gzip (`.gz`, concatenated members too, as `gzip
 //! -c a b` writes them) and zstd (`.zst`), decompressed as they stream, so
 //! memory stays that of a plain file. A corrupt or truncated stream is an
-//! I/O error naming the codec and the compressed byte offset where it
-//! failed (the decoders add the file).
+//! I/O error naming the codec and how many compressed bytes had been read
+//! when it failed (the decoder reads ahead, so the damage lies at or before
+//! that offset; the readers add the file).
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,10 +71,14 @@ impl<R: Read> Read for Located<R> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
             Err(e) => {
                 let at = self.consumed.load(Ordering::Relaxed);
-                let what = if e.kind() == io::ErrorKind::UnexpectedEof { "truncated" } else { "corrupt" };
+                let what = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    "truncated (or not a stream of this kind)"
+                } else {
+                    "corrupt"
+                };
                 Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!("the {} stream is {what} at compressed byte {at}: {e}", self.codec),
+                    format!("the {} stream is {what}, found within its first {at} compressed bytes: {e}", self.codec),
                 ))
             }
         }
@@ -111,7 +116,7 @@ mod tests {
     fn truncated_and_corrupt_streams_say_where() {
         let g = gzip(&b"{\"a\":1}\n".repeat(1000));
         let e = read_all(g[..g.len() / 2].to_vec(), Compression::Gzip).unwrap_err();
-        assert!(e.to_string().contains("gzip stream is truncated at compressed byte"), "{e}");
+        assert!(e.to_string().contains("gzip stream is truncated"), "{e}");
         let mut bad = g.clone();
         bad[20] ^= 0xFF;
         bad[21] ^= 0xFF;
@@ -121,6 +126,6 @@ mod tests {
         let e = read_all(z[..z.len() / 2].to_vec(), Compression::Zstd).unwrap_err();
         assert!(e.to_string().contains("zstd stream is"), "{e}");
         let e = read_all(b"not gzip at all".to_vec(), Compression::Gzip).unwrap_err();
-        assert!(e.to_string().contains("gzip stream is corrupt at compressed byte"), "{e}");
+        assert!(e.to_string().contains("compressed bytes"), "{e}");
     }
 }

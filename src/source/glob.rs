@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
-/// The matcher of a path pattern: `*` and `?` stop at `/`, `\\` escapes.
+/// The matcher of a path pattern: `*` and `?` stop at `/`, `\` escapes.
+/// Braces are literal: DuckDB's globs have no `{a,b}` alternation.
 pub fn matcher(pattern: &str) -> Result<GlobMatcher, String> {
-    Ok(GlobBuilder::new(pattern)
+    let escaped = pattern.replace('{', "\\{").replace('}', "\\}");
+    Ok(GlobBuilder::new(&escaped)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
@@ -26,32 +28,48 @@ pub fn literal_prefix(pattern: &str) -> String {
     components[..literal].join("/")
 }
 
+/// Whether a listing for `pattern` must go below the literal prefix's
+/// direct children (a `**`, or glob segments after the first).
+pub fn needs_recursion(pattern: &str) -> bool {
+    let components: Vec<&str> = pattern.split('/').collect();
+    let literal = components.iter().take_while(|c| !is_glob(c)).count();
+    let rest = &components[literal..];
+    rest.len() > 1 || rest.contains(&"**")
+}
+
 /// Whether `path` holds a glob character.
 pub fn is_glob(path: &str) -> bool {
     path.contains(['*', '?', '['])
 }
 
 /// The regular files matching `pattern`, sorted by path (byte order).
-/// Only the directories below the pattern's literal prefix are walked, and
-/// no deeper than the pattern reaches unless it holds `**`.
+/// Only directories that the pattern's segments can match are entered:
+/// below the literal prefix, a directory must match its segment (any
+/// directory once a `**` is reached), so `raw/2026-*/x/*.jsonl` never walks
+/// `raw/other`.
 pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
     let matcher = matcher(pattern)?;
     let components: Vec<&str> = pattern.split('/').collect();
     let literal = components.iter().take_while(|c| !is_glob(c)).count();
     let base = components[..literal].join("/");
     let rest = &components[literal..];
-    let any_depth = rest.contains(&"**");
-    // Below the base: one level per remaining component.
-    let max_depth = if any_depth { usize::MAX } else { rest.len() };
+    // One matcher per directory segment (the last segment names files).
+    // A trailing `**` also enters directories (everything below matches).
+    let directory_segments = if rest.last() == Some(&"**") { rest.len() } else { rest.len().saturating_sub(1) };
+    let segments: Vec<Option<GlobMatcher>> = rest[..directory_segments]
+        .iter()
+        .map(|c| if *c == "**" { Ok(None) } else { self::matcher(c).map(Some) })
+        .collect::<Result<_, _>>()?;
     let (root, prefix) = match base.as_str() {
         "" if pattern.starts_with('/') => (PathBuf::from("/"), "/".to_string()),
         "" => (PathBuf::from("."), String::new()),
         b => (PathBuf::from(b), format!("{b}/")),
     };
     let mut found = Vec::new();
-    // Explicit stack: (directory, its path as the pattern spells it, depth).
-    let mut stack = vec![(root, prefix, 1usize)];
-    while let Some((dir, shown, depth)) = stack.pop() {
+    // Explicit stack: (directory, its path as the pattern spells it, the
+    // segment its children stand at, whether a `**` was reached).
+    let mut stack = vec![(root, prefix, 0usize, false)];
+    while let Some((dir, shown, segment, any_depth)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -64,8 +82,20 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
                 if matcher.is_match(&path) {
                     found.push(path);
                 }
-            } else if kind.is_dir() && depth < max_depth {
-                stack.push((entry.path(), format!("{path}/"), depth + 1));
+                continue;
+            }
+            if !kind.is_dir() {
+                continue;
+            }
+            let next = format!("{path}/");
+            match segments.get(segment) {
+                _ if any_depth => stack.push((entry.path(), next, segment, true)),
+                // `**`: this directory and everything below it.
+                Some(None) => {
+                    stack.push((entry.path(), next, segment + 1, true));
+                }
+                Some(Some(m)) if m.is_match(&name) => stack.push((entry.path(), next, segment + 1, false)),
+                _ => {}
             }
         }
     }
@@ -110,6 +140,14 @@ mod tests {
         assert_eq!(names(&root, "d/**/*.jsonl"), ["d/e/f/z.jsonl", "d/e/y.jsonl", "d/x.jsonl"]);
         assert_eq!(names(&root, "\\[lit\\].jsonl"), ["[lit].jsonl"]);
         assert!(names(&root, "nothing*").is_empty());
+        // Braces are literal, as in DuckDB.
+        assert!(names(&root, "{a,b}.jsonl").is_empty());
+        // Directories that cannot match a segment are not entered.
+        assert_eq!(names(&root, "[d]/e/*.jsonl"), ["d/e/y.jsonl"]);
+        assert_eq!(names(&root, "d/**"), ["d/e/f/z.jsonl", "d/e/y.jsonl", "d/x.jsonl"]);
+        assert!(
+            needs_recursion("raw/**/*.jsonl") && needs_recursion("raw/*/x.jsonl") && !needs_recursion("raw/*.jsonl")
+        );
         assert!(expand("[").is_err());
         std::fs::remove_dir_all(root).unwrap();
     }

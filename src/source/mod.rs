@@ -85,7 +85,9 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
             "{function}: unsupported URI scheme \"{scheme}://\" in \"{path}\"; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://"
         )));
     }
-    let files = if glob::is_glob(path) {
+    // A file whose name holds a glob character is read by that name, as
+    // DuckDB reads `[lit].jsonl`; only a path that names no file is a glob.
+    let files = if glob::is_glob(path) && !Path::new(file_uri_path(path).unwrap_or(path)).exists() {
         glob_files(function, path, &names)?
     } else {
         resolve_files(function, path, &names, mode)?
@@ -146,7 +148,12 @@ impl Names {
         if self.takes(name) {
             return Ok(());
         }
-        check_extension(function, self.without_compression(name), self.format)
+        check_extension(function, self.without_compression(name), self.format).map_err(|e| {
+            // The message names the file as the user wrote it.
+            SanitizeError::options(
+                e.message.replace(&format!("(\"{}\")", self.without_compression(name)), &format!("(\"{name}\")")),
+            )
+        })
     }
 }
 

@@ -95,7 +95,7 @@ pub fn stage(
             let matcher = glob.as_ref().expect("checked above");
             let prefix = super::glob::literal_prefix(&uri.key);
             let matched: Vec<String> = runtime
-                .block_on(source.list(&prefix, true))
+                .block_on(source.list(&prefix, super::glob::needs_recursion(&uri.key)))
                 .map_err(|e| fail("list", &e))?
                 .into_iter()
                 .filter(|k| matcher.is_match(k))
