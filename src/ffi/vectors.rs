@@ -178,8 +178,12 @@ impl Vector<'_> {
 
     /// Sets `rows` rows of a VARCHAR vector to the same text.
     pub fn fill_varchar(&self, text: &str, rows: usize) {
+        assert!(rows <= self.capacity, "{rows} rows of a vector of {}", self.capacity);
+        // SAFETY: a VARCHAR vector's data, fetched once; every row is below its capacity.
+        let data = unsafe { ffi::duckdb_vector_get_data(self.raw) } as *mut ffi::duckdb_string_t;
         for row in 0..rows {
-            self.set_string(row, text.as_bytes());
+            // SAFETY: `data` is this vector's and `row` < rows <= capacity.
+            unsafe { self.put_string(data, row, text.as_bytes()) };
         }
     }
 

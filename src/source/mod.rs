@@ -144,16 +144,22 @@ impl Names {
         !self.validate || has_extension(self.without_compression(name), self.format)
     }
 
+    /// Refuses a name the format does not take, before anything is read:
+    /// the extension found is the one under any compression suffix, the
+    /// file is named as the user wrote it.
     fn check(&self, function: &str, name: &str) -> Result<()> {
         if self.takes(name) {
             return Ok(());
         }
-        check_extension(function, self.without_compression(name), self.format).map_err(|e| {
-            // The message names the file as the user wrote it.
-            SanitizeError::options(
-                e.message.replace(&format!("(\"{}\")", self.without_compression(name)), &format!("(\"{name}\")")),
-            )
-        })
+        let found = Path::new(self.without_compression(name))
+            .extension()
+            .map(|e| format!(".{}", e.to_string_lossy()))
+            .unwrap_or_else(|| "no extension".into());
+        Err(SanitizeError::options(format!(
+            "{function}: input_format '{}' requires {}, not {found} (\"{name}\")",
+            self.format.name(),
+            self.format.extensions().join(" or ")
+        )))
     }
 }
 
@@ -223,21 +229,6 @@ pub fn display_name(user_path: &str, local: &str) -> String {
 fn has_extension(path: &str, format: InputFormat) -> bool {
     let lower = path.to_ascii_lowercase();
     format.extensions().iter().any(|e| lower.ends_with(e))
-}
-
-fn check_extension(function: &str, path: &str, format: InputFormat) -> Result<()> {
-    if has_extension(path, format) {
-        return Ok(());
-    }
-    let found = Path::new(path)
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_else(|| "no extension".into());
-    Err(SanitizeError::options(format!(
-        "{function}: input_format '{}' requires {}, not {found} (\"{path}\")",
-        format.name(),
-        format.extensions().join(" or ")
-    )))
 }
 
 #[cfg(test)]

@@ -266,29 +266,15 @@ impl<R: Read> XmlReader<R> {
                 Ok(self.on_end(batch))
             }
             Event::End(_) => Ok(self.on_end(batch)),
+            // Text and CDATA: part of the row being read, nothing between
+            // rows, and outside the root only whitespace may stand.
             Event::Text(t) => {
-                if let Some(cur) = &mut self.current {
-                    if cur.error.is_none() {
-                        cur.error = self.builder.text(&t).err();
-                    }
-                    Ok(false)
-                } else if self.depth == 0 && !t.iter().all(|b| is_xml_space(*b)) {
-                    Ok(self.outside_root(batch, "text"))
-                } else {
-                    Ok(false)
-                }
+                let outside = self.depth == 0 && !t.iter().all(|b| is_xml_space(*b));
+                Ok(self.content(batch, |b| b.text(&t), outside, "text"))
             }
             Event::CData(c) => {
-                if let Some(cur) = &mut self.current {
-                    if cur.error.is_none() {
-                        cur.error = self.builder.cdata(&c).err();
-                    }
-                    Ok(false)
-                } else if self.depth == 0 {
-                    Ok(self.outside_root(batch, "a CDATA section"))
-                } else {
-                    Ok(false)
-                }
+                let outside = self.depth == 0;
+                Ok(self.content(batch, |b| b.cdata(&c), outside, "a CDATA section"))
             }
             Event::GeneralRef(r) => {
                 if let Some(cur) = &mut self.current {
@@ -496,6 +482,27 @@ impl<R: Read> XmlReader<R> {
         let at = self.pos();
         let line = self.line_at(at);
         self.fatal(batch, format!("malformed XML at line {line} (byte {at}): {what}"), at)
+    }
+
+    /// Character content: into the row being read (its first problem
+    /// spoils the row), or, outside the root element, a syntax error.
+    fn content(
+        &mut self,
+        batch: &mut Batch,
+        add: impl FnOnce(&mut Builder) -> std::result::Result<(), String>,
+        outside_root: bool,
+        what: &str,
+    ) -> bool {
+        if let Some(cur) = &mut self.current {
+            if cur.error.is_none() {
+                cur.error = add(&mut self.builder).err();
+            }
+            false
+        } else if outside_root {
+            self.outside_root(batch, what)
+        } else {
+            false
+        }
     }
 
     /// A DOCTYPE: one at most, before the root, and well-formed (the
