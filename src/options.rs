@@ -15,8 +15,28 @@ pub enum ParamValue {
     Null,
     Bool(bool),
     Int(i64),
+    Float(f64),
     Str(String),
     List(Vec<ParamValue>),
+    /// A STRUCT or a MAP, as (key, value) pairs in order (MAP keys as text).
+    Map(Vec<(String, ParamValue)>),
+}
+
+impl ParamValue {
+    /// The value as a JSON value: a STRUCT or MAP is an object, a list an
+    /// array (a Python dict passed as `registry`, docs/options.md).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            ParamValue::Null => Value::Null,
+            ParamValue::Bool(b) => Value::Bool(*b),
+            ParamValue::Int(n) => Value::from(*n),
+            ParamValue::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+            ParamValue::Str(s) => Value::String(s.clone()),
+            ParamValue::List(items) => Value::Array(items.iter().map(ParamValue::to_json).collect()),
+            ParamValue::Map(pairs) => Value::Object(pairs.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+        }
+    }
 }
 
 /// The SQL type a parameter is registered with.
@@ -27,6 +47,9 @@ pub enum ParamType {
     Integer,
     Bigint,
     VarcharList,
+    /// Any value (a STRUCT, a MAP, a VARCHAR, ...): the parse function
+    /// decides what it takes.
+    Any,
 }
 
 impl ParamType {
@@ -39,6 +62,7 @@ impl ParamType {
             ParamType::Integer => "INTEGER",
             ParamType::Bigint => "BIGINT",
             ParamType::VarcharList => "VARCHAR[]",
+            ParamType::Any => "ANY",
         }
     }
 }
@@ -189,9 +213,12 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
         &mut o.read_chunk_bytes,
         integer(n, v, 1, 1 << 30)? as usize
     )),
-    option!("registry", Varchar, Null, |o, n, v| set(&mut o.registry, Some(string(n, v)?))),
+    option!("registry", Any, Null, |o, n, v| set(&mut o.registry, Some(registry_text(n, v)?))),
     option!("compression", Varchar, S("auto"), |o, n, v| set(&mut o.compression, choice(n, v)?)),
     option!("validate_extension", Boolean, B(true), |o, n, v| set(&mut o.validate_extension, boolean(n, v)?)),
+    option!("hive_partitioning", Boolean, Null, |o, n, v| set(&mut o.hive_partitioning, Some(boolean(n, v)?))),
+    option!("hive_types", Any, Null, |o, n, v| set(&mut o.hive_types, hive_types(n, v)?)),
+    option!("hive_types_autocast", Boolean, B(true), |o, n, v| set(&mut o.hive_types_autocast, boolean(n, v)?)),
 ];
 
 /// `input_format`, for `sanitize` and `sanitize_probe` only: required, so
@@ -309,6 +336,18 @@ impl Named for TimeUnit {
 pub fn timestamp_precision_name(unit: TimeUnit) -> &'static str {
     TIMESTAMP_PRECISIONS.iter().find(|(_, u)| *u == unit).map_or("TIMESTAMP_MICROS", |(n, _)| n)
 }
+named_enum!(
+    /// A hive partition column's type (`hive_types`), by DuckDB's name.
+    HiveType {
+        Varchar = "VARCHAR",
+        Date = "DATE",
+        Timestamp = "TIMESTAMP",
+        Bigint = "BIGINT",
+        Integer = "INTEGER",
+        Double = "DOUBLE",
+        Boolean = "BOOLEAN",
+    }
+);
 named_enum!(OnError { Stop = "stop", SkipRow = "skip_row", EmitNullRow = "emit_null_row" });
 named_enum!(
     /// How text input is compressed: `auto` goes by the file name's
@@ -408,6 +447,14 @@ pub struct Options {
     pub compression: Compression,
     /// `validate_extension`: false reads any file name as the format.
     pub validate_extension: bool,
+    /// `hive_partitioning`: `None` detects it (on when every file's path
+    /// has the same `key=value` directories).
+    pub hive_partitioning: Option<bool>,
+    /// `hive_types`: the type of each partition key the user named.
+    pub hive_types: Vec<(String, HiveType)>,
+    /// `hive_types_autocast`: other keys get DATE, TIMESTAMP or BIGINT
+    /// when every value has that form (else VARCHAR).
+    pub hive_types_autocast: bool,
 }
 
 impl Options {
@@ -508,6 +555,9 @@ impl Options {
             custom_patterns: [Vec::new(), Vec::new(), Vec::new()],
             compression: Compression::Auto,
             validate_extension: true,
+            hive_partitioning: None,
+            hive_types: Vec::new(),
+            hive_types_autocast: true,
         };
         for spec in OPTION_SPECS {
             if let Some(value) = spec.default.param() {
@@ -687,6 +737,40 @@ fn integer(name: &str, value: &ParamValue, min: i64, max: i64) -> Parsed<i64> {
         ParamValue::Int(n) => Err(format!("the \"{name}\" parameter must be between {min} and {max}, not {n}")),
         other => Err(format!("the \"{name}\" parameter must be an integer, not {other:?}")),
     }
+}
+
+/// `registry`: the document as JSON text (a VARCHAR or JSON value) or as a
+/// STRUCT/MAP value (a Python dict), turned into its JSON text.
+fn registry_text(name: &str, value: &ParamValue) -> Parsed<String> {
+    match value {
+        ParamValue::Str(s) => Ok(s.clone()),
+        ParamValue::Map(_) => Ok(value.to_json().to_string()),
+        other => Err(format!(
+            "the \"{name}\" parameter must be the registry document as JSON or VARCHAR text, or as a STRUCT/MAP value, not {other:?}"
+        )),
+    }
+}
+
+/// `hive_types := {'date': 'DATE', 'hour': 'INTEGER'}`: a STRUCT or a MAP
+/// of key to type name.
+fn hive_types(name: &str, value: &ParamValue) -> Parsed<Vec<(String, HiveType)>> {
+    let ParamValue::Map(pairs) = value else {
+        return Err(format!(
+            "the \"{name}\" parameter must be a STRUCT or MAP of partition key to type name such as {{'date': 'DATE'}}, not {value:?}"
+        ));
+    };
+    let valid = || HiveType::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+    pairs
+        .iter()
+        .map(|(key, ty)| match ty {
+            ParamValue::Str(t) => HiveType::parse(t.trim())
+                .map(|h| (key.clone(), h))
+                .ok_or_else(|| format!("the \"{name}\" type of key '{key}' must be one of {}, not '{t}'", valid())),
+            other => {
+                Err(format!("the \"{name}\" type of key '{key}' must be a type name such as 'DATE', not {other:?}"))
+            }
+        })
+        .collect()
 }
 
 fn csv_delimiter(name: &str, value: &ParamValue) -> Parsed<u8> {

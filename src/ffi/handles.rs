@@ -489,6 +489,70 @@ unsafe fn read_value(value: ffi::duckdb_value, ty: ParamType) -> ParamValue {
                 }
                 ParamValue::List(items)
             }
+            ParamType::Any => read_any(value),
+        }
+    }
+}
+
+/// A value of any type, by its own type: STRUCT and MAP become
+/// [`ParamValue::Map`], lists [`ParamValue::List`], numbers and booleans
+/// themselves, anything else its text.
+///
+/// # Safety
+/// `value` is a live, non-NULL value.
+unsafe fn read_any(value: ffi::duckdb_value) -> ParamValue {
+    // SAFETY: the value's type belongs to the value (not destroyed here);
+    // every child value and child name returned is ours and is destroyed
+    // or freed once; indexes stay below the counts DuckDB reports.
+    unsafe {
+        let ty = ffi::duckdb_get_value_type(value);
+        match ffi::duckdb_get_type_id(ty) {
+            ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN => ParamValue::Bool(ffi::duckdb_get_bool(value)),
+            ffi::DUCKDB_TYPE_DUCKDB_TYPE_TINYINT
+            | ffi::DUCKDB_TYPE_DUCKDB_TYPE_SMALLINT
+            | ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER
+            | ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT
+            | ffi::DUCKDB_TYPE_DUCKDB_TYPE_UTINYINT
+            | ffi::DUCKDB_TYPE_DUCKDB_TYPE_USMALLINT
+            | ffi::DUCKDB_TYPE_DUCKDB_TYPE_UINTEGER => ParamValue::Int(ffi::duckdb_get_int64(value)),
+            ffi::DUCKDB_TYPE_DUCKDB_TYPE_FLOAT | ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE => {
+                ParamValue::Float(ffi::duckdb_get_double(value))
+            }
+            ffi::DUCKDB_TYPE_DUCKDB_TYPE_LIST => {
+                let n = ffi::duckdb_get_list_size(value);
+                ParamValue::List(
+                    (0..n).map(|i| take_value(ffi::duckdb_get_list_child(value, i), ParamType::Any)).collect(),
+                )
+            }
+            ffi::DUCKDB_TYPE_DUCKDB_TYPE_STRUCT => {
+                let n = ffi::duckdb_struct_type_child_count(ty);
+                let mut pairs = Vec::with_capacity(n as usize);
+                for i in 0..n {
+                    let name_ptr = ffi::duckdb_struct_type_child_name(ty, i);
+                    let name = if name_ptr.is_null() {
+                        String::new()
+                    } else {
+                        let s = CStr::from_ptr(name_ptr).to_string_lossy().into_owned();
+                        ffi::duckdb_free(name_ptr as *mut _);
+                        s
+                    };
+                    pairs.push((name, take_value(ffi::duckdb_get_struct_child(value, i), ParamType::Any)));
+                }
+                ParamValue::Map(pairs)
+            }
+            ffi::DUCKDB_TYPE_DUCKDB_TYPE_MAP => {
+                let n = ffi::duckdb_get_map_size(value);
+                let mut pairs = Vec::with_capacity(n as usize);
+                for i in 0..n {
+                    let key = match take_value(ffi::duckdb_get_map_key(value, i), ParamType::Any) {
+                        ParamValue::Str(s) => s,
+                        other => other.to_json().to_string(),
+                    };
+                    pairs.push((key, take_value(ffi::duckdb_get_map_value(value, i), ParamType::Any)));
+                }
+                ParamValue::Map(pairs)
+            }
+            _ => ParamValue::Str(varchar(value)),
         }
     }
 }

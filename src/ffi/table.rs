@@ -12,8 +12,9 @@ use super::handles::{
 use super::types::LogicalType;
 use crate::functions::sanitize_probe::probe_row;
 use crate::functions::{TableFunctionDef, TableKind, ETL_COLUMNS, PROBE_COLUMNS};
+use crate::infer::TypeNode;
 use crate::options::{ParamType, ParamValue, INPUT_FORMAT_SPEC, OPTION_SPECS};
-use crate::pipeline::{plan, plan_scan, Chunk, ScanPlan, Scanner};
+use crate::pipeline::{partition_kind, plan, plan_scan, Chunk, ScanPlan, Scanner};
 
 /// Output rows per call: DuckDB's vector size.
 const VECTOR_SIZE: usize = 2048;
@@ -65,6 +66,7 @@ fn param_logical_type(ty: ParamType) -> LogicalType {
         ParamType::Integer => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER),
         ParamType::Bigint => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
         ParamType::VarcharList => LogicalType::list_of(&LogicalType::varchar()),
+        ParamType::Any => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY),
     }
 }
 
@@ -103,6 +105,9 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
         TableKind::Scan => {
             for v in plan.schema.output_versions() {
                 info.add_result_column(&v.output_name, &LogicalType::for_node(&v.ty));
+            }
+            for c in &plan.partitions.columns {
+                info.add_result_column(&c.name, &LogicalType::for_node(&TypeNode::Scalar(partition_kind(c.ty))));
             }
             info.add_result_column(ETL_COLUMNS[0], &LogicalType::varchar());
             info.add_result_column(ETL_COLUMNS[1], &LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ));

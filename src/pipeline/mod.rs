@@ -23,15 +23,16 @@ pub use clock::{format_utc_micros, now_utc_micros};
 pub use readers::open_reader;
 #[cfg(test)]
 pub use readers::text_reader;
-pub use scanner::{Chunk, Scanner};
+pub use scanner::{partition_kind, Chunk, Scanner};
 pub use stats::Stats;
 
 use crate::error::{Result, SanitizeError};
 use crate::formats::Batch;
 use crate::infer::{absorb_record, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
 use crate::options::{InputFormat, Options, SchemaMode};
+use crate::registry::naming::{empty_name, sanitize, RESERVED_COLUMNS};
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
-use crate::source::{resolve, Spool};
+use crate::source::{plan_partitions, resolve, Partitions, Spool};
 
 /// Records decoded per batch; one DuckDB vector's worth.
 pub const BATCH_RECORDS: usize = 2048;
@@ -61,6 +62,9 @@ pub struct ScanPlan {
     /// The probe read only the declared schemas (Parquet), not the rows, so
     /// the scan measures `values_flattened` itself.
     pub declared_probe: bool,
+    /// Hive partition columns (after the data columns, before the ETL
+    /// columns) and each file's values; empty when partitioning is off.
+    pub partitions: Partitions,
 }
 
 impl ScanPlan {
@@ -134,6 +138,15 @@ fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool)
     let files = resolved.files;
     let names = resolved.display;
     check_directory_consistency(function, &files, &names, &options)?;
+    let policy = options.field_name_policy;
+    let partitions = plan_partitions(function, &names, &options, &registry.partitions, |key| {
+        let name = sanitize(key, policy);
+        if name.is_empty() {
+            empty_name(key)
+        } else {
+            name
+        }
+    })?;
     let started_at_micros = now_utc_micros();
     if registry.field_name_policy != options.field_name_policy {
         return Err(SanitizeError::options(format!(
@@ -157,6 +170,8 @@ fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool)
     if !events.is_empty() {
         registry.schema_generation += 1;
     }
+    check_partition_names(function, &registry.root, &partitions)?;
+    record_partitions(&mut registry.partitions, &partitions);
     let detected_at = format_utc_micros(started_at_micros);
     let drifts: Vec<serde_json::Value> = events.iter().map(|e| e.to_json(&detected_at)).collect();
     Ok(ScanPlan {
@@ -170,9 +185,38 @@ fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool)
         files,
         _spools: resolved.spools,
         declared_probe,
+        partitions,
         probe_stats: stats,
         started_at_micros,
     })
+}
+
+/// A partition column may not take a data column's name, nor an ETL
+/// column's: the table would have two columns of one name.
+fn check_partition_names(function: &str, root: &StructNode, partitions: &Partitions) -> Result<()> {
+    for column in &partitions.columns {
+        if RESERVED_COLUMNS.contains(&column.name.as_str()) {
+            return Err(SanitizeError::options(format!(
+                "{function}: the hive partition key '{}' makes the column \"{}\", which every scan already adds; pass hive_partitioning := false, or rename the directory key",
+                column.key, column.name
+            )));
+        }
+        if let Some(v) = root.output_versions().find(|v| v.output_name == column.name) {
+            return Err(SanitizeError::options(format!(
+                "{function}: a data field and the hive partition key '{}' both make the column \"{}\"; pass hive_partitioning := false to read the field without partition columns, or rename the field or the directory key",
+                column.key, v.output_name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The registry keeps every partition column it has seen: this scan's, in
+/// its order, then earlier ones this scan did not have.
+fn record_partitions(recorded: &mut Vec<crate::source::PartitionColumn>, partitions: &Partitions) {
+    let mut all = partitions.columns.clone();
+    all.extend(recorded.iter().filter(|r| !partitions.columns.iter().any(|c| c.key == r.key)).cloned());
+    *recorded = all;
 }
 
 /// Directory mode joins files into one table: CSV files must share their

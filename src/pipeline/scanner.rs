@@ -4,8 +4,24 @@ use super::prefetch::Prefetch;
 use super::{open_reader, BadAction, BadRecords, ScanPlan, Stats};
 use crate::error::Result;
 use crate::formats::Batch;
+use crate::infer::{ScalarKind, TimeUnit, TypeNode};
+use crate::options::HiveType;
 use crate::options::SchemaMode;
 use crate::route::{columns_for_struct, Column, Router};
+
+/// The engine type of a hive partition column (TIMESTAMP is read as UTC,
+/// like every timestamp of the engine: TIMESTAMPTZ).
+pub fn partition_kind(ty: HiveType) -> ScalarKind {
+    match ty {
+        HiveType::Varchar => ScalarKind::Str,
+        HiveType::Date => ScalarKind::Date,
+        HiveType::Timestamp => ScalarKind::Timestamp(TimeUnit::Micros),
+        HiveType::Bigint => ScalarKind::Int,
+        HiveType::Integer => ScalarKind::Declared(crate::value::Declared::Int32),
+        HiveType::Double => ScalarKind::Float,
+        HiveType::Boolean => ScalarKind::Bool,
+    }
+}
 
 /// One output chunk: the data columns plus which file produced its rows (a
 /// chunk never spans two files, so `source_file` is one value per chunk).
@@ -16,8 +32,12 @@ pub struct Chunk {
 }
 
 impl Chunk {
+    /// The data columns, then one per hive partition key.
     pub fn new(plan: &ScanPlan) -> Self {
-        Chunk { columns: columns_for_struct(&plan.schema), rows: 0, file_index: 0 }
+        let mut columns = columns_for_struct(&plan.schema);
+        columns
+            .extend(plan.partitions.columns.iter().map(|c| Column::for_type(&TypeNode::Scalar(partition_kind(c.ty)))));
+        Chunk { columns, rows: 0, file_index: 0 }
     }
     fn clear(&mut self) {
         self.columns.iter_mut().for_each(Column::clear);
@@ -80,11 +100,26 @@ impl Scanner {
     /// count; 0 only once every file is exhausted.
     pub fn next_chunk(&mut self, chunk: &mut Chunk, max_rows: usize) -> Result<usize> {
         chunk.clear();
+        let rows = self.next_rows(chunk, max_rows)?;
+        // A chunk is one file's rows: its partition values are constants.
+        let partitions = &self.plan.partitions;
+        if rows > 0 && !partitions.columns.is_empty() {
+            let data = chunk.columns.len() - partitions.columns.len();
+            for (column, value) in chunk.columns[data..].iter_mut().zip(&partitions.values[chunk.file_index]) {
+                column.push_partition(value, rows);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The data columns of [`Self::next_chunk`].
+    fn next_rows(&mut self, chunk: &mut Chunk, max_rows: usize) -> Result<usize> {
         let plan = Arc::clone(&self.plan);
         let function = plan.function.as_str();
         let on_error = plan.options.on_error;
         let rules = plan.rules();
         let strict = plan.options.schema_mode == SchemaMode::Strict;
+        let data_columns = chunk.columns.len() - plan.partitions.columns.len();
         loop {
             if self.cursor == self.batch.len() && !self.refill()? {
                 self.publish(true);
@@ -109,7 +144,7 @@ impl Scanner {
                 let meta = &self.batch.meta[i];
                 if let Some(err) = &meta.error {
                     if self.bad.handle(function, file, meta, err, on_error, &mut self.stats)? == BadAction::EmitNull {
-                        chunk.columns.iter_mut().for_each(Column::push_null);
+                        chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
                         chunk.rows += 1;
                     }
                     continue;
@@ -123,7 +158,7 @@ impl Scanner {
                         }
                     }
                 }
-                self.router.write_record(&plan.schema, record, &mut chunk.columns, &rules);
+                self.router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
                 self.stats.rows_emitted += 1;
                 chunk.rows += 1;
             }

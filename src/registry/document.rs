@@ -5,7 +5,8 @@ use crate::error::{Result, SanitizeError};
 use crate::infer::{
     schema_string, Declared, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version, MAX_DECIMAL_PRECISION,
 };
-use crate::options::FieldNamePolicy;
+use crate::options::{FieldNamePolicy, HiveType};
+use crate::source::PartitionColumn;
 
 pub const REGISTRY_VERSION: u64 = 1;
 
@@ -19,11 +20,20 @@ pub struct Registry {
     /// (`Options::contract_json`); `None` in registries written before the
     /// section existed, and in a new empty registry.
     pub contract: Option<Map<String, Value>>,
+    /// Hive partition columns (docs/formats.md, "Hive partitions"): never
+    /// versioned; a later scan types a key as recorded here.
+    pub partitions: Vec<PartitionColumn>,
 }
 
 impl Registry {
     pub fn empty(policy: FieldNamePolicy) -> Self {
-        Registry { root: StructNode::default(), schema_generation: 0, field_name_policy: policy, contract: None }
+        Registry {
+            root: StructNode::default(),
+            schema_generation: 0,
+            field_name_policy: policy,
+            contract: None,
+            partitions: Vec::new(),
+        }
     }
 
     /// The registry document. `root` must be finalized (names and output order set).
@@ -39,6 +49,11 @@ impl Registry {
         });
         if let (Some(contract), Some(obj)) = (&self.contract, doc.as_object_mut()) {
             obj.insert("contract".into(), Value::Object(contract.clone()));
+        }
+        if let (false, Some(obj)) = (self.partitions.is_empty(), doc.as_object_mut()) {
+            let columns =
+                self.partitions.iter().map(|c| json!({"key": c.key, "name": c.name, "type": c.ty.name()})).collect();
+            obj.insert("partition_columns".into(), Value::Array(columns));
         }
         doc
     }
@@ -192,8 +207,28 @@ pub fn parse_registry(text: &str) -> Result<Registry> {
         Some(Value::Object(c)) => Some(c.clone()),
         Some(_) => return Err(bad("\"contract\" must be an object of option values".into())),
     };
+    let partitions = match obj.get("partition_columns") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| parse_partition(item).ok_or_else(|| bad(format!(
+                "\"partition_columns[{i}]\" must be an object with \"key\", \"name\" and \"type\" (VARCHAR, DATE, TIMESTAMP, BIGINT, INTEGER, DOUBLE or BOOLEAN)"
+            ))))
+            .collect::<Result<_>>()?,
+        Some(_) => return Err(bad("\"partition_columns\" must be an array".into())),
+    };
     let root = parse_fields(fields, "canonical_schema.fields").map_err(bad)?;
-    Ok(Registry { root, schema_generation, field_name_policy, contract })
+    Ok(Registry { root, schema_generation, field_name_policy, contract, partitions })
+}
+
+fn parse_partition(item: &Value) -> Option<PartitionColumn> {
+    let text = |k: &str| item.get(k).and_then(Value::as_str);
+    Some(PartitionColumn {
+        key: text("key")?.to_string(),
+        name: text("name")?.to_string(),
+        ty: HiveType::parse(text("type")?)?,
+    })
 }
 
 fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode, String> {

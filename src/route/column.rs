@@ -4,6 +4,7 @@
 
 use crate::infer::{Classified, Declared, ScalarKind, StructNode, TypeNode, ValueClass};
 use crate::scalar::Parsed;
+use crate::source::PartitionValue;
 use crate::value::{decimal_value, sixteen, write_compact_json, DeclaredBits, Node};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -112,6 +113,54 @@ impl Column {
                 offsets.push(last);
             }
             ColumnData::Struct { children } => children.iter_mut().for_each(Column::push_null),
+        }
+    }
+}
+
+impl Column {
+    /// Appends `rows` copies of one hive partition value. The column was
+    /// made for the partition's type (`partition_kind`), so the value fits;
+    /// NULL fits any column.
+    pub fn push_partition(&mut self, value: &PartitionValue, rows: usize) {
+        for _ in 0..rows {
+            let fits = match (&mut self.data, value) {
+                (_, PartitionValue::Null) => false,
+                (ColumnData::Bool(v), PartitionValue::Bool(b)) => {
+                    v.push(*b);
+                    true
+                }
+                (ColumnData::Int(v), PartitionValue::Int(n) | PartitionValue::Timestamp(n)) => {
+                    v.push(*n);
+                    true
+                }
+                // INTEGER: a 4-byte fixed column (the value was range-checked).
+                (ColumnData::Fixed { width: 4, data }, PartitionValue::Int(n)) => {
+                    data.extend_from_slice(&(*n as i32).to_le_bytes());
+                    true
+                }
+                (ColumnData::Date(v), PartitionValue::Date(d)) => {
+                    v.push(*d);
+                    true
+                }
+                (ColumnData::Float(v), PartitionValue::Float(f)) => {
+                    v.push(*f);
+                    true
+                }
+                (ColumnData::Str { offsets, bytes }, PartitionValue::Text(t)) => {
+                    bytes.push_str(t);
+                    offsets.push(bytes.len() as u32);
+                    true
+                }
+                _ => {
+                    debug_assert!(false, "partition value {value:?} in a column of another type");
+                    false
+                }
+            };
+            if fits {
+                self.valid.push(true);
+            } else {
+                self.push_null();
+            }
         }
     }
 }

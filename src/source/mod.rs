@@ -5,11 +5,13 @@ mod decode;
 mod decompress;
 mod fetch;
 mod glob;
+mod hive;
 mod remote;
 mod spool;
 
 pub use decode::{sniff_xml_encoding, TextDecoder};
 pub use decompress::decompressing;
+pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
 pub use remote::parse_remote;
 pub use spool::Spool;
 
