@@ -76,6 +76,7 @@ pub enum DefaultValue {
     Int(i64),
     Str(&'static str),
     EmptyList,
+    StrList(&'static [&'static str]),
 }
 
 impl DefaultValue {
@@ -86,6 +87,9 @@ impl DefaultValue {
             DefaultValue::Int(n) => ParamValue::Int(n),
             DefaultValue::Str(s) => ParamValue::Str(s.to_string()),
             DefaultValue::EmptyList => ParamValue::List(Vec::new()),
+            DefaultValue::StrList(items) => {
+                ParamValue::List(items.iter().map(|s| ParamValue::Str(s.to_string())).collect())
+            }
         })
     }
 
@@ -98,6 +102,9 @@ impl DefaultValue {
             DefaultValue::Int(n) => n.to_string(),
             DefaultValue::Str(s) => format!("'{s}'"),
             DefaultValue::EmptyList => "[]".into(),
+            DefaultValue::StrList(items) => {
+                format!("[{}]", items.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", "))
+            }
         }
     }
 }
@@ -152,7 +159,7 @@ macro_rules! option {
 }
 
 use serde_json::Value as Json;
-use DefaultValue::{Bool as B, EmptyList, Int as I, Null, Str as S};
+use DefaultValue::{Bool as B, EmptyList, Int as I, Null, Str as S, StrList};
 
 /// The named parameters of every `sanitize_*` table function, in the order of
 /// the SQL surface contract (`input_format`, [`INPUT_FORMAT_SPEC`], is added
@@ -195,10 +202,23 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
         contract Yes: |o| Json::from(o.parquet_max_depth as u64)),
     option!("scalar_object_key", Varchar, S("default_key"), |o, n, v| set(&mut o.scalar_object_key, non_empty(n, v)?),
         contract Yes: |o| Json::from(o.scalar_object_key.as_str())),
-    option!("csv_has_header", Boolean, B(true), |o, n, v| set(&mut o.csv_has_header, boolean(n, v)?),
-        contract Csv: |o| Json::from(o.csv_has_header)),
+    option!("csv_has_header", Any, B(true), |o, n, v| set(&mut o.csv_has_header, csv_header(n, v)?),
+        contract Csv: |o| o.csv_has_header.map_or(Json::from("auto"), Json::from)),
     option!("csv_delimiter", Varchar, S(","), |o, n, v| set(&mut o.csv_delimiter, csv_delimiter(n, v)?),
-        contract Csv: |o| char_json(o.csv_delimiter)),
+        contract Csv: |o| Json::from(String::from_utf8_lossy(&o.csv_delimiter).into_owned())),
+    option!("csv_quote", Varchar, S("\""), |o, n, v| set(&mut o.csv_quote, csv_byte(n, v)?),
+        contract Csv: |o| byte_json(o.csv_quote)),
+    option!("csv_escape", Varchar, Null, |o, n, v| set(&mut o.csv_escape, csv_byte(n, v)?),
+        contract Csv: |o| byte_json(o.csv_escape)),
+    option!("csv_comment", Varchar, Null, |o, n, v| set(&mut o.csv_comment, csv_byte(n, v)?),
+        contract Csv: |o| byte_json(o.csv_comment)),
+    option!("csv_skip_lines", Bigint, I(0), |o, n, v| set(&mut o.csv_skip_lines, integer(n, v, 0, i64::MAX)? as u64),
+        contract Csv: |o| Json::from(o.csv_skip_lines)),
+    option!("csv_null_strings", VarcharList, StrList(&[""]), |o, n, v| set(&mut o.csv_null_strings, strings(n, v)?),
+        contract Csv: |o| Json::from(o.csv_null_strings.clone())),
+    option!("csv_null_padding", Boolean, B(false), |o, n, v| set(&mut o.csv_null_padding, boolean(n, v)?),
+        contract Csv: |o| Json::from(o.csv_null_padding)),
+    option!("csv_auto_detect", Boolean, B(false), |o, n, v| set(&mut o.csv_auto_detect, boolean(n, v)?)),
     option!("input_text_encoding", Varchar, S("utf-8"), |o, n, v| set(
         &mut o.input_text_encoding,
         text_encoding(n, v)?
@@ -426,9 +446,23 @@ pub struct Options {
     pub registry: Option<String>,
     /// String-to-scalar parsing, compiled.
     pub parsers: ScalarParsers,
-    pub csv_has_header: bool,
-    /// One of `,` `;` `\t` `|`.
-    pub csv_delimiter: u8,
+    /// `None`: sniffed (`'auto'`); bind resolves it (docs/formats.md, "CSV").
+    pub csv_has_header: Option<bool>,
+    /// 1 to 4 bytes.
+    pub csv_delimiter: Vec<u8>,
+    /// `None`: no quoting.
+    pub csv_quote: Option<u8>,
+    /// `None`: the quote escapes itself (`""`).
+    pub csv_escape: Option<u8>,
+    pub csv_comment: Option<u8>,
+    pub csv_skip_lines: u64,
+    pub csv_null_strings: Vec<String>,
+    pub csv_null_padding: bool,
+    /// Sniff the dialect options not given (nor taken from the registry).
+    pub csv_auto_detect: bool,
+    /// The options a registry's contract supplied (`with_contract`): like
+    /// given ones, the sniffer leaves them alone.
+    pub adopted: Vec<&'static str>,
     pub input_text_encoding: TextEncoding,
     /// Stream each direct child element with this tag as a row; `None`: the
     /// whole document is one row.
@@ -492,7 +526,7 @@ impl Options {
     ) -> Result<Self> {
         let Some(contract) = contract else { return Ok(self) };
         let mut params: Vec<(&str, ParamValue)> = self.given.iter().map(|(n, v)| (*n, v.clone())).collect();
-        let mut adopted = false;
+        let mut adopted_names = Vec::new();
         for (spec, value) in self.contract_specs() {
             let name = spec.name;
             let Some(theirs) = contract.get(name) else { continue };
@@ -511,9 +545,9 @@ impl Options {
                 ))
             })?;
             params.push((name, value));
-            adopted = true;
+            adopted_names.push(name);
         }
-        if !adopted {
+        if adopted_names.is_empty() {
             return Ok(self);
         }
         // Parse again with the registry's values: the same validation as
@@ -523,6 +557,7 @@ impl Options {
         })?;
         // Contract values are not the user's choices.
         o.given.retain(|(n, _)| self.is_given(n));
+        o.adopted = adopted_names;
         Ok(o)
     }
 
@@ -545,8 +580,16 @@ impl Options {
             read_chunk_bytes: 0,
             registry: None,
             parsers: ScalarParsers::default(),
-            csv_has_header: false,
-            csv_delimiter: 0,
+            csv_has_header: None,
+            csv_delimiter: Vec::new(),
+            csv_quote: None,
+            csv_escape: None,
+            csv_comment: None,
+            csv_skip_lines: 0,
+            csv_null_strings: Vec::new(),
+            csv_null_padding: false,
+            csv_auto_detect: false,
+            adopted: Vec::new(),
             input_text_encoding: TextEncoding::Utf8,
             xml_row_tag: None,
             given: Vec::new(),
@@ -621,6 +664,7 @@ impl Options {
         }
         let [timestamps, dates, times] = &self.custom_patterns;
         self.parsers.custom = CustomPatterns::compile(timestamps, dates, times)?;
+        self.check_csv_dialect()?;
         if self.input_format == InputFormat::Parquet && self.compression != Compression::Auto {
             return Err(format!(
                 "\"compression\" applies to text formats; Parquet compresses its own pages, so it takes only 'auto', not '{}'",
@@ -633,6 +677,43 @@ impl Options {
             );
         }
         Ok(())
+    }
+}
+
+impl Options {
+    /// The quote, escape and comment bytes must differ from each other and
+    /// from the delimiter's bytes, or a cell could not be read one way.
+    fn check_csv_dialect(&self) -> std::result::Result<(), String> {
+        let roles = [("csv_quote", self.csv_quote), ("csv_escape", self.csv_escape), ("csv_comment", self.csv_comment)];
+        for (i, (name, byte)) in roles.iter().enumerate() {
+            let Some(b) = byte else { continue };
+            if self.csv_delimiter.contains(b) {
+                return Err(format!("\"{name}\" '{}' is also in \"csv_delimiter\"", *b as char));
+            }
+            // The escape may be the quote (RFC 4180's `""`).
+            for (other, o) in &roles[i + 1..] {
+                let same_role = (*name, *other) == ("csv_quote", "csv_escape");
+                if Some(*b) == *o && !same_role {
+                    return Err(format!("\"{name}\" and \"{other}\" are both '{}'", *b as char));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The CSV dialect the reader uses (`csv_has_header` resolved: bind
+    /// sniffs `'auto'`; unresolved, the seed's default, a header, holds).
+    pub fn csv_dialect(&self) -> crate::formats::csv::CsvOptions {
+        crate::formats::csv::CsvOptions {
+            has_header: self.csv_has_header.unwrap_or(true),
+            delimiter: self.csv_delimiter.clone(),
+            quote: self.csv_quote,
+            escape: self.csv_escape,
+            comment: self.csv_comment,
+            skip_lines: self.csv_skip_lines,
+            null_strings: self.csv_null_strings.clone(),
+            null_padding: self.csv_null_padding,
+        }
     }
 }
 
@@ -773,14 +854,45 @@ fn hive_types(name: &str, value: &ParamValue) -> Parsed<Vec<(String, HiveType)>>
         .collect()
 }
 
-fn csv_delimiter(name: &str, value: &ParamValue) -> Parsed<u8> {
+/// 1 to 4 bytes (as `read_csv`), not a line break; the two characters
+/// `\t` are a tab, as `read_csv` reads them.
+fn csv_delimiter(name: &str, value: &ParamValue) -> Parsed<Vec<u8>> {
     let d = string(name, value)?;
-    match d.as_str() {
-        "," | ";" | "\t" | "|" => Ok(d.as_bytes()[0]),
-        _ => Err(format!(
-            "the \"{name}\" parameter must be one of ',', ';', '\\t' (a tab, E'\\t' or chr(9)), '|', not '{}'",
+    let d = if d == "\\t" { "\t".to_string() } else { d };
+    if d.is_empty() || d.len() > 4 || d.contains(['\n', '\r']) {
+        return Err(format!(
+            "the \"{name}\" parameter must be 1 to 4 bytes and no line break, such as ',', ';', '|', '\\t' (a tab) or '||', not '{}'",
             d.escape_debug()
+        ));
+    }
+    Ok(d.into_bytes())
+}
+
+/// One ASCII byte (not a line break), or `''` for none.
+fn csv_byte(name: &str, value: &ParamValue) -> Parsed<Option<u8>> {
+    let t = string(name, value)?;
+    match t.as_bytes() {
+        [] => Ok(None),
+        [b] if b.is_ascii() && *b != b'\n' && *b != b'\r' => Ok(Some(*b)),
+        _ => Err(format!(
+            "the \"{name}\" parameter must be one ASCII character (not a line break), or '' for none, not '{}'",
+            t.escape_debug()
         )),
+    }
+}
+
+fn byte_json(b: Option<u8>) -> Json {
+    Json::from(b.map(|b| (b as char).to_string()).unwrap_or_default())
+}
+
+/// `csv_has_header`: a BOOLEAN, or `'auto'` (sniffed); `'true'`/`'false'` as text too.
+fn csv_header(name: &str, value: &ParamValue) -> Parsed<Option<bool>> {
+    match value {
+        ParamValue::Bool(b) => Ok(Some(*b)),
+        ParamValue::Str(s) if s.eq_ignore_ascii_case("auto") => Ok(None),
+        ParamValue::Str(s) if s.eq_ignore_ascii_case("true") => Ok(Some(true)),
+        ParamValue::Str(s) if s.eq_ignore_ascii_case("false") => Ok(Some(false)),
+        other => Err(format!("the \"{name}\" parameter must be true, false or 'auto', not {other:?}")),
     }
 }
 
@@ -886,7 +998,7 @@ mod tests {
     fn the_contract_options_are_the_documented_ones() {
         let csv = Options::defaults(InputFormat::Csv).contract_json();
         let json = Options::defaults(InputFormat::Json).contract_json();
-        assert_eq!(csv.len(), json.len() + 2);
+        assert_eq!(csv.len(), json.len() + 8);
         assert!(csv.contains_key("csv_delimiter") && !json.contains_key("csv_delimiter"));
         assert_eq!(json["timestamp_precision"], "TIMESTAMP_MICROS");
         assert_eq!(json["parse_float_thousands_separator"], ",");
@@ -923,7 +1035,19 @@ mod tests {
     fn source_options_are_validated() {
         let e = p(&[("csv_delimiter", ParamValue::Str("::".into()))]).unwrap_err();
         assert!(e.message.contains("csv_delimiter") && e.message.contains("'::'"), "{e}");
-        assert_eq!(p(&[("csv_delimiter", ParamValue::Str("\t".into()))]).unwrap().csv_delimiter, b'\t');
+        assert_eq!(p(&[("csv_delimiter", ParamValue::Str("\t".into()))]).unwrap().csv_delimiter, b"\t");
+        assert_eq!(p(&[("csv_delimiter", ParamValue::Str("\\t".into()))]).unwrap().csv_delimiter, b"\t");
+        assert_eq!(p(&[("csv_delimiter", ParamValue::Str("||".into()))]).unwrap().csv_delimiter, b"||");
+        let e = p(&[("csv_delimiter", ParamValue::Str("abcde".into()))]).unwrap_err();
+        assert!(e.message.contains("1 to 4 bytes"), "{e}");
+        assert_eq!(p(&[("csv_quote", ParamValue::Str("".into()))]).unwrap().csv_quote, None);
+        let e = p(&[("csv_escape", ParamValue::Str("ab".into()))]).unwrap_err();
+        assert!(e.message.contains("csv_escape") && e.message.contains("one ASCII character"), "{e}");
+        assert_eq!(p(&[("csv_has_header", ParamValue::Str("AUTO".into()))]).unwrap().csv_has_header, None);
+        let e = p(&[("csv_has_header", ParamValue::Int(1))]).unwrap_err();
+        assert!(e.message.contains("true, false or 'auto'"), "{e}");
+        let e = p(&[("csv_quote", ParamValue::Str(",".into()))]).unwrap_err();
+        assert!(e.message.contains("csv_quote") && e.message.contains("csv_delimiter"), "{e}");
         let e = p(&[("input_text_encoding", ParamValue::Str("ebcdic".into()))]).unwrap_err();
         assert!(e.message.contains("input_text_encoding") && e.message.contains("'ebcdic'"), "{e}");
         assert_eq!(

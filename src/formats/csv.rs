@@ -26,18 +26,49 @@ use super::{Batch, RecordMeta};
 use crate::error::{Result, SanitizeError};
 use crate::value::{Node, Tape};
 
-/// How to read a CSV file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How to read a CSV file (its dialect, as `read_csv` names the parts).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CsvOptions {
     /// The first non-blank record names the columns.
     pub has_header: bool,
-    /// Cell separator (the options layer allows `,` `;` `\t` `|`).
-    pub delimiter: u8,
+    /// Cell separator: 1 to 4 bytes, as `read_csv` allows.
+    pub delimiter: Vec<u8>,
+    /// The quote byte; `None`: nothing is quoted.
+    pub quote: Option<u8>,
+    /// The byte that escapes a quote inside quotes; the quote itself by
+    /// default (`""` is one quote). `None` or the quote: RFC 4180.
+    pub escape: Option<u8>,
+    /// A line starting with this byte is no record; an unquoted one later in
+    /// a line ends the record there (the rest of the line is a comment).
+    pub comment: Option<u8>,
+    /// Lines dropped before the header (blank lines count, comments do not).
+    pub skip_lines: u64,
+    /// Unquoted cells with one of these texts are NULL (a quoted cell never is).
+    pub null_strings: Vec<String>,
+    /// A record with fewer cells than the header gets NULLs for the rest
+    /// (without it, it is a bad record).
+    pub null_padding: bool,
 }
 
 impl Default for CsvOptions {
     fn default() -> Self {
-        CsvOptions { has_header: true, delimiter: b',' }
+        CsvOptions {
+            has_header: true,
+            delimiter: vec![b','],
+            quote: Some(b'"'),
+            escape: None,
+            comment: None,
+            skip_lines: 0,
+            null_strings: vec![String::new()],
+            null_padding: false,
+        }
+    }
+}
+
+impl CsvOptions {
+    /// The escape byte when it differs from the quote (`\`), else `None`.
+    fn distinct_escape(&self) -> Option<u8> {
+        self.escape.filter(|e| Some(*e) != self.quote)
     }
 }
 
@@ -52,6 +83,10 @@ enum State {
     Quoted,
     /// Just after a quote inside quotes: `""` (an escaped quote) or the end.
     AfterQuote,
+    /// Inside quotes, just after the escape byte: the next byte is data.
+    EscapeNext,
+    /// After an unquoted comment byte: the rest of the line is skipped.
+    CommentTail,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +120,13 @@ struct RecordEnd {
     unterminated: Option<u64>,
 }
 
+impl RecordEnd {
+    /// A comment line: no cells at all.
+    fn is_comment(&self, cells: &[Cell]) -> bool {
+        cells.is_empty() && self.len > 0
+    }
+}
+
 pub struct CsvReader<R: Read> {
     /// The input; the current record starts at `input.start`.
     input: Chunks<R>,
@@ -98,6 +140,8 @@ pub struct CsvReader<R: Read> {
     /// Column names used as keys (deduplicated); fixed by the header or by the first record.
     names: Vec<String>,
     width: Option<usize>,
+    /// One column (with a name that is not whitespace): a blank line is a NULL value.
+    blank_is_null: bool,
     // Scan state of the current record (positions relative to `start`).
     state: State,
     pos: usize,
@@ -127,6 +171,7 @@ impl<R: Read> CsvReader<R> {
             header: None,
             names: Vec::new(),
             width: None,
+            blank_is_null: false,
             state: State::CellStart,
             pos: 0,
             cell_start: 0,
@@ -155,10 +200,26 @@ impl<R: Read> CsvReader<R> {
     fn start_input(&mut self) -> Result<()> {
         if !self.header_read {
             self.newline = self.detect_newline()?;
+            self.skip_lines()?;
             if self.options.has_header {
                 self.read_header()?;
             }
             self.header_read = true;
+        }
+        Ok(())
+    }
+
+    /// Drops `skip_lines` lines (records: a quoted newline does not end
+    /// one), as `read_csv`'s `skip` does: blank lines count, comment lines
+    /// do not.
+    fn skip_lines(&mut self) -> Result<()> {
+        let mut left = self.options.skip_lines;
+        while left > 0 {
+            let Some(end) = self.scan_record()? else { break };
+            if !end.is_comment(&self.cells) {
+                left -= 1;
+            }
+            self.advance(&end);
         }
         Ok(())
     }
@@ -172,7 +233,7 @@ impl<R: Read> CsvReader<R> {
             let buf = &self.input.buf[self.input.start..];
             while at < buf.len() {
                 match buf[at] {
-                    b'"' => quoted = !quoted,
+                    b if Some(b) == self.options.quote => quoted = !quoted,
                     b'\n' if !quoted => return Ok(b'\n'),
                     b'\r' if !quoted => match buf.get(at + 1) {
                         Some(b'\n') => return Ok(b'\n'),
@@ -192,7 +253,7 @@ impl<R: Read> CsvReader<R> {
 
     fn read_header(&mut self) -> Result<()> {
         while let Some(end) = self.scan_record()? {
-            if self.is_blank() {
+            if self.is_blank() || end.is_comment(&self.cells) {
                 self.advance(&end);
                 continue;
             }
@@ -212,13 +273,14 @@ impl<R: Read> CsvReader<R> {
                 // bytes become U+FFFD rather than failing the file.
                 let raw = String::from_utf8_lossy(&rec[cell.start..cell.end]);
                 let mut value = String::new();
-                texts.push(match cell_value(&raw, cell, &mut value) {
+                texts.push(match cell_value(&raw, cell, &self.options, &mut value) {
                     Some(v) => v.to_string(),
                     None => String::new(),
                 });
             }
             self.names = header_names(&texts);
             self.width = Some(texts.len());
+            self.blank_is_null = texts.len() == 1 && !texts[0].trim().is_empty();
             self.header = Some(texts);
             self.advance(&end);
             return Ok(());
@@ -227,9 +289,14 @@ impl<R: Read> CsvReader<R> {
     }
 
     /// Scans the record at `buf[start..]`, reading more input as needed and
-    /// resuming where the previous call stopped. `None` at end of input.
+    /// resuming where the previous call stopped. `None` at end of input. A
+    /// comment line is a record without cells.
     fn scan_record(&mut self) -> Result<Option<RecordEnd>> {
-        let delim = self.options.delimiter;
+        let delim = self.options.delimiter[0];
+        let delim_len = self.options.delimiter.len();
+        let quote = self.options.quote;
+        let escape = self.options.distinct_escape();
+        let comment = self.options.comment;
         loop {
             let buf = &self.input.buf[self.input.start..];
             let len = buf.len();
@@ -238,7 +305,8 @@ impl<R: Read> CsvReader<R> {
                     if self.pos < len {
                         self.cell_start = self.pos;
                         self.escaped = false;
-                        if buf[self.pos] == b'"' {
+                        let b = buf[self.pos];
+                        if Some(b) == quote {
                             self.cell_quoted = true;
                             self.quote_newlines = self.newlines;
                             self.state = State::Quoted;
@@ -250,37 +318,95 @@ impl<R: Read> CsvReader<R> {
                         continue;
                     }
                 }
-                State::Unquoted => match memchr::memchr2(delim, self.newline, &buf[self.pos..]) {
-                    Some(i) => {
-                        let at = self.pos + i;
-                        let newline = buf[at] == self.newline;
-                        let cell = self.cell(buf, at, newline);
-                        self.cells.push(cell);
-                        self.pos = at + 1;
-                        if newline {
-                            return Ok(Some(self.record_end(true, None)));
+                State::Unquoted => {
+                    let rest = &buf[self.pos..];
+                    let hit = match comment {
+                        Some(c) => memchr::memchr3(delim, self.newline, c, rest),
+                        None => memchr::memchr2(delim, self.newline, rest),
+                    };
+                    match hit {
+                        Some(i) => {
+                            let at = self.pos + i;
+                            let b = buf[at];
+                            if b == self.newline {
+                                let cell = self.cell(buf, at, true);
+                                self.cells.push(cell);
+                                self.pos = at + 1;
+                                return Ok(Some(self.record_end(true, None)));
+                            }
+                            if Some(b) == comment && b != delim {
+                                // A comment line has no cells; a comment after
+                                // data ends the record's last cell here.
+                                if !(self.cells.is_empty() && self.cell_start == 0 && at == 0) {
+                                    let cell = self.cell(buf, at, true);
+                                    self.cells.push(cell);
+                                }
+                                self.pos = at + 1;
+                                self.state = State::CommentTail;
+                                continue;
+                            }
+                            match buf.get(at..at + delim_len) {
+                                Some(d) if d == self.options.delimiter.as_slice() => {
+                                    let cell = self.cell(buf, at, false);
+                                    self.cells.push(cell);
+                                    self.pos = at + delim_len;
+                                    self.state = State::CellStart;
+                                    continue;
+                                }
+                                // The first byte of a longer delimiter, alone: data.
+                                Some(_) => {
+                                    self.pos = at + 1;
+                                    continue;
+                                }
+                                // A longer delimiter may go on in the next chunk:
+                                // read more and look again (at the end of input the
+                                // bytes are data).
+                                None => self.pos = at,
+                            }
                         }
-                        self.state = State::CellStart;
+                        None => self.pos = len,
+                    }
+                }
+                State::Quoted => {
+                    let q = quote.unwrap_or(b'"');
+                    let rest = &buf[self.pos..];
+                    let hit = match escape {
+                        Some(e) => memchr::memchr2(q, e, rest),
+                        None => memchr::memchr(q, rest),
+                    };
+                    match hit {
+                        Some(i) => {
+                            self.newlines += count_newlines(&rest[..i], self.newline);
+                            let at = self.pos + i;
+                            self.pos = at + 1;
+                            if buf[at] == q {
+                                self.close_end = self.pos;
+                                self.state = State::AfterQuote;
+                            } else {
+                                self.escaped = true;
+                                self.state = State::EscapeNext;
+                            }
+                            continue;
+                        }
+                        None => {
+                            self.newlines += count_newlines(rest, self.newline);
+                            self.pos = len;
+                        }
+                    }
+                }
+                State::EscapeNext => {
+                    if self.pos < len {
+                        if buf[self.pos] == self.newline {
+                            self.newlines += 1;
+                        }
+                        self.pos += 1;
+                        self.state = State::Quoted;
                         continue;
                     }
-                    None => self.pos = len,
-                },
-                State::Quoted => match memchr::memchr(b'"', &buf[self.pos..]) {
-                    Some(i) => {
-                        self.newlines += count_newlines(&buf[self.pos..self.pos + i], self.newline);
-                        self.pos += i + 1;
-                        self.close_end = self.pos;
-                        self.state = State::AfterQuote;
-                        continue;
-                    }
-                    None => {
-                        self.newlines += count_newlines(&buf[self.pos..], self.newline);
-                        self.pos = len;
-                    }
-                },
+                }
                 State::AfterQuote => {
                     if self.pos < len {
-                        if buf[self.pos] == b'"' {
+                        if Some(buf[self.pos]) == quote && escape.is_none() {
                             self.escaped = true;
                             self.pos += 1;
                             self.state = State::Quoted;
@@ -291,6 +417,13 @@ impl<R: Read> CsvReader<R> {
                         continue;
                     }
                 }
+                State::CommentTail => match memchr::memchr(self.newline, &buf[self.pos..]) {
+                    Some(i) => {
+                        self.pos += i + 1;
+                        return Ok(Some(self.record_end(true, None)));
+                    }
+                    None => self.pos = len,
+                },
             }
             if self.input.fill()?.is_some() {
                 continue;
@@ -300,7 +433,11 @@ impl<R: Read> CsvReader<R> {
             let len = buf.len();
             return Ok(match self.state {
                 State::CellStart if self.cells.is_empty() => None,
-                State::Quoted => {
+                State::CommentTail => {
+                    self.pos = len;
+                    Some(self.record_end(false, None))
+                }
+                State::Quoted | State::EscapeNext => {
                     self.cells.push(Cell { start: self.cell_start, end: len, kind: CellKind::Escaped });
                     self.pos = len;
                     Some(self.record_end(false, Some(self.quote_newlines)))
@@ -358,6 +495,47 @@ impl<R: Read> CsvReader<R> {
     }
 }
 
+/// One record as the sniffer sees it (formats/csv_sniff.rs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RawShape {
+    /// A comment line (no cells).
+    pub comment: bool,
+    /// An empty line.
+    pub blank: bool,
+    /// Some cell was quoted.
+    pub quoted: bool,
+    /// The record ended inside quotes at the end of input.
+    pub unterminated: bool,
+    /// The last cell is an unquoted empty one (a trailing delimiter).
+    pub last_empty: bool,
+}
+
+impl<R: Read> CsvReader<R> {
+    /// The next record's cells as text (`None`: a null string), with its
+    /// shape; `None` at end of input. For the sniffer: no header, no
+    /// width, nothing is bad.
+    pub fn next_raw(&mut self, texts: &mut Vec<Option<String>>) -> Result<Option<RawShape>> {
+        self.start_input()?;
+        let Some(end) = self.scan_record()? else { return Ok(None) };
+        let shape = RawShape {
+            comment: end.is_comment(&self.cells),
+            blank: self.is_blank(),
+            quoted: self.cells.iter().any(|c| c.kind != CellKind::Plain),
+            unterminated: end.unterminated.is_some(),
+            last_empty: self.cells.len() > 1
+                && self.cells.last().is_some_and(|c| c.kind == CellKind::Plain && c.start == c.end),
+        };
+        texts.clear();
+        let rec = &self.input.buf[self.input.start..self.input.start + end.len];
+        for &cell in &self.cells {
+            let raw = String::from_utf8_lossy(&rec[cell.start..cell.end]);
+            texts.push(cell_value(&raw, cell, &self.options, &mut self.scratch).map(str::to_string));
+        }
+        self.advance(&end);
+        Ok(Some(shape))
+    }
+}
+
 impl<R: Read> super::RecordReader for CsvReader<R> {
     fn bytes_read(&self) -> u64 {
         self.input.bytes_read
@@ -373,27 +551,52 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
         let mut added = 0;
         while added < max_records {
             let Some(end) = self.scan_record()? else { break };
-            if self.is_blank() {
+            if end.is_comment(&self.cells) || (self.is_blank() && !self.blank_is_null) {
+                // A blank line is no record, except in a one-column file,
+                // where it is a NULL value (as `read_csv` reads it), unless
+                // the column has no name but whitespace (a whitespace-only
+                // file gives no rows).
                 self.advance(&end);
                 continue;
             }
             let width = match self.width {
                 Some(w) => w,
                 None => {
+                    if self.is_blank() {
+                        self.advance(&end);
+                        continue;
+                    }
                     // Without a header the first record fixes the columns.
                     let w = self.cells.len();
                     self.names = (1..=w).map(column_name).collect();
                     self.width = Some(w);
+                    self.blank_is_null = w == 1;
                     w
                 }
             };
+            let rec = &self.input.buf[self.input.start..self.input.start + end.len];
+            // Empty cells past the last column are trailing delimiters
+            // (`1,2,` under a two-column header), not data: dropped.
+            while self.cells.len() > width
+                && self.cells.last().is_some_and(|c| c.kind == CellKind::Plain && c.start == c.end)
+            {
+                self.cells.pop();
+            }
             let error = if let Some(q) = end.unterminated {
                 Some(format!("unterminated quoted cell starting at line {}", self.line + q))
-            } else if self.cells.len() != width {
+            } else if self.cells.len() > width || (self.cells.len() < width && !self.options.null_padding) {
                 Some(format!("expected {width} cells but found {}", self.cells.len()))
             } else {
-                let rec = &self.input.buf[self.input.start..self.input.start + end.len];
-                emit(rec, &self.cells, &mut self.keys, &self.names, &mut self.scratch, &mut batch.tape)
+                emit(
+                    rec,
+                    &self.cells,
+                    width,
+                    &mut self.keys,
+                    &self.names,
+                    &self.options,
+                    &mut self.scratch,
+                    &mut batch.tape,
+                )
             };
             if error.is_some() {
                 // Keep roots aligned with meta: a bad record is a null on the tape.
@@ -417,13 +620,17 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
     }
 }
 
-/// Writes one well-formed record as an object; returns the error text if the
-/// record is not UTF-8 (then nothing is written).
+/// Writes one well-formed record as an object of `width` entries (cells
+/// past the record's last are NULL: `null_padding`); returns the error text
+/// if the record is not UTF-8 (then nothing is written).
+#[allow(clippy::too_many_arguments)]
 fn emit(
     rec: &[u8],
     cells: &[Cell],
+    width: usize,
     keys: &mut KeyCache,
     names: &[String],
+    options: &CsvOptions,
     scratch: &mut String,
     tape: &mut Tape,
 ) -> Option<String> {
@@ -440,9 +647,10 @@ fn emit(
     let root = tape.nodes.len();
     let open = tape.open(true);
     let mut evidence = false;
-    for (&cell, &range) in cells.iter().zip(&keys.ranges) {
+    for (i, &range) in keys.ranges.iter().enumerate().take(width) {
         tape.push_key_range(range);
-        match cell_value(&text[cell.start..cell.end], cell, scratch) {
+        let value = cells.get(i).and_then(|&cell| cell_value(&text[cell.start..cell.end], cell, options, scratch));
+        match value {
             Some(v) => {
                 tape.push_string(v);
                 evidence = true;
@@ -450,7 +658,7 @@ fn emit(
             None => tape.push_null(),
         }
     }
-    tape.close(open, cells.len() as u32, evidence);
+    tape.close(open, width as u32, evidence);
     tape.push_root(root);
     None
 }
@@ -474,39 +682,53 @@ impl KeyCache {
 }
 
 /// A cell's value from its raw text (`raw` is exactly the cell's range):
-/// None for an unquoted empty cell (NULL).
-fn cell_value<'a>(raw: &'a str, cell: Cell, scratch: &'a mut String) -> Option<&'a str> {
+/// None for an unquoted cell that is one of the null strings (by default
+/// only the empty one).
+fn cell_value<'a>(raw: &'a str, cell: Cell, options: &CsvOptions, scratch: &'a mut String) -> Option<&'a str> {
     match cell.kind {
-        CellKind::Plain if raw.is_empty() => None,
+        CellKind::Plain if options.null_strings.iter().any(|n| n == raw) => None,
         CellKind::Plain => Some(raw),
         CellKind::Quoted => Some(&raw[1..raw.len() - 1]),
         CellKind::Escaped => {
-            unescape(raw, scratch);
+            unescape(raw, options.quote.unwrap_or(b'"'), options.distinct_escape(), scratch);
             Some(scratch.as_str())
         }
     }
 }
 
-/// Unescapes a quoted cell (`raw` starts at its opening quote): `""` inside
-/// the quotes is one quote; after the closing quote the text is literal.
-fn unescape(raw: &str, out: &mut String) {
+/// Unescapes a quoted cell (`raw` starts at its opening quote). Inside the
+/// quotes, `""` is one quote, or with a distinct escape byte (`\`) that
+/// byte followed by the quote or by itself is that byte (before anything
+/// else it is kept as written); after the closing quote the text is literal.
+fn unescape(raw: &str, quote: u8, escape: Option<u8>, out: &mut String) {
     out.clear();
     let bytes = raw.as_bytes();
     let mut seg = 1;
     loop {
-        match memchr::memchr(b'"', &bytes[seg..]) {
-            None => break, // unterminated: only for bad records
-            Some(i) => {
-                let q = seg + i;
-                out.push_str(&raw[seg..q]);
-                if bytes.get(q + 1) == Some(&b'"') {
-                    out.push('"');
-                    seg = q + 2;
-                } else {
-                    seg = q + 1;
-                    break;
+        let hit = match escape {
+            Some(e) => memchr::memchr2(quote, e, &bytes[seg..]),
+            None => memchr::memchr(quote, &bytes[seg..]),
+        };
+        let Some(i) = hit else { break }; // unterminated: only for bad records
+        let at = seg + i;
+        out.push_str(&raw[seg..at]);
+        if Some(bytes[at]) == escape {
+            match bytes.get(at + 1) {
+                Some(&next) if next == quote || Some(next) == escape => {
+                    out.push(next as char);
+                    seg = at + 2;
+                }
+                _ => {
+                    out.push(bytes[at] as char);
+                    seg = at + 1;
                 }
             }
+        } else if escape.is_none() && bytes.get(at + 1) == Some(&quote) {
+            out.push(quote as char);
+            seg = at + 2;
+        } else {
+            seg = at + 1;
+            break;
         }
     }
     out.push_str(&raw[seg..]);

@@ -8,7 +8,7 @@ use crate::value::write_compact_json;
 use proptest::prelude::*;
 
 fn opts(has_header: bool, delimiter: u8) -> CsvOptions {
-    CsvOptions { has_header, delimiter }
+    CsvOptions { has_header, delimiter: vec![delimiter], ..CsvOptions::default() }
 }
 
 /// (line, byte, compact JSON or `ERR <message>`) of every record, through
@@ -16,8 +16,14 @@ fn opts(has_header: bool, delimiter: u8) -> CsvOptions {
 /// reader contract checked).
 fn read_with(input: &[u8], o: CsvOptions) -> Vec<(u64, u64, String)> {
     harness::records(InputFormat::Csv, input, |opt| {
-        opt.csv_has_header = o.has_header;
-        opt.csv_delimiter = o.delimiter;
+        opt.csv_has_header = Some(o.has_header);
+        opt.csv_delimiter = o.delimiter.clone();
+        opt.csv_quote = o.quote;
+        opt.csv_escape = o.escape;
+        opt.csv_comment = o.comment;
+        opt.csv_skip_lines = o.skip_lines;
+        opt.csv_null_strings = o.null_strings.clone();
+        opt.csv_null_padding = o.null_padding;
     })
     .into_iter()
     .map(|(l, b, t)| (l, b, t.strip_prefix("ERROR: ").map(|e| format!("ERR {e}")).unwrap_or(t)))
@@ -224,9 +230,90 @@ fn unterminated_quote_in_the_header_is_an_error() {
 fn blank_lines_are_skipped() {
     let out = read(b"\n\r\na,b\n\n1,2\r\n\r\n\n3,4\n\n");
     assert_eq!(out, [(5, 8, r#"{"a":"1","b":"2"}"#.to_string()), (8, 16, r#"{"a":"3","b":"4"}"#.to_string())]);
-    // Whitespace is data, and an empty quoted cell is a value, not a blank line.
+    // Whitespace is data, and an empty quoted cell is a value, not a blank
+    // line. In a one-column file a blank line is a NULL value, as read_csv reads it.
     let out = read(b"a\n \n\"\"\n\n");
-    assert_eq!(jsons(&out), [r#"{"a":" "}"#, r#"{"a":""}"#]);
+    assert_eq!(jsons(&out), [r#"{"a":" "}"#, r#"{"a":""}"#, r#"{"a":null}"#]);
+}
+
+fn dialect(set: impl FnOnce(&mut CsvOptions)) -> CsvOptions {
+    let mut o = CsvOptions::default();
+    set(&mut o);
+    o
+}
+
+#[test]
+fn quote_and_escape_characters() {
+    // Single quotes, doubled to escape.
+    let o = dialect(|o| o.quote = Some(b'\''));
+    assert_eq!(
+        jsons(&read_with(b"a,b\n'x,y','it''s'\n\"q\",2\n", o)),
+        [r#"{"a":"x,y","b":"it's"}"#, r#"{"a":"\"q\"","b":"2"}"#]
+    );
+    // A backslash escape: \" and \\ inside quotes; before anything else it is kept.
+    let o = dialect(|o| o.escape = Some(b'\\'));
+    let out = read_with(b"a,b\n\"say \\\"hi\\\"\",\"c:\\\\d\\n\"\n\"x\ny\",2\n", o);
+    assert_eq!(jsons(&out), [r#"{"a":"say \"hi\"","b":"c:\\d\\n"}"#, r#"{"a":"x\ny","b":"2"}"#]);
+    // An escaped newline-free quote does not end the cell; an escape at the very end is unterminated.
+    let out = read_with(b"a\n\"x\\\"", dialect(|o| o.escape = Some(b'\\')));
+    assert!(jsons(&out)[0].starts_with("ERR unterminated"), "{out:?}");
+    // No quoting at all: quotes are data.
+    let out = read_with(b"a,b\n\"x,y\"\n", dialect(|o| o.quote = None));
+    assert_eq!(jsons(&out), [r#"{"a":"\"x","b":"y\""}"#]);
+}
+
+#[test]
+fn comments_and_skipped_lines() {
+    let o = dialect(|o| o.comment = Some(b'#'));
+    let out = read_with(b"# generated\na,b\n#x,y,z\n1,2 # trailing\n3,4\n", o.clone());
+    assert_eq!(jsons(&out), [r#"{"a":"1","b":"2 "}"#, r#"{"a":"3","b":"4"}"#]);
+    assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), [4, 5]);
+    // A quoted # is data.
+    assert_eq!(jsons(&read_with(b"a\n\"#1\"\n", o.clone())), [r##"{"a":"#1"}"##]);
+    // skip_lines: blank lines count, comment lines do not, quoted newlines stay inside one line.
+    let o = dialect(|o| {
+        o.skip_lines = 3;
+        o.comment = Some(b'#');
+    });
+    let out = read_with(b"title\n\n# note\n\"multi\nline\"\na,b\n1,2\n", o);
+    assert_eq!(jsons(&out), [r#"{"a":"1","b":"2"}"#]);
+    assert_eq!(out[0].0, 7);
+}
+
+#[test]
+fn null_strings_apply_to_unquoted_cells() {
+    let o = dialect(|o| o.null_strings = vec!["NA".into(), "null".into(), String::new()]);
+    let out = read_with(b"a,b,c\nNA,\"NA\",null\n,x,\n", o);
+    assert_eq!(jsons(&out), [r#"{"a":null,"b":"NA","c":null}"#, r#"{"a":null,"b":"x","c":null}"#]);
+    // Without the empty string in the list, an empty cell is the empty string.
+    let out = read_with(b"a,b\n,NA\n", dialect(|o| o.null_strings = vec!["NA".into()]));
+    assert_eq!(jsons(&out), [r#"{"a":"","b":null}"#]);
+}
+
+#[test]
+fn multi_byte_delimiters() {
+    let o = dialect(|o| o.delimiter = b"||".to_vec());
+    let out = read_with(b"a||b\nx|y||\"p||q\"\n1||2|\n", o.clone());
+    assert_eq!(jsons(&out), [r#"{"a":"x|y","b":"p||q"}"#, r#"{"a":"1","b":"2|"}"#]);
+    // A delimiter split across chunks (the harness reads with every chunk size).
+    let o = dialect(|o| o.delimiter = "→".as_bytes().to_vec());
+    assert_eq!(jsons(&read_with("a→b\n1→2\n".as_bytes(), o)), [r#"{"a":"1","b":"2"}"#]);
+}
+
+#[test]
+fn null_padding_and_trailing_delimiters() {
+    // A delimiter at the end of every row is an empty last cell, not a ragged row (bug_12596.csv).
+    assert_eq!(jsons(&read(b"c1,c2\n1,2,\n3,4,\n")), [r#"{"c1":"1","c2":"2"}"#, r#"{"c1":"3","c2":"4"}"#]);
+    // A non-empty extra cell is still a bad record; a short one is, without null_padding.
+    assert_eq!(
+        jsons(&read(b"a,b\n1,2,3\n1\n")),
+        ["ERR expected 2 cells but found 3", "ERR expected 2 cells but found 1"]
+    );
+    let o = dialect(|o| o.null_padding = true);
+    assert_eq!(
+        jsons(&read_with(b"a,b,c\n1\n1,2\n", o)),
+        [r#"{"a":"1","b":null,"c":null}"#, r#"{"a":"1","b":"2","c":null}"#]
+    );
 }
 
 #[test]

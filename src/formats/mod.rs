@@ -3,6 +3,7 @@
 
 mod chunks;
 pub mod csv;
+pub mod csv_sniff;
 #[cfg(test)]
 mod fuzz;
 #[cfg(test)]

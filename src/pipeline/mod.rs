@@ -127,8 +127,7 @@ fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool)
         None => Registry::empty(options.field_name_policy),
     };
     // The registry's contract decides the options this scan does not give.
-    let options = options.with_contract(function, registry.contract.as_ref())?;
-    registry.contract = Some(options.contract_json());
+    let mut options = options.with_contract(function, registry.contract.as_ref())?;
     // After the contract: it may set timestamp_precision.
     let declared_probe = for_scan
         && options.input_format == InputFormat::Parquet
@@ -137,6 +136,9 @@ fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool)
     let resolved = resolve(function, paths, &options)?;
     let files = resolved.files;
     let names = resolved.display;
+    sniff_csv_dialect(function, &files, &names, &mut options)?;
+    // After sniffing: the sniffed dialect is part of the contract.
+    registry.contract = Some(options.contract_json());
     check_directory_consistency(function, &files, &names, &options)?;
     let policy = options.field_name_policy;
     let partitions = plan_partitions(function, &names, &options, &registry.partitions, |key| {
@@ -189,6 +191,48 @@ fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool)
         probe_stats: stats,
         started_at_micros,
     })
+}
+
+/// Bytes of the first file the CSV sniffer reads at most.
+const SNIFF_SAMPLE_BYTES: usize = 8 << 20;
+
+/// `csv_auto_detect` (or `csv_has_header := 'auto'`): the dialect options
+/// neither given nor taken from the registry are sniffed from the first
+/// file that has any text (formats/csv_sniff.rs), as `read_csv` sniffs the
+/// first file of a multi-file read.
+fn sniff_csv_dialect(function: &str, files: &[String], names: &[String], options: &mut Options) -> Result<()> {
+    use crate::formats::csv_sniff::{sniff, Fixed};
+    if options.input_format != InputFormat::Csv || !(options.csv_auto_detect || options.csv_has_header.is_none()) {
+        return Ok(());
+    }
+    let decided = |name: &str| options.is_given(name) || options.adopted.contains(&name) || !options.csv_auto_detect;
+    let fixed = Fixed {
+        delimiter: decided("csv_delimiter").then(|| options.csv_delimiter.clone()),
+        quote: decided("csv_quote").then_some(options.csv_quote),
+        escape: decided("csv_escape").then_some(options.csv_escape),
+        comment: decided("csv_comment").then_some(options.csv_comment),
+        skip_lines: decided("csv_skip_lines").then_some(options.csv_skip_lines),
+        has_header: options
+            .csv_has_header
+            .filter(|_| options.is_given("csv_has_header") || options.adopted.contains(&"csv_has_header")),
+        null_padding: options.csv_null_padding,
+        null_strings: options.csv_null_strings.clone(),
+    };
+    let mut sample = Vec::new();
+    for (file, name) in files.iter().zip(names) {
+        sample = readers::text_sample(function, file, name, options, SNIFF_SAMPLE_BYTES)?;
+        if sample.iter().any(|b| !b.is_ascii_whitespace()) {
+            break;
+        }
+    }
+    let d = sniff(&sample, &fixed);
+    options.csv_delimiter = d.delimiter;
+    options.csv_quote = d.quote;
+    options.csv_escape = d.escape;
+    options.csv_comment = d.comment;
+    options.csv_skip_lines = d.skip_lines;
+    options.csv_has_header = Some(d.has_header);
+    Ok(())
 }
 
 /// A partition column may not take a data column's name, nor an ETL

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{Cursor, Read};
 
 use crate::error::{Result, SanitizeError};
-use crate::formats::csv::{CsvOptions, CsvReader};
+use crate::formats::csv::CsvReader;
 use crate::formats::json_document::{JsonArrayReader, JsonDocumentReader};
 use crate::formats::jsonl::JsonLinesReader;
 use crate::formats::parquet::ParquetReader;
@@ -51,12 +51,7 @@ pub fn text_reader<R: Read + Send + 'static>(
     let text = TextDecoder::new(input, encoding, chunk);
     Ok(match options.input_format {
         InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text, name, chunk)),
-        InputFormat::Csv => Box::new(CsvReader::new(
-            text,
-            name,
-            chunk,
-            CsvOptions { has_header: options.csv_has_header, delimiter: options.csv_delimiter },
-        )),
+        InputFormat::Csv => Box::new(CsvReader::new(text, name, chunk, options.csv_dialect())),
         InputFormat::Json => Box::new(JsonDocumentReader::new(text, name, chunk, function)),
         InputFormat::JsonArray => Box::new(JsonArrayReader::new(text, name, chunk, function)),
         InputFormat::Xml => Box::new(XmlReader::new(
@@ -80,6 +75,24 @@ fn declared_xml_encoding(function: &str, head: &[u8], name: &str) -> Result<Opti
             "{function}: file \"{name}\" declares encoding=\"{declared}\", which this reader cannot decode; convert it to UTF-8, or pass input_text_encoding := 'utf-8', 'utf-16', 'latin-1' or 'windows-1252' to read it as one of those"
         ))
     })
+}
+
+/// The first `max_bytes` of a text file as UTF-8 (decompressed and
+/// decoded as the scan reads it), cut at the last line end unless it is
+/// the whole file: the CSV sniffer's sample.
+pub fn text_sample(function: &str, file: &str, name: &str, options: &Options, max_bytes: usize) -> Result<Vec<u8>> {
+    let f = open(function, file, name)?;
+    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    let input = decompressing(f, options.compression.of_file(name)).map_err(io)?;
+    let mut text = TextDecoder::new(input, options.input_text_encoding, options.read_chunk_bytes);
+    let mut sample = Vec::new();
+    // One byte more than asked tells whether the file goes on.
+    text.by_ref().take(max_bytes as u64 + 1).read_to_end(&mut sample).map_err(io)?;
+    if sample.len() > max_bytes {
+        let end = sample[..max_bytes].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(max_bytes, |i| i + 1);
+        sample.truncate(end);
+    }
+    Ok(sample)
 }
 
 pub(crate) fn open(function: &str, file: &str, name: &str) -> Result<File> {

@@ -1,0 +1,411 @@
+//! The CSV dialect sniffer (`csv_auto_detect := true`), after the rules of
+//! DuckDB's `read_csv` sniffer (docs/formats.md, "CSV dialect detection"):
+//!
+//! 1. **Dialect.** Every candidate (comment none or `#`, outermost; then the
+//!    quote/escape pairs; then the delimiters `,` `|` `;` tab) reads the
+//!    sample. A candidate's *header row* is the first row with the most
+//!    cells; the rows before it are dirty lines to skip, the rows after it
+//!    with that many cells (or one more, when every later row ends with an
+//!    empty cell: a trailing delimiter) are consistent, and shorter ones
+//!    need `null_padding`. A later candidate replaces the best one when the
+//!    best has one column and it has more, when it has more consistent rows
+//!    and no fewer columns, or as many rows and more columns; on a tie one
+//!    whose quote actually quoted a cell wins,
+//!    else the earlier one. A `#` comment candidate must look like comments:
+//!    at least one comment line whose cell count differs from the table's,
+//!    and 60% of them so.
+//! 2. **Header.** Each column's type is the narrowest of BOOLEAN, BIGINT,
+//!    DOUBLE, DATE, TIME and TIMESTAMP that every value below the first row
+//!    has the form of (else VARCHAR). The first row is a header when every
+//!    column is VARCHAR, or when one of its cells does not have its column's
+//!    type (a cell over a column without values never has).
+//!
+//! Options the user gave (or the registry's contract did) are not sniffed:
+//! the candidates keep to them.
+
+use super::csv::{CsvOptions, CsvReader, RawShape};
+
+/// Rows of the sample the sniffer reads at most (DuckDB: 10 chunks of 2,048).
+pub const SAMPLE_ROWS: usize = 20_480;
+
+/// What the sniffer decides; `None` where the caller fixed the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dialect {
+    pub delimiter: Vec<u8>,
+    pub quote: Option<u8>,
+    pub escape: Option<u8>,
+    pub comment: Option<u8>,
+    pub skip_lines: u64,
+    pub has_header: bool,
+}
+
+/// The values the sniffer may not change (`Some`: fixed).
+#[derive(Clone, Debug, Default)]
+pub struct Fixed {
+    pub delimiter: Option<Vec<u8>>,
+    pub quote: Option<Option<u8>>,
+    pub escape: Option<Option<u8>>,
+    pub comment: Option<Option<u8>>,
+    pub skip_lines: Option<u64>,
+    pub has_header: Option<bool>,
+    pub null_padding: bool,
+    pub null_strings: Vec<String>,
+}
+
+const DELIMITERS: [&[u8]; 4] = [b",", b"|", b";", b"\t"];
+/// (quote, escape): `"` doubled (first: a sample without quotes reads the
+/// same under it, and the registry's contract then keeps RFC 4180 quoting
+/// for later files); no quoting; `"` with `\`; `'` doubled; `'` with `\`.
+const QUOTES: [(Option<u8>, Option<u8>); 5] =
+    [(Some(b'"'), None), (None, None), (Some(b'"'), Some(b'\\')), (Some(b'\''), None), (Some(b'\''), Some(b'\\'))];
+const COMMENTS: [Option<u8>; 2] = [None, Some(b'#')];
+
+/// One sample row of a candidate.
+struct Row {
+    shape: RawShape,
+    cells: Vec<Option<String>>,
+    /// Blank lines before this row (since the start of the sample).
+    blanks_before: u64,
+}
+
+/// A candidate's reading of the sample.
+#[derive(Clone, Copy, Debug, Default)]
+struct Score {
+    consistent: usize,
+    columns: usize,
+    padding: usize,
+    /// Index (into the non-blank rows) of the header row.
+    header_row: usize,
+    /// Lines before the header row (blank lines count, comments do not).
+    skip: u64,
+    quoted: bool,
+}
+
+/// Sniffs `sample` (the start of the file, ending at a line end unless it
+/// is the whole file).
+pub fn sniff(sample: &[u8], fixed: &Fixed) -> Dialect {
+    let mut best: Option<(Score, Dialect, Vec<Row>)> = None;
+    for &comment in fixed.comment.as_ref().map_or(&COMMENTS[..], std::slice::from_ref) {
+        for &(quote, escape) in &QUOTES {
+            if fixed.quote.is_some_and(|q| q != quote) || fixed.escape.is_some_and(|e| e != escape && e != quote) {
+                continue;
+            }
+            let escape = fixed.escape.unwrap_or(escape);
+            for delimiter in fixed.delimiter.as_ref().map_or(DELIMITERS.to_vec(), |d| vec![d.as_slice()]) {
+                let dialect = CsvOptions {
+                    has_header: false,
+                    delimiter: delimiter.to_vec(),
+                    quote,
+                    escape,
+                    comment,
+                    skip_lines: 0,
+                    null_strings: fixed.null_strings.clone(),
+                    null_padding: true,
+                };
+                let Some(rows) = read_rows(sample, &dialect) else { continue };
+                let Some(score) = analyze(&rows, fixed.null_padding, comment.is_some()) else { continue };
+                let better = match &best {
+                    None => true,
+                    Some((b, _, _)) => {
+                        // A single column is the reading of last resort.
+                        (b.columns < 2 && score.columns > b.columns)
+                            || (score.consistent > b.consistent && score.columns >= b.columns)
+                            || (score.consistent == b.consistent && score.columns > b.columns)
+                            || (score.consistent == b.consistent
+                                && score.columns == b.columns
+                                && score.quoted
+                                && !b.quoted)
+                    }
+                };
+                if better {
+                    let d = Dialect {
+                        delimiter: delimiter.to_vec(),
+                        quote,
+                        escape,
+                        comment,
+                        skip_lines: score.skip,
+                        has_header: true,
+                    };
+                    best = Some((score, d, rows));
+                }
+            }
+        }
+    }
+    let Some((score, mut dialect, rows)) = best else {
+        // Nothing reads the sample (an empty file): the defaults.
+        let d = CsvOptions::default();
+        return Dialect {
+            delimiter: fixed.delimiter.clone().unwrap_or(d.delimiter),
+            quote: fixed.quote.unwrap_or(d.quote),
+            escape: fixed.escape.unwrap_or(d.escape),
+            comment: fixed.comment.unwrap_or(d.comment),
+            skip_lines: fixed.skip_lines.unwrap_or(0),
+            has_header: fixed.has_header.unwrap_or(true),
+        };
+    };
+    if let Some(skip) = fixed.skip_lines {
+        dialect.skip_lines = skip;
+    }
+    dialect.has_header = fixed.has_header.unwrap_or_else(|| {
+        let table: Vec<&Row> = rows.iter().filter(|r| !r.shape.comment).skip(score.header_row).collect();
+        detect_header(&table, score.columns)
+    });
+    dialect
+}
+
+/// The sample's non-blank rows under one dialect; `None` when it cannot be
+/// read so (a quote left open at the end of the sample).
+fn read_rows(sample: &[u8], dialect: &CsvOptions) -> Option<Vec<Row>> {
+    let mut reader = CsvReader::new(sample, "sample", sample.len().max(1), dialect.clone());
+    let mut rows = Vec::new();
+    let mut blanks = 0;
+    let mut texts = Vec::new();
+    while rows.len() < SAMPLE_ROWS {
+        let Some(shape) = reader.next_raw(&mut texts).ok()? else { break };
+        if shape.unterminated {
+            return None;
+        }
+        if shape.blank {
+            blanks += 1;
+            continue;
+        }
+        rows.push(Row { shape, cells: std::mem::take(&mut texts), blanks_before: blanks });
+    }
+    Some(rows)
+}
+
+/// Scores one candidate's rows (see the module doc); `None` when it is not
+/// acceptable (rows that need padding without `null_padding`, comments
+/// that do not look like comments, no rows).
+fn analyze(rows: &[Row], null_padding: bool, comments: bool) -> Option<Score> {
+    let data: Vec<(usize, &Row)> = rows.iter().enumerate().filter(|(_, r)| !r.shape.comment).collect();
+    data.first()?;
+    // `always_empty[k]`: data row k and every later one end with an empty cell.
+    let mut always_empty = vec![false; data.len() + 1];
+    always_empty[data.len()] = true;
+    for k in (0..data.len()).rev() {
+        always_empty[k] = always_empty[k + 1] && data[k].1.shape.last_empty;
+    }
+    let mut s = Score { columns: data[0].1.cells.len(), ..Score::default() };
+    let mut started = false;
+    for (k, &(_, row)) in data.iter().enumerate() {
+        let cols = row.cells.len();
+        if started && always_empty[k] && cols == s.columns + 1 {
+            // A trailing delimiter on this and every later row.
+            s.consistent += 1;
+        } else if cols > s.columns || (!started && cols == s.columns) {
+            // A (new) header row: the rows and blank lines before it are
+            // dirty lines to skip.
+            s.columns = cols;
+            s.header_row = k;
+            s.consistent = 1;
+            s.padding = 0;
+            s.skip = k as u64 + row.blanks_before;
+            started = true;
+        } else if cols == s.columns {
+            s.consistent += 1;
+        } else {
+            s.padding += 1;
+        }
+    }
+    if s.padding > 0 && !null_padding {
+        return None;
+    }
+    s.consistent += s.padding;
+    if comments && !comments_look_right(rows, s.columns) {
+        return None;
+    }
+    s.quoted = rows.iter().any(|r| r.shape.quoted);
+    Some(s)
+}
+
+/// A `#` candidate: some comment line must differ from the table's width
+/// (else `#` is likely data), and most comment lines should.
+fn comments_look_right(rows: &[Row], columns: usize) -> bool {
+    let comment_lines = rows.iter().filter(|r| r.shape.comment).count();
+    if comment_lines == 0 {
+        // No comment seen: the candidate reads like the one without `#`,
+        // which comes first and wins the tie.
+        return true;
+    }
+    // A comment line has no cells of its own; what it hid is unknown, so
+    // its width is taken as 1 (a line of prose).
+    let differing = if columns != 1 { comment_lines } else { 0 };
+    differing > 0 && differing * 10 >= comment_lines * 6
+}
+
+/// Whether the first row of `table` is a header (see the module doc).
+fn detect_header(table: &[&Row], columns: usize) -> bool {
+    let Some(first) = table.first() else { return true };
+    let below: Vec<&Row> = if table.len() > 1 { table[1..].to_vec() } else { table.to_vec() };
+    let types: Vec<Option<SniffType>> = (0..columns)
+        .map(|c| {
+            let mut possible = SniffType::ALL.to_vec();
+            let mut seen = false;
+            for row in &below {
+                if let Some(Some(v)) = row.cells.get(c) {
+                    if v.is_empty() {
+                        continue;
+                    }
+                    seen = true;
+                    possible.retain(|t| t.accepts(v));
+                }
+            }
+            seen.then(|| possible.first().copied().unwrap_or(SniffType::Varchar))
+        })
+        .collect();
+    if types.iter().all(|t| *t == Some(SniffType::Varchar)) {
+        return true;
+    }
+    if first.cells.iter().all(|c| c.as_deref().is_none_or(str::is_empty)) {
+        return true;
+    }
+    !first.cells.iter().take(columns).enumerate().all(|(c, cell)| match (cell.as_deref(), types[c]) {
+        (None | Some(""), _) => true,
+        (Some(_), None) => false,
+        (Some(v), Some(t)) => t.accepts(v),
+    })
+}
+
+/// The types a column may have, narrowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SniffType {
+    Boolean,
+    Bigint,
+    Double,
+    Date,
+    Time,
+    Timestamp,
+    Varchar,
+}
+
+impl SniffType {
+    const ALL: [SniffType; 7] = [
+        SniffType::Boolean,
+        SniffType::Bigint,
+        SniffType::Double,
+        SniffType::Date,
+        SniffType::Time,
+        SniffType::Timestamp,
+        SniffType::Varchar,
+    ];
+
+    fn accepts(self, text: &str) -> bool {
+        let t = text.trim();
+        match self {
+            SniffType::Boolean => ["true", "false", "t", "f"].iter().any(|b| t.eq_ignore_ascii_case(b)),
+            SniffType::Bigint => {
+                let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            }
+            SniffType::Double => {
+                t.bytes().any(|b| b.is_ascii_digit())
+                    && t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
+                    && t.parse::<f64>().is_ok()
+            }
+            SniffType::Date => is_date(t),
+            SniffType::Time => is_time(t),
+            SniffType::Timestamp => match t.split_once(['T', ' ']) {
+                Some((d, rest)) => is_date(d) && is_time(rest.trim_end_matches(|c: char| !c.is_ascii_digit())),
+                None => false,
+            },
+            SniffType::Varchar => true,
+        }
+    }
+}
+
+/// `YYYY-MM-DD`, `YYYY/MM/DD`, `DD-MM-YYYY`, `MM/DD/YYYY`, `DD.MM.YYYY` (any
+/// separator of `-` `/` `.`, used twice), with plausible parts.
+fn is_date(t: &str) -> bool {
+    let Some(sep) = t.bytes().find(|b| matches!(b, b'-' | b'/' | b'.')) else { return false };
+    let parts: Vec<&str> = t.split(sep as char).collect();
+    if parts.len() != 3 || parts.iter().any(|p| p.is_empty() || p.len() > 4 || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    let n: Vec<u32> = parts.iter().map(|p| p.parse().unwrap_or(0)).collect();
+    let (y, a, b) = if parts[0].len() == 4 {
+        (n[0], n[1], n[2])
+    } else if parts[2].len() == 4 {
+        (n[2], n[0], n[1])
+    } else {
+        return false;
+    };
+    y > 0 && (1..=31).contains(&a) && (1..=31).contains(&b) && (a <= 12 || b <= 12)
+}
+
+/// `HH:MM`, `HH:MM:SS` with an optional fraction.
+fn is_time(t: &str) -> bool {
+    let main = t.split_once('.').map_or(t, |(m, f)| if f.bytes().all(|b| b.is_ascii_digit()) { m } else { "" });
+    let parts: Vec<&str> = main.split(':').collect();
+    (2..=3).contains(&parts.len())
+        && parts.iter().all(|p| (1..=2).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+        && parts[0].parse::<u32>().is_ok_and(|h| h < 24)
+        && parts[1..].iter().all(|p| p.parse::<u32>().is_ok_and(|m| m < 60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sniff_text(text: &str) -> Dialect {
+        sniff(text.as_bytes(), &Fixed { null_strings: vec![String::new()], ..Fixed::default() })
+    }
+
+    #[test]
+    fn delimiters() {
+        assert_eq!(sniff_text("a,b\n1,2\n").delimiter, b",");
+        assert_eq!(sniff_text("a;b;c\n1,5;2;3\n4;5;6\n").delimiter, b";");
+        assert_eq!(sniff_text("a\tb\n1\t2\n").delimiter, b"\t");
+        assert_eq!(sniff_text("a|b\n1|x,y\n").delimiter, b"|");
+    }
+
+    #[test]
+    fn quotes() {
+        let d = sniff_text("a,b\n\"x,y\",1\n\"p\",2\n");
+        assert_eq!((d.delimiter.as_slice(), d.quote), (&b","[..], Some(b'"')));
+        let d = sniff_text("a,b\n'x,y',1\n'p',2\n");
+        assert_eq!(d.quote, Some(b'\''));
+    }
+
+    #[test]
+    fn dirty_lines_and_comments() {
+        let d = sniff_text("my report\ngenerated today\na,b,c\n1,2,3\n4,5,6\n");
+        assert_eq!((d.skip_lines, d.has_header), (2, true));
+        // Leading comment lines read as dirty lines (the earlier candidate wins the tie)...
+        let d = sniff_text("# a comment\n# another one\na,b\n1,2\n3,4\n");
+        assert_eq!((d.comment, d.skip_lines), (None, 2));
+        // ... and comment lines among the rows need the comment byte.
+        let d = sniff_text("a,b\n1,2\n# a note\n3,4\n");
+        assert_eq!((d.comment, d.skip_lines, d.delimiter.as_slice()), (Some(b'#'), 0, &b","[..]));
+        // `#` as data is no comment.
+        let d = sniff_text("lang,n\nC#,1\nF#,2\n");
+        assert_eq!(d.comment, None);
+    }
+
+    #[test]
+    fn headers() {
+        assert!(sniff_text("id,name\n1,a\n2,b\n").has_header);
+        assert!(!sniff_text("1,a\n2,b\n").has_header);
+        // All VARCHAR: a header, as read_csv decides.
+        assert!(sniff_text("x,y\na,b\n").has_header);
+        assert!(!sniff_text("2020-01-01,1.5,true\n2020-01-02,2.5,false\n").has_header);
+        assert!(sniff_text("day,value,ok\n2020-01-01,1.5,true\n").has_header);
+    }
+
+    #[test]
+    fn trailing_delimiters_and_fixed_values() {
+        let d = sniff_text("c1,c2\n1,2,\n3,4,\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines, d.has_header), (&b","[..], 0, true));
+        let fixed = Fixed { delimiter: Some(b";".to_vec()), has_header: Some(false), ..Fixed::default() };
+        let d = sniff(b"a,b\n1,2\n", &fixed);
+        assert_eq!((d.delimiter.as_slice(), d.has_header), (&b";"[..], false));
+        // A short row without null_padding rules a candidate out.
+        assert_eq!(sniff_text("a,b,c\n1,2\n3,4,5\n").delimiter, b"|");
+    }
+
+    #[test]
+    fn empty_sample_gives_the_defaults() {
+        let d = sniff_text("");
+        assert_eq!((d.delimiter.as_slice(), d.quote, d.has_header), (&b","[..], Some(b'"'), true));
+    }
+}
