@@ -1033,8 +1033,8 @@ mod tests {
 
     #[test]
     fn source_options_are_validated() {
-        let e = p(&[("csv_delimiter", ParamValue::Str("::".into()))]).unwrap_err();
-        assert!(e.message.contains("csv_delimiter") && e.message.contains("'::'"), "{e}");
+        let e = p(&[("csv_delimiter", ParamValue::Str("::::x".into()))]).unwrap_err();
+        assert!(e.message.contains("csv_delimiter") && e.message.contains("'::::x'"), "{e}");
         assert_eq!(p(&[("csv_delimiter", ParamValue::Str("\t".into()))]).unwrap().csv_delimiter, b"\t");
         assert_eq!(p(&[("csv_delimiter", ParamValue::Str("\\t".into()))]).unwrap().csv_delimiter, b"\t");
         assert_eq!(p(&[("csv_delimiter", ParamValue::Str("||".into()))]).unwrap().csv_delimiter, b"||");
