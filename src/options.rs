@@ -6,7 +6,7 @@
 //! its line in docs/options.md (a test checks the two agree).
 
 use crate::error::{Result, SanitizeError};
-use crate::scalar::{CustomPatterns, FloatFormat, ScalarParsers};
+use crate::scalar::{CustomPatterns, DateFormats, FloatFormat, ScalarParsers};
 use crate::value::TimeUnit;
 
 /// A named-parameter value as DuckDB handed it over, free of FFI types.
@@ -196,6 +196,12 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
         contract Yes: |o| Json::from(o.custom_patterns[1].clone())),
     option!("custom_time_patterns", VarcharList, EmptyList, |o, n, v| set(&mut o.custom_patterns[2], strings(n, v)?),
         contract Yes: |o| Json::from(o.custom_patterns[2].clone())),
+    option!("timestamp_formats", VarcharList, EmptyList, |o, n, v| set(&mut o.date_formats[0], strings(n, v)?),
+        contract Yes: |o| Json::from(o.date_formats[0].clone())),
+    option!("date_formats", VarcharList, EmptyList, |o, n, v| set(&mut o.date_formats[1], strings(n, v)?),
+        contract Yes: |o| Json::from(o.date_formats[1].clone())),
+    option!("time_formats", VarcharList, EmptyList, |o, n, v| set(&mut o.date_formats[2], strings(n, v)?),
+        contract Yes: |o| Json::from(o.date_formats[2].clone())),
     option!("arrow_max_depth", Integer, I(32), |o, n, v| set(&mut o.arrow_max_depth, integer(n, v, 1, MAX_DEPTH_LIMIT)? as usize),
         contract Yes: |o| Json::from(o.arrow_max_depth as u64)),
     option!("parquet_max_depth", Integer, I(15), |o, n, v| set(&mut o.parquet_max_depth, integer(n, v, 1, MAX_DEPTH_LIMIT)? as usize),
@@ -477,6 +483,8 @@ pub struct Options {
     pub float_separators: (u8, u8),
     /// The `custom_timestamp/date/time_patterns` as written.
     pub custom_patterns: [Vec<String>; 3],
+    /// The `timestamp/date/time_formats` (strftime) as written.
+    pub date_formats: [Vec<String>; 3],
     /// `compression`: of text inputs; Parquet only takes `auto`.
     pub compression: Compression,
     /// `validate_extension`: false reads any file name as the format.
@@ -596,6 +604,7 @@ impl Options {
             parse_floats: false,
             float_separators: (0, 0),
             custom_patterns: [Vec::new(), Vec::new(), Vec::new()],
+            date_formats: [Vec::new(), Vec::new(), Vec::new()],
             compression: Compression::Auto,
             validate_extension: true,
             hive_partitioning: None,
@@ -664,6 +673,8 @@ impl Options {
         }
         let [timestamps, dates, times] = &self.custom_patterns;
         self.parsers.custom = CustomPatterns::compile(timestamps, dates, times)?;
+        let [timestamps, dates, times] = &self.date_formats;
+        self.parsers.formats = DateFormats::compile(timestamps, dates, times)?;
         self.check_csv_dialect()?;
         if self.input_format == InputFormat::Parquet && self.compression != Compression::Auto {
             return Err(format!(
@@ -1071,6 +1082,11 @@ mod tests {
         assert!(e.message.contains("'yes' is in both"), "{e}");
         let e = p(&[("custom_date_patterns", list(&["(\\d+"]))]).unwrap_err();
         assert!(e.message.contains("custom_date_patterns"), "{e}");
+        let e = p(&[("time_formats", list(&["%H:%M", "%H:%q"]))]).unwrap_err();
+        assert!(e.message.contains("\"time_formats\" pattern '%H:%q'") && e.message.contains("%q"), "{e}");
+        let o = p(&[("date_formats", list(&["%d/%m/%Y"]))]).unwrap();
+        assert_eq!(o.contract_json()["date_formats"], serde_json::json!(["%d/%m/%Y"]));
+        assert_eq!(o.parsers.parse("28/01/2018"), crate::scalar::Parsed::Date(17_559));
         let o = p(&[
             ("parse_floats", ParamValue::Bool(true)),
             ("parse_float_decimal_separator", ParamValue::Str(",".into())),

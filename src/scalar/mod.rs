@@ -1,4 +1,4 @@
-//! String-to-scalar parsing: the `parse_*`, `*_tokens` and
+//! String-to-scalar parsing: the `parse_*`, `*_tokens`, `*_formats` and
 //! `custom_*_patterns` options. Only strings are parsed (CSV cells, XML text,
 //! quoted JSON values); JSON numbers and booleans are typed by their syntax.
 //!
@@ -11,10 +11,12 @@ mod number;
 mod patterns;
 #[cfg(test)]
 mod proptests;
+mod strftime;
 mod temporal;
 
 pub use number::{parse_float, parse_int, FloatFormat};
 pub use patterns::{CustomPatterns, PatternKind};
+pub use strftime::DateFormats;
 pub use temporal::{parse_iso_date, parse_iso_time, parse_iso_timestamp, Instant};
 
 /// What a string parsed to.
@@ -42,6 +44,8 @@ pub struct ScalarParsers {
     pub iso_timestamps: bool,
     pub iso_dates: bool,
     pub iso_times: bool,
+    /// `timestamp_formats`, `date_formats`, `time_formats` (strftime).
+    pub formats: DateFormats,
     pub custom: CustomPatterns,
 }
 
@@ -60,6 +64,7 @@ impl ScalarParsers {
             iso_timestamps: false,
             iso_dates: false,
             iso_times: false,
+            formats: DateFormats::none(),
             custom: CustomPatterns::none(),
         }
     }
@@ -73,6 +78,7 @@ impl ScalarParsers {
             || self.iso_timestamps
             || self.iso_dates
             || self.iso_times
+            || !self.formats.is_empty()
             || !self.custom.is_empty()
     }
 
@@ -90,7 +96,8 @@ impl ScalarParsers {
     }
 
     /// One attempt, in a fixed order: Boolean tokens, integers, floats,
-    /// timestamps (ISO, then custom), dates, times.
+    /// timestamps (ISO, then strftime formats, then custom patterns), dates,
+    /// times.
     fn parse_exact(&self, s: &str) -> Parsed {
         if s.is_empty() {
             return Parsed::None;
@@ -99,7 +106,8 @@ impl ScalarParsers {
             return Parsed::Bool(b);
         }
         // Cheap shape test: every numeric and temporal grammar starts with a
-        // digit, a sign or a decimal separator; custom patterns may not.
+        // digit, a sign or a decimal separator; formats and custom patterns
+        // may not, but every temporal value has a digit somewhere.
         let first = s.as_bytes()[0];
         let numeric_start =
             first.is_ascii_digit() || first == b'+' || first == b'-' || self.floats.is_some_and(|f| first == f.decimal);
@@ -115,31 +123,23 @@ impl ScalarParsers {
                 }
             }
         }
-        if first.is_ascii_digit() && self.iso_timestamps {
-            if let Some(t) = parse_iso_timestamp(s) {
-                return Parsed::Timestamp(t);
+        let iso_start = first.is_ascii_digit();
+        let user = (!self.formats.is_empty() || !self.custom.is_empty()) && s.bytes().any(|b| b.is_ascii_digit());
+        let temporal = |kind: PatternKind, iso_on: bool, iso: fn(&str) -> Option<Parsed>| {
+            if iso_start && iso_on {
+                if let Some(p) = iso(s) {
+                    return Some(p);
+                }
             }
-        }
-        if let Some(p) = self.custom.parse(s, PatternKind::Timestamp) {
-            return p;
-        }
-        if first.is_ascii_digit() && self.iso_dates {
-            if let Some(d) = parse_iso_date(s) {
-                return Parsed::Date(d);
+            if !user {
+                return None;
             }
-        }
-        if let Some(p) = self.custom.parse(s, PatternKind::Date) {
-            return p;
-        }
-        if first.is_ascii_digit() && self.iso_times {
-            if let Some(t) = parse_iso_time(s) {
-                return Parsed::Time(t);
-            }
-        }
-        if let Some(p) = self.custom.parse(s, PatternKind::Time) {
-            return p;
-        }
-        Parsed::None
+            self.formats.parse(s, kind).or_else(|| self.custom.parse(s, kind))
+        };
+        temporal(PatternKind::Timestamp, self.iso_timestamps, |s| parse_iso_timestamp(s).map(Parsed::Timestamp))
+            .or_else(|| temporal(PatternKind::Date, self.iso_dates, |s| parse_iso_date(s).map(Parsed::Date)))
+            .or_else(|| temporal(PatternKind::Time, self.iso_times, |s| parse_iso_time(s).map(Parsed::Time)))
+            .unwrap_or(Parsed::None)
     }
 
     fn token(&self, s: &str) -> Option<bool> {
@@ -176,6 +176,7 @@ mod tests {
             iso_timestamps: true,
             iso_dates: true,
             iso_times: true,
+            formats: DateFormats::default(),
             custom: CustomPatterns::default(),
         }
     }

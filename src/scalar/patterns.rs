@@ -1,7 +1,13 @@
 //! Custom temporal patterns: user regexes whose capture groups are the
-//! fields. Timestamps: 1 year, 2 month, 3 day, 4 hour, 5 minute, 6 second,
-//! optional 7 fraction and 8 timezone; dates: 1–3 year, month, day; times:
-//! 1–3 hour, minute, second. A pattern must match the whole value.
+//! fields. A pattern must match the whole value.
+//!
+//! Without named groups the fields are positional, as they always were.
+//! Timestamps: 1 year, 2 month, 3 day, 4 hour, 5 minute, 6 second, optional
+//! 7 fraction and 8 timezone; dates: 1–3 year, month, day; times: 1–3 hour,
+//! minute, second. A pattern with a named group (`(?P<day>\d{2})`) reads
+//! every field by name, in any order, and its unnamed groups are plain
+//! grouping: the names are those of [`FIELDS`] that its kind has, and it
+//! must name all of its kind's required ones.
 
 use regex::Regex;
 
@@ -15,7 +21,19 @@ pub enum PatternKind {
     Time,
 }
 
+/// The group names a pattern may use, in positional order.
+const FIELDS: [&str; 8] = ["year", "month", "day", "hour", "minute", "second", "fraction", "tz"];
+const YEAR: usize = 0;
+const MONTH: usize = 1;
+const DAY: usize = 2;
+const HOUR: usize = 3;
+const MINUTE: usize = 4;
+const SECOND: usize = 5;
+const FRACTION: usize = 6;
+const TZ: usize = 7;
+
 impl PatternKind {
+    /// The `custom_*_patterns` parameter of this kind.
     pub fn parameter(self) -> &'static str {
         match self {
             PatternKind::Timestamp => "custom_timestamp_patterns",
@@ -23,19 +41,96 @@ impl PatternKind {
             PatternKind::Time => "custom_time_patterns",
         }
     }
+
+    /// The strftime `*_formats` parameter of this kind.
+    pub fn format_parameter(self) -> &'static str {
+        match self {
+            PatternKind::Timestamp => "timestamp_formats",
+            PatternKind::Date => "date_formats",
+            PatternKind::Time => "time_formats",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            PatternKind::Timestamp => "timestamp",
+            PatternKind::Date => "date",
+            PatternKind::Time => "time",
+        }
+    }
+
     fn required_groups(self) -> usize {
         match self {
             PatternKind::Timestamp => 6,
             PatternKind::Date | PatternKind::Time => 3,
         }
     }
+
+    /// The fields (indexes into [`FIELDS`]) a pattern of this kind may
+    /// name, and how many of them, from the first, it must.
+    fn fields(self) -> (&'static [usize], usize) {
+        match self {
+            PatternKind::Timestamp => (&[YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, FRACTION, TZ], 6),
+            PatternKind::Date => (&[YEAR, MONTH, DAY], 3),
+            PatternKind::Time => (&[HOUR, MINUTE, SECOND, FRACTION], 3),
+        }
+    }
+
+    /// The group of each field when the groups are positional.
+    fn positional(self) -> [usize; 8] {
+        match self {
+            PatternKind::Timestamp => [1, 2, 3, 4, 5, 6, 7, 8],
+            PatternKind::Date => [1, 2, 3, 0, 0, 0, 0, 0],
+            PatternKind::Time => [0, 0, 0, 1, 2, 3, 0, 0],
+        }
+    }
+}
+
+/// One compiled pattern: the regex and the capture group of each field of
+/// [`FIELDS`] (0: the pattern has none).
+#[derive(Clone, Debug)]
+struct Pattern {
+    re: Regex,
+    groups: [usize; 8],
+}
+
+impl Pattern {
+    fn compile(kind: PatternKind, p: &str) -> Result<Self, String> {
+        let fail = |why: String| format!("the \"{}\" pattern '{p}' {why}", kind.parameter());
+        let re =
+            Regex::new(&format!("^(?:{p})$")).map_err(|e| fail(format!("is not a valid regular expression: {e}")))?;
+        let named: Vec<(usize, &str)> = re.capture_names().enumerate().filter_map(|(i, n)| n.map(|n| (i, n))).collect();
+        if named.is_empty() {
+            let groups = re.captures_len() - 1;
+            if groups < kind.required_groups() {
+                return Err(fail(format!(
+                    "has {groups} capture group(s); it needs at least {}",
+                    kind.required_groups()
+                )));
+            }
+            return Ok(Pattern { re, groups: kind.positional() });
+        }
+        let (allowed, required) = kind.fields();
+        let mut groups = [0; 8];
+        for (index, name) in named {
+            let field = allowed.iter().copied().find(|&f| FIELDS[f] == name).ok_or_else(|| {
+                let names = allowed.iter().map(|&f| FIELDS[f]).collect::<Vec<_>>().join(", ");
+                fail(format!("has a group named \"{name}\"; the groups of a {} pattern are named {names}", kind.noun()))
+            })?;
+            groups[field] = index; // the regex crate refuses a name used twice
+        }
+        if let Some(&missing) = allowed[..required].iter().find(|&&f| groups[f] == 0) {
+            return Err(fail(format!("names its groups but has no group named \"{}\"", FIELDS[missing])));
+        }
+        Ok(Pattern { re, groups })
+    }
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct CustomPatterns {
-    timestamp: Vec<Regex>,
-    date: Vec<Regex>,
-    time: Vec<Regex>,
+    timestamp: Vec<Pattern>,
+    date: Vec<Pattern>,
+    time: Vec<Pattern>,
 }
 
 impl CustomPatterns {
@@ -43,28 +138,12 @@ impl CustomPatterns {
         CustomPatterns { timestamp: Vec::new(), date: Vec::new(), time: Vec::new() }
     }
 
-    /// Compiles the patterns; an invalid regex, or one with too few capture
-    /// groups, is an error naming the parameter and the pattern.
+    /// Compiles the patterns; an invalid regex, one with too few capture
+    /// groups, or one whose group names are unknown or incomplete, is an
+    /// error naming the parameter and the pattern.
     pub fn compile(timestamp: &[String], date: &[String], time: &[String]) -> Result<Self, String> {
-        let build = |kind: PatternKind, patterns: &[String]| -> Result<Vec<Regex>, String> {
-            patterns
-                .iter()
-                .map(|p| {
-                    let anchored = format!("^(?:{p})$");
-                    let re = Regex::new(&anchored).map_err(|e| {
-                        format!("the \"{}\" pattern '{p}' is not a valid regular expression: {e}", kind.parameter())
-                    })?;
-                    let groups = re.captures_len() - 1;
-                    if groups < kind.required_groups() {
-                        return Err(format!(
-                            "the \"{}\" pattern '{p}' has {groups} capture group(s); it needs at least {}",
-                            kind.parameter(),
-                            kind.required_groups()
-                        ));
-                    }
-                    Ok(re)
-                })
-                .collect()
+        let build = |kind: PatternKind, patterns: &[String]| -> Result<Vec<Pattern>, String> {
+            patterns.iter().map(|p| Pattern::compile(kind, p)).collect()
         };
         Ok(CustomPatterns {
             timestamp: build(PatternKind::Timestamp, timestamp)?,
@@ -77,38 +156,46 @@ impl CustomPatterns {
         self.timestamp.is_empty() && self.date.is_empty() && self.time.is_empty()
     }
 
+    /// The first pattern of `kind` that matches, in the order given. The
+    /// caller skips values without a digit (no temporal value has none).
     pub fn parse(&self, s: &str, kind: PatternKind) -> Option<Parsed> {
         let list = match kind {
             PatternKind::Timestamp => &self.timestamp,
             PatternKind::Date => &self.date,
             PatternKind::Time => &self.time,
         };
-        if list.is_empty() || !s.bytes().any(|b| b.is_ascii_digit()) {
-            return None; // no temporal value without a digit: skip the regex
-        }
-        list.iter().find_map(|re| {
-            let c = re.captures(s)?;
-            let num = |i: usize| -> Option<i64> { c.get(i)?.as_str().parse::<i64>().ok() };
-            let small = |i: usize| -> Option<u32> { u32::try_from(num(i)?).ok() };
+        list.iter().find_map(|p| {
+            let c = p.re.captures(s)?;
+            // A field's text: `None` when the pattern has no such group or
+            // the group took no part in the match.
+            let text = |f: usize| -> Option<&str> {
+                (p.groups[f] != 0).then(|| c.get(p.groups[f])).flatten().map(|m| m.as_str())
+            };
+            let num = |f: usize| -> Option<i64> { text(f)?.parse::<i64>().ok() };
+            let small = |f: usize| -> Option<u32> { u32::try_from(num(f)?).ok() };
+            let nanos = match text(FRACTION) {
+                Some(m) if !m.is_empty() => fraction_nanos(m.as_bytes())?,
+                _ => 0,
+            };
             match kind {
                 PatternKind::Timestamp => {
-                    let nanos = match c.get(7) {
-                        Some(m) if !m.as_str().is_empty() => fraction_nanos(m.as_str().as_bytes())?,
+                    let offset = match text(TZ) {
+                        Some(m) if !m.is_empty() => offset_seconds(m.as_bytes())?,
                         _ => 0,
                     };
-                    let offset = match c.get(8) {
-                        Some(m) if !m.as_str().is_empty() => offset_seconds(m.as_str().as_bytes())?,
-                        _ => 0,
-                    };
-                    instant((num(1)?, small(2)?, small(3)?), (small(4)?, small(5)?, small(6)?), nanos, offset)
-                        .map(Parsed::Timestamp)
+                    instant(
+                        (num(YEAR)?, small(MONTH)?, small(DAY)?),
+                        (small(HOUR)?, small(MINUTE)?, small(SECOND)?),
+                        nanos,
+                        offset,
+                    )
+                    .map(Parsed::Timestamp)
                 }
-                PatternKind::Date => {
-                    days_from_civil(num(1)?, small(2)?, small(3)?).and_then(|d| i32::try_from(d).ok()).map(Parsed::Date)
-                }
-                PatternKind::Time => {
-                    seconds_of_day(small(1)?, small(2)?, small(3)?).map(|s| Parsed::Time(s * 1_000_000_000))
-                }
+                PatternKind::Date => days_from_civil(num(YEAR)?, small(MONTH)?, small(DAY)?)
+                    .and_then(|d| i32::try_from(d).ok())
+                    .map(Parsed::Date),
+                PatternKind::Time => seconds_of_day(small(HOUR)?, small(MINUTE)?, small(SECOND)?)
+                    .map(|s| Parsed::Time(s * 1_000_000_000 + nanos as i64)),
             }
         })
     }
@@ -137,10 +224,54 @@ mod tests {
     }
 
     #[test]
+    fn named_groups_in_any_order() {
+        let p = CustomPatterns::compile(
+            &[r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.(?P<fraction>\d+))? (?P<day>\d{2})\.(?P<month>\d{2})\.(?P<year>\d{4})(?: (?P<tz>[+-]\d{2}:\d{2}))?".into()],
+            // An unnamed group is plain grouping once the pattern names its groups.
+            &[r"(?P<day>\d{2})(/|-)(?P<month>\d{2})(/|-)(?P<year>\d{4})".into()],
+            &[r"(?P<second>\d{2})s(?P<minute>\d{2})m(?P<hour>\d{2})h(?:(?P<fraction>\d+))?".into()],
+        )
+        .unwrap();
+        let Some(Parsed::Timestamp(t)) = p.parse("03:04:05.25 02.01.2026 +01:00", PatternKind::Timestamp) else {
+            panic!()
+        };
+        assert_eq!((t.secs, t.nanos), (1_767_323_045 - 3600, 250_000_000));
+        let Some(Parsed::Timestamp(t)) = p.parse("03:04:05 02.01.2026", PatternKind::Timestamp) else { panic!() };
+        assert_eq!((t.secs, t.nanos), (1_767_323_045, 0));
+        assert_eq!(p.parse("03/02-2026", PatternKind::Date), Some(Parsed::Date(20_487)));
+        assert_eq!(p.parse("30/02/2026", PatternKind::Date), None);
+        assert_eq!(p.parse("03s02m01h", PatternKind::Time), Some(Parsed::Time(3723 * 1_000_000_000)));
+        assert_eq!(p.parse("03s02m01h5", PatternKind::Time), Some(Parsed::Time(3723 * 1_000_000_000 + 500_000_000)));
+    }
+
+    #[test]
     fn bad_patterns_name_the_parameter() {
         let e = CustomPatterns::compile(&[], &["(unclosed".into()], &[]).unwrap_err();
         assert!(e.contains("custom_date_patterns") && e.contains("(unclosed"), "{e}");
         let e = CustomPatterns::compile(&[r"(\d+)-(\d+)".into()], &[], &[]).unwrap_err();
         assert!(e.contains("2 capture group(s); it needs at least 6"), "{e}");
+    }
+
+    #[test]
+    fn bad_group_names_are_named() {
+        let e =
+            CustomPatterns::compile(&[], &[r"(?P<year>\d{4})-(?P<mon>\d{2})-(?P<day>\d{2})".into()], &[]).unwrap_err();
+        assert_eq!(
+            e,
+            r#"the "custom_date_patterns" pattern '(?P<year>\d{4})-(?P<mon>\d{2})-(?P<day>\d{2})' has a group named "mon"; the groups of a date pattern are named year, month, day"#
+        );
+        // A field of another kind is unknown here too.
+        let e = CustomPatterns::compile(&[], &[], &[r"(?P<hour>\d+):(?P<minute>\d+):(?P<second>\d+) (?P<tz>Z)".into()])
+            .unwrap_err();
+        assert!(e.contains("custom_time_patterns") && e.contains("group named \"tz\""), "{e}");
+        let e = CustomPatterns::compile(
+            &[r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2}) (?P<hour>\d{2}):(?P<minute>\d{2})".into()],
+            &[],
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("custom_timestamp_patterns") && e.contains("has no group named \"second\""), "{e}");
+        let e = CustomPatterns::compile(&[], &[r"(?P<year>\d{4})-(\d{2})-(?P<day>\d{2})".into()], &[]).unwrap_err();
+        assert!(e.contains("has no group named \"month\""), "{e}");
     }
 }

@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 
+use super::strftime::format_for_test;
 use super::*;
 use crate::pipeline::format_utc_micros;
 use crate::value::calendar::{civil_from_days, days_from_civil};
@@ -16,6 +17,12 @@ fn all_parsers() -> ScalarParsers {
         iso_timestamps: true,
         iso_dates: true,
         iso_times: true,
+        formats: DateFormats::compile(
+            &["%a %b %d %H:%M:%S %z %Y".into(), "%d/%m/%Y %I:%M %p".into()],
+            &["%d/%m/%Y".into(), "%e %B %y".into()],
+            &["%H:%M:%S.%f".into()],
+        )
+        .unwrap(),
         custom: CustomPatterns::compile(
             &[r"(\d{4})/(\d{2})/(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z)?".into()],
             &[r"(\d+)#(\d+)#(\d+)".into()],
@@ -92,5 +99,74 @@ proptest! {
         prop_assume!((0..=9999).contains(&y));
         prop_assert_eq!(parse_iso_date(&format!("{y:04}-{m:02}-{d:02}")), Some(days as i32));
         prop_assert_eq!(days_from_civil(y, m, d), Some(days));
+    }
+
+    #[test]
+    fn parsing_never_panics_on_date_like_text(s in "[-+0-9/:. %APMZaeinrtuyWdJFSOND]{0,34}") {
+        let _ = all_parsers().parse(&s);
+    }
+
+    #[test]
+    fn format_compilation_never_panics(p in "(%-?.|[ ./:a-z]){0,12}") {
+        for kind in [PatternKind::Timestamp, PatternKind::Date, PatternKind::Time] {
+            let list = [p.clone()];
+            let none: [String; 0] = [];
+            let compiled = match kind {
+                PatternKind::Timestamp => DateFormats::compile(&list, &none, &none),
+                PatternKind::Date => DateFormats::compile(&none, &list, &none),
+                PatternKind::Time => DateFormats::compile(&none, &none, &list),
+            };
+            if let Ok(f) = compiled {
+                let _ = f.parse(&p, kind);
+                let _ = f.parse("Wed Aug 27 13:08:45 +0000 2008", kind);
+            }
+        }
+    }
+
+    /// DuckDB's strftime output of a random instant parses back to it:
+    /// for timestamp formats with an offset, the instant in UTC.
+    #[test]
+    fn strftime_timestamps_round_trip(
+        days in -719_162i64..2_932_896, // 0001-01-01 ..= 9999-12-31
+        nanos_of_day in 0i64..86_400_000_000_000,
+        offset_min in -(23 * 60 + 59)..(23 * 60 + 59i64),
+        which in 0usize..5,
+    ) {
+        let (pattern, keep) = [
+            ("%a %b %d %H:%M:%S %z %Y", 0),
+            ("%A, %-d %B %Y - %I:%M:%S.%f %p %z", 6),
+            ("%Y-%j %H:%M:%S.%n%z", 9),
+            ("%d/%m/%Y %H:%M:%S.%g %Z", 3),
+            ("%c", 0),
+        ][which];
+        let unit = 10i64.pow(9 - keep);
+        let nanos_of_day = nanos_of_day / unit * unit;
+        let offset = if pattern.contains("%z") { offset_min * 60 } else { 0 };
+        let text = format_for_test(pattern, PatternKind::Timestamp, days, nanos_of_day, offset);
+        let f = DateFormats::compile(&[pattern.into()], &[], &[]).unwrap();
+        let want = Instant {
+            secs: days * 86_400 + nanos_of_day / 1_000_000_000 - offset,
+            nanos: (nanos_of_day % 1_000_000_000) as u32,
+        };
+        prop_assert_eq!(f.parse(&text, PatternKind::Timestamp), Some(Parsed::Timestamp(want)), "{}", text);
+    }
+
+    #[test]
+    fn strftime_dates_and_times_round_trip(
+        days in -719_162i64..2_932_896,
+        nanos_of_day in 0i64..86_400_000_000_000,
+        which in 0usize..4,
+    ) {
+        let date_pattern = ["%d/%m/%Y", "%Y%m%d", "%a %e %b %Y", "%y-%j %u"][which];
+        let (y, _, _) = civil_from_days(days);
+        let days = if date_pattern.contains("%y") { days_from_civil(1969 + y.rem_euclid(100), 1, 1).unwrap() + days.rem_euclid(365) } else { days };
+        let text = format_for_test(date_pattern, PatternKind::Date, days, 0, 0);
+        let f = DateFormats::compile(&[], &[date_pattern.into()], &["%I:%M:%S.%n %p".into(), "%H%M%S.%f".into()]).unwrap();
+        prop_assert_eq!(f.parse(&text, PatternKind::Date), Some(Parsed::Date(days as i32)), "{}", text);
+        let text = format_for_test("%I:%M:%S.%n %p", PatternKind::Time, 0, nanos_of_day, 0);
+        prop_assert_eq!(f.parse(&text, PatternKind::Time), Some(Parsed::Time(nanos_of_day)), "{}", text);
+        let micros = nanos_of_day / 1000 * 1000;
+        let text = format_for_test("%H%M%S.%f", PatternKind::Time, 0, micros, 0);
+        prop_assert_eq!(f.parse(&text, PatternKind::Time), Some(Parsed::Time(micros)), "{}", text);
     }
 }
