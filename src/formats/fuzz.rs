@@ -103,3 +103,18 @@ proptest! {
         prop_assert_eq!(small, large);
     }
 }
+
+/// A U+FEFF after the BOM (which the text decoder drops) is a character,
+/// whatever the chunk size: quick-xml would drop it as a BOM only when it
+/// saw its three bytes in its first buffer. Found by the fuzzer above.
+#[test]
+fn a_second_byte_order_mark_is_text_at_every_chunk_size() {
+    let bytes = "\u{FEFF}\u{FEFF}<r/>".as_bytes();
+    for format in [Format::Xml, Format::XmlRows] {
+        let large = decode(format, bytes, 1 << 20, 2048).unwrap();
+        assert!(large.len() == 1 && large[0].2.contains("text before the root element"), "{large:?}");
+        for chunk in 1..8 {
+            assert_eq!(decode(format, bytes, chunk, 1).unwrap(), large, "{format:?} chunk {chunk}");
+        }
+    }
+}

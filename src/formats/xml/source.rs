@@ -45,7 +45,13 @@ impl<R: Read> Source<R> {
 
 impl<R: Read> Read for Source<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
+        // The first read hands out one byte. quick-xml drops a UTF-8 BOM it
+        // sees in its first buffer, but the text decoder has already dropped
+        // the file's BOM: a U+FEFF after it is a character (text before the
+        // root element), and must not vanish only when the chunk size lets
+        // quick-xml see its three bytes at once.
+        let want = if self.raw == 0 { buf.len().min(1) } else { buf.len() };
+        let n = self.inner.read(&mut buf[..want])?;
         let base = self.raw;
         for i in memchr::memchr_iter(b'\n', &buf[..n]) {
             self.newlines.push_back(base + i as u64);

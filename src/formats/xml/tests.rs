@@ -499,7 +499,8 @@ fn memory_does_not_grow_with_the_number_of_rows() {
 
 #[test]
 fn bytes_read_counts_the_source() {
-    let xml = b"\xEF\xBB\xBF<r><row>1</row></r>\n";
+    // (A BOM is the text decoder's to drop, before this reader.)
+    let xml = b"<r><row>1</row></r>\n";
     let mut r = XmlReader::new(&xml[..], "t.xml", 4, options(Some("row")));
     let mut batch = Batch::default();
     while r.next_batch(&mut batch, 10).unwrap() > 0 {}
