@@ -11,9 +11,12 @@ use crate::formats::jsonl::JsonLinesReader;
 use crate::formats::parquet::ParquetReader;
 use crate::formats::xml::{XmlOptions, XmlReader};
 use crate::formats::RecordReader;
+use crate::formats::{Batch, RecordMeta};
+use crate::options::OnError;
 use crate::options::TextEncoding;
 use crate::options::{InputFormat, Options};
-use crate::source::{decompressing, sniff_xml_encoding, TextDecoder};
+use crate::source::{decompressing, decompressing_tolerant, sniff_xml_encoding, FailureSlot, TextDecoder};
+use crate::value::Node;
 
 /// Opens local `file` for reading; messages call it `name` (a remote file's
 /// URI rather than its staged copy).
@@ -39,7 +42,13 @@ pub fn text_reader<R: Read + Send + 'static>(
 ) -> Result<Box<dyn RecordReader + Send>> {
     let chunk = options.read_chunk_bytes;
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
-    let mut input = decompressing(input, options.compression.of_file(name)).map_err(io)?;
+    // Under skip_row / emit_null_row a damaged compressed stream keeps the
+    // rows before the damage, and the rest of the file is one bad record.
+    let (mut input, failure) = if options.on_error == OnError::Stop {
+        (decompressing(input, options.compression.of_file(name)).map_err(io)?, None)
+    } else {
+        decompressing_tolerant(input, options.compression.of_file(name)).map_err(io)?
+    };
     let mut encoding = options.input_text_encoding;
     if options.input_format == InputFormat::Xml && !options.is_given("input_text_encoding") {
         // The head is read for the declaration and then put back in front.
@@ -49,7 +58,7 @@ pub fn text_reader<R: Read + Send + 'static>(
         input = Box::new(Cursor::new(head).chain(input));
     }
     let text = TextDecoder::new(input, encoding, chunk);
-    Ok(match options.input_format {
+    let reader: Box<dyn RecordReader + Send> = match options.input_format {
         InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text, name, chunk)),
         InputFormat::Csv => Box::new(CsvReader::new(text, name, chunk, options.csv_dialect())),
         InputFormat::Json => Box::new(JsonDocumentReader::new(text, name, chunk, function)),
@@ -63,7 +72,52 @@ pub fn text_reader<R: Read + Send + 'static>(
         InputFormat::Parquet => {
             return Err(SanitizeError::internal(format!("{function}: Parquet is not a text format")));
         }
+    };
+    Ok(match failure {
+        Some(slot) => Box::new(StreamChecked { inner: reader, slot, reported: false }),
+        None => reader,
     })
+}
+
+/// A text reader over a tolerant compressed stream: when the records run
+/// out and the stream had failed, one more record, bad, stands for the rest
+/// of the file (its line and byte are where the lost text begins).
+struct StreamChecked {
+    inner: Box<dyn RecordReader + Send>,
+    slot: FailureSlot,
+    reported: bool,
+}
+
+impl RecordReader for StreamChecked {
+    fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
+        let n = self.inner.next_batch(batch, max_records)?;
+        if n > 0 || self.reported || max_records == 0 {
+            return Ok(n);
+        }
+        self.reported = true;
+        let failure = self.slot.lock().ok().and_then(|mut s| s.take());
+        let Some(f) = failure else { return Ok(0) };
+        batch.tape.roots.push(batch.tape.nodes.len() as u32);
+        batch.tape.nodes.push(Node::Null);
+        batch.meta.push(RecordMeta {
+            line: f.line,
+            byte: f.byte,
+            error: Some(format!("{}; the rest of the file is one bad record", f.message)),
+        });
+        Ok(1)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read()
+    }
+
+    fn declaration(&mut self) -> Option<crate::formats::Declaration> {
+        self.inner.declaration()
+    }
+
+    fn signature(&mut self) -> Result<Option<crate::formats::Signature>> {
+        self.inner.signature()
+    }
 }
 
 /// The encoding an XML document declares (`<?xml ... encoding="..."?>` or

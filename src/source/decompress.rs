@@ -7,7 +7,7 @@
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::options::Compression;
 
@@ -31,6 +31,110 @@ pub fn decompressing<R: Read + Send + 'static>(input: R, compression: Compressio
             done: false,
         }),
     })
+}
+
+/// Where a compressed stream failed, for the bad record that stands for
+/// the rest of its file (`on_error` other than `stop`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamFailure {
+    pub message: String,
+    /// 1-based line (of the decompressed text) where the lost rest begins.
+    pub line: u64,
+    /// Decompressed bytes delivered before it.
+    pub byte: u64,
+}
+
+/// The slot a tolerant stream reports its failure in.
+pub type FailureSlot = Arc<Mutex<Option<StreamFailure>>>;
+
+/// Like [`decompressing`], but a corrupt or truncated stream ends the text
+/// at its last complete line and reports the failure in the returned slot
+/// instead of failing the read: the rows before the damage are kept and
+/// the rest of the file is one bad record (the caller's to emit). A plain
+/// input has no slot.
+pub fn decompressing_tolerant<R: Read + Send + 'static>(
+    input: R,
+    compression: Compression,
+) -> io::Result<(Box<dyn Read + Send>, Option<FailureSlot>)> {
+    let stream = decompressing(input, compression)?;
+    if matches!(compression, Compression::None | Compression::Auto) {
+        return Ok((stream, None));
+    }
+    let slot: FailureSlot = Arc::new(Mutex::new(None));
+    let held = HoldBack {
+        inner: stream,
+        pending: Vec::new(),
+        start: 0,
+        ready: 0,
+        delivered: 0,
+        newlines: 0,
+        slot: Arc::clone(&slot),
+        ended: false,
+    };
+    Ok((Box::new(held), Some(slot)))
+}
+
+/// Hands out decompressed text only up to its last line end until the
+/// stream has ended cleanly, so a failure never leaves half a line behind.
+struct HoldBack {
+    inner: Box<dyn Read + Send>,
+    pending: Vec<u8>,
+    /// `pending[start..]` is not handed out yet.
+    start: usize,
+    /// `pending[start..start + ready]` may be handed out.
+    ready: usize,
+    delivered: u64,
+    newlines: u64,
+    slot: FailureSlot,
+    ended: bool,
+}
+
+impl Read for HoldBack {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.ready > 0 && !buf.is_empty() {
+                let n = self.ready.min(buf.len());
+                let out = &self.pending[self.start..self.start + n];
+                buf[..n].copy_from_slice(out);
+                self.newlines += memchr::memchr_iter(b'\n', out).count() as u64;
+                self.delivered += n as u64;
+                self.start += n;
+                self.ready -= n;
+                return Ok(n);
+            }
+            if self.ended || buf.is_empty() {
+                return Ok(0);
+            }
+            // Drop what was handed out, then read more.
+            self.pending.drain(..self.start);
+            self.start = 0;
+            let old = self.pending.len();
+            self.pending.resize(old + (64 << 10), 0);
+            match self.inner.read(&mut self.pending[old..]) {
+                Ok(0) => {
+                    self.pending.truncate(old);
+                    self.ended = true;
+                    self.ready = self.pending.len();
+                }
+                Ok(n) => {
+                    self.pending.truncate(old + n);
+                    self.ready = memchr::memrchr(b'\n', &self.pending).map_or(0, |i| i + 1);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.pending.truncate(old),
+                Err(e) => {
+                    // The text after the last complete line is lost with the rest.
+                    self.pending.clear();
+                    self.ended = true;
+                    let failure =
+                        StreamFailure { message: e.to_string(), line: self.newlines + 1, byte: self.delivered };
+                    if let Ok(mut slot) = self.slot.lock() {
+                        *slot = Some(failure);
+                    }
+                    return Ok(0);
+                }
+            }
+        }
+    }
 }
 
 /// Counts the compressed bytes read, for error positions.
@@ -110,6 +214,28 @@ mod tests {
         let z = zstd::encode_all(&b"x,y\n1,2\n"[..], 3).unwrap();
         assert_eq!(read_all(z, Compression::Zstd).unwrap(), b"x,y\n1,2\n");
         assert_eq!(read_all(b"plain".to_vec(), Compression::None).unwrap(), b"plain");
+    }
+
+    #[test]
+    fn a_tolerant_stream_keeps_whole_lines_and_reports_the_failure() {
+        let text: Vec<u8> = (0..5000).flat_map(|i| format!("{{\"a\":{i}}}\n").into_bytes()).collect();
+        let g = gzip(&text);
+        let (mut r, slot) =
+            decompressing_tolerant(std::io::Cursor::new(g[..g.len() * 2 / 3].to_vec()), Compression::Gzip).unwrap();
+        let mut out = Vec::new();
+        r.read_to_end(&mut out).unwrap();
+        assert!(!out.is_empty() && out.len() < text.len() && out.ends_with(b"\n"), "{}", out.len());
+        assert_eq!(&text[..out.len()], &out[..]);
+        let failure = slot.unwrap().lock().unwrap().clone().unwrap();
+        assert!(failure.message.contains("gzip stream is truncated"), "{failure:?}");
+        assert_eq!(failure.byte, out.len() as u64);
+        assert_eq!(failure.line, out.iter().filter(|&&b| b == b'\n').count() as u64 + 1);
+        // A sound stream comes through whole (a last line without a line end too), with no failure.
+        let (mut r, slot) = decompressing_tolerant(std::io::Cursor::new(gzip(b"x\ny")), Compression::Gzip).unwrap();
+        let mut out = Vec::new();
+        r.read_to_end(&mut out).unwrap();
+        assert_eq!((out.as_slice(), slot.unwrap().lock().unwrap().is_none()), (&b"x\ny"[..], true));
+        assert!(decompressing_tolerant(std::io::Cursor::new(b"p".to_vec()), Compression::None).unwrap().1.is_none());
     }
 
     #[test]

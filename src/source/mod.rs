@@ -10,7 +10,7 @@ mod remote;
 mod spool;
 
 pub use decode::{sniff_xml_encoding, TextDecoder};
-pub use decompress::decompressing;
+pub use decompress::{decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
 pub use remote::parse_remote;
 pub use spool::Spool;
