@@ -242,6 +242,10 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
     option!("registry", Any, Null, |o, n, v| set(&mut o.registry, Some(registry_text(n, v)?))),
     option!("compression", Varchar, S("auto"), |o, n, v| set(&mut o.compression, choice(n, v)?)),
     option!("validate_extension", Boolean, B(true), |o, n, v| set(&mut o.validate_extension, boolean(n, v)?)),
+    option!("map_inference_threshold", Bigint, I(200), |o, n, v| set(&mut o.map_inference_threshold, map_threshold(n, v)?),
+        contract Yes: |o| Json::from(o.map_inference_threshold.map_or(-1, |t| t as i64))),
+    option!("map_paths", VarcharList, EmptyList, |o, n, v| set(&mut o.map_paths, strings(n, v)?),
+        contract Yes: |o| Json::from(o.map_paths.clone())),
     option!("hive_partitioning", Boolean, Null, |o, n, v| set(&mut o.hive_partitioning, Some(boolean(n, v)?))),
     option!("hive_types", Any, Null, |o, n, v| set(&mut o.hive_types, hive_types(n, v)?)),
     option!("hive_types_autocast", Boolean, B(true), |o, n, v| set(&mut o.hive_types_autocast, boolean(n, v)?)),
@@ -489,6 +493,11 @@ pub struct Options {
     pub compression: Compression,
     /// `validate_extension`: false reads any file name as the format.
     pub validate_extension: bool,
+    /// `map_inference_threshold`: a struct with more distinct keys becomes
+    /// a MAP (infer/maps.rs); `None` (-1): never by count.
+    pub map_inference_threshold: Option<usize>,
+    /// `map_paths`: source-key paths that are maps whatever their key count.
+    pub map_paths: Vec<String>,
     /// `hive_partitioning`: `None` detects it (on when every file's path
     /// has the same `key=value` directories).
     pub hive_partitioning: Option<bool>,
@@ -607,6 +616,8 @@ impl Options {
             date_formats: [Vec::new(), Vec::new(), Vec::new()],
             compression: Compression::Auto,
             validate_extension: true,
+            map_inference_threshold: None,
+            map_paths: Vec::new(),
             hive_partitioning: None,
             hive_types: Vec::new(),
             hive_types_autocast: true,
@@ -828,6 +839,15 @@ fn integer(name: &str, value: &ParamValue, min: i64, max: i64) -> Parsed<i64> {
         ParamValue::Int(n) if *n >= min && *n <= max => Ok(*n),
         ParamValue::Int(n) => Err(format!("the \"{name}\" parameter must be between {min} and {max}, not {n}")),
         other => Err(format!("the \"{name}\" parameter must be an integer, not {other:?}")),
+    }
+}
+
+/// `map_inference_threshold`: a key count (0 or more), or -1 for never, as
+/// `read_json`'s option of that name.
+fn map_threshold(name: &str, value: &ParamValue) -> Parsed<Option<usize>> {
+    match integer(name, value, -1, i64::from(u32::MAX))? {
+        -1 => Ok(None),
+        n => Ok(Some(n as usize)),
     }
 }
 

@@ -266,6 +266,16 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, ru
         (TypeNode::Map(entry), ValueClass::Map) => {
             elements_fit(entry, established, c, Growth::None, rules).then_some(Fit::Exact)
         }
+        // An object keyed by data meets a map of VARCHAR keys (infer/maps.rs)
+        // when every value fits the map's value type.
+        (TypeNode::Map(entry), ValueClass::Object) => {
+            let value = string_keyed_value(entry)?;
+            let inner = c.level.inside_struct();
+            c.value
+                .entries()
+                .all(|(_, v)| fits(value, established, &classify(v, inner, rules), growth, rules).is_some())
+                .then_some(Fit::Exact)
+        }
         (TypeNode::Map(_), _) | (TypeNode::Struct(_), ValueClass::Map) => None,
         (TypeNode::Struct(s), _) => {
             // A scalar wraps into the struct under scalar_object_key.
@@ -434,9 +444,35 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
             ValueClass::List => absorb_elements(elem, established, c, ctx),
             _ => absorb(elem, established, c, ctx),
         },
+        // An object's values go into the value type of a VARCHAR-keyed map.
+        TypeNode::Map(entry) if c.class == ValueClass::Object => {
+            if let Some(value) = string_keyed_value_mut(entry) {
+                let inner = c.level.inside_struct();
+                for (_, v) in c.value.entries() {
+                    let vc = classify(v, inner, &ctx.rules);
+                    note_depth(&vc, ctx);
+                    absorb(value, established, &vc, ctx);
+                }
+            }
+        }
         // Only maps whose entries fit unchanged reach here: nothing grows.
         TypeNode::Map(entry) => absorb_elements(entry, established, c, ctx),
     }
+}
+
+/// The value type of a map whose keys are VARCHAR (the maps objects become).
+pub fn string_keyed_value(entry: &TypeNode) -> Option<&TypeNode> {
+    let TypeNode::Struct(s) = entry else { return None };
+    let key = &s.family("key")?.versions.first()?.ty;
+    (s.families.len() == 2 && *key == TypeNode::Scalar(ScalarKind::Str)).then_some(())?;
+    Some(&s.family("value")?.versions.first()?.ty)
+}
+
+fn string_keyed_value_mut(entry: &mut TypeNode) -> Option<&mut TypeNode> {
+    string_keyed_value(entry)?;
+    let TypeNode::Struct(s) = entry else { return None };
+    let i = *s.index.get("value")?;
+    Some(&mut s.families[i].versions.first_mut()?.ty)
 }
 
 fn absorb_elements(elem: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ctx<'_>) {

@@ -28,7 +28,7 @@ pub use stats::Stats;
 
 use crate::error::{Result, SanitizeError};
 use crate::formats::Batch;
-use crate::infer::{absorb_record, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
+use crate::infer::{absorb_record, infer_maps, DepthLimits, InferStats, MapRules, Rules, StructNode, TimeUnit};
 use crate::options::{InputFormat, Options, SchemaMode};
 use crate::registry::naming::{empty_name, sanitize, RESERVED_COLUMNS};
 use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
@@ -163,6 +163,11 @@ fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool)
         probe_files(function, &files, &names, &options, declared_probe, &mut registry.root, &mut stats)?;
     } else {
         stats.files = files.len() as u64;
+    }
+    if options.input_format != InputFormat::Parquet {
+        // Objects keyed by data become maps; a Parquet struct is declared.
+        let rules = MapRules { threshold: options.map_inference_threshold, paths: &options.map_paths };
+        infer_maps(&mut registry.root, &rules);
     }
     let events = finalize(
         &mut registry.root,

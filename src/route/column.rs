@@ -118,6 +118,18 @@ impl Column {
 }
 
 impl Column {
+    /// Appends one VARCHAR value (a map key).
+    pub fn push_text(&mut self, text: &str) {
+        if let ColumnData::Str { offsets, bytes } = &mut self.data {
+            bytes.push_str(text);
+            offsets.push(bytes.len() as u32);
+            self.valid.push(true);
+        } else {
+            debug_assert!(false, "a text value in a column of another type");
+            self.push_null();
+        }
+    }
+
     /// Appends `rows` copies of one hive partition value. The column was
     /// made for the partition's type (`partition_kind`), so the value fits;
     /// NULL fits any column.

@@ -7,8 +7,8 @@ mod column;
 pub use column::{columns_for_struct, Column, ColumnData};
 
 use crate::infer::{
-    choose_version, classify, schema_string, type_takes, Classified, Growth, Level, Rules, ScalarKind, StructNode,
-    TypeNode, ValueClass,
+    choose_version, classify, schema_string, string_keyed_value, type_takes, Classified, Growth, Level, Rules,
+    ScalarKind, StructNode, TypeNode, ValueClass,
 };
 use crate::value::ValueRef;
 
@@ -152,6 +152,7 @@ impl Router {
                     self.scratch.truncate(base);
                 }
             }
+            TypeNode::Map(entry) if c.class == ValueClass::Object => self.write_object_as_map(entry, c, col, rules),
             TypeNode::List(elem) | TypeNode::Map(elem) => {
                 let ColumnData::List { offsets, child } = &mut col.data else {
                     col.push_null();
@@ -177,6 +178,48 @@ impl Router {
                 offsets.push(child.len() as u32);
             }
         }
+    }
+
+    /// An object keyed by data into a `MAP(VARCHAR, T)` column: one entry
+    /// per key, in the object's order; with a repeated key the last one
+    /// wins, as for struct fields.
+    fn write_object_as_map(&mut self, entry: &TypeNode, c: &Classified<'_>, col: &mut Column, rules: &Rules<'_>) {
+        let (Some(value_ty), TypeNode::Struct(e), ColumnData::List { offsets, child }) =
+            (string_keyed_value(entry), entry, &mut col.data)
+        else {
+            col.push_null();
+            return;
+        };
+        let (Some(&kf), Some(&vf)) = (e.index.get("key"), e.index.get("value")) else {
+            col.push_null();
+            return;
+        };
+        // The entry struct's children in output order: where key and value are.
+        let key_col = e.outputs.iter().position(|&(f, _)| f == kf);
+        let value_col = e.outputs.iter().position(|&(f, _)| f == vf);
+        let (Some(key_col), Some(value_col), ColumnData::Struct { children }) = (key_col, value_col, &mut child.data)
+        else {
+            col.push_null();
+            return;
+        };
+        col.valid.push(true);
+        let inner = c.level.inside_struct();
+        let entries: Vec<(&str, ValueRef<'_>)> = c.value.entries().collect();
+        let mut last: Option<std::collections::HashMap<&str, usize>> = None;
+        if has_repeated_key(&entries) {
+            last = Some(entries.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect());
+        }
+        for (i, (k, v)) in entries.iter().enumerate() {
+            if last.as_ref().is_some_and(|l| l.get(k) != Some(&i)) {
+                self.duplicate_keys += 1;
+                continue;
+            }
+            child.valid.push(true);
+            children[key_col].push_text(k);
+            let vc = classify(*v, inner, rules);
+            self.write_value(value_ty, &vc, &mut children[value_col], rules);
+        }
+        offsets.push(child.len() as u32);
     }
 
     fn write_scalar(&mut self, kind: ScalarKind, c: &Classified<'_>, col: &mut Column) {
@@ -225,6 +268,16 @@ fn partial_version(family: &crate::infer::Family, c: &Classified<'_>) -> Option<
         _ => false,
     };
     family.versions.iter().enumerate().filter(|(_, v)| wanted(&v.ty)).max_by_key(|(_, v)| v.number).map(|(i, _)| i)
+}
+
+/// Whether a key repeats (a sort of the keys; only maps ask, once per object).
+fn has_repeated_key(entries: &[(&str, ValueRef<'_>)]) -> bool {
+    if entries.len() < 2 {
+        return false;
+    }
+    let mut keys: Vec<&str> = entries.iter().map(|(k, _)| *k).collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|w| w[0] == w[1])
 }
 
 fn join_path(prefix: &str, key: &str) -> String {
