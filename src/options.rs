@@ -23,6 +23,19 @@ pub enum ParamValue {
 }
 
 impl ParamValue {
+    /// The value as an error message shows it (`'x'`, `5`, `a list`).
+    pub fn describe(&self) -> String {
+        match self {
+            ParamValue::Null => "NULL".into(),
+            ParamValue::Bool(b) => b.to_string(),
+            ParamValue::Int(n) => n.to_string(),
+            ParamValue::Float(f) => f.to_string(),
+            ParamValue::Str(s) => format!("'{s}'"),
+            ParamValue::List(_) => "a list".into(),
+            ParamValue::Map(_) => "a STRUCT or MAP".into(),
+        }
+    }
+
     /// The value as a JSON value: a STRUCT or MAP is an object, a list an
     /// array (a Python dict passed as `registry`, docs/options.md).
     pub fn to_json(&self) -> serde_json::Value {
@@ -124,6 +137,10 @@ type ContractValue = fn(&Options) -> serde_json::Value;
 /// One named parameter, whole (see the module doc).
 pub struct OptionSpec {
     pub name: &'static str,
+    /// The SQL type the option takes, as docs/options.md writes it. Every
+    /// option is registered as ANY (src/ffi/table.rs) so that its parser,
+    /// not DuckDB's cast, refuses a wrong type and names the parameter.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub ty: ParamType,
     pub default: DefaultValue,
     pub contract: Contract,
@@ -763,16 +780,23 @@ fn parse_input_format(value: Option<&ParamValue>) -> std::result::Result<InputFo
             let hint = if s == "auto" { " ('auto' is not supported: the format is never guessed)" } else { "" };
             format!("\"input_format\" must be one of {valid}, not '{s}'{hint}")
         }),
-        Some(other) => Err(format!("\"input_format\" must be a VARCHAR, not {other:?}")),
+        Some(other) => Err(format!("\"input_format\" must be a VARCHAR, not {}", other.describe())),
     }
 }
 
 type Parsed<T> = std::result::Result<T, String>;
 
+/// Every named parameter is registered as ANY (src/ffi/table.rs), so a
+/// value of the wrong type reaches these functions, which name the
+/// parameter; values DuckDB would cast implicitly are taken
+/// (`'true'`, `0`/`1` for a BOOLEAN, `'12'` for an integer).
 fn boolean(name: &str, value: &ParamValue) -> Parsed<bool> {
     match value {
         ParamValue::Bool(b) => Ok(*b),
-        other => Err(format!("the \"{name}\" parameter must be a BOOLEAN, not {other:?}")),
+        ParamValue::Str(s) if s.eq_ignore_ascii_case("true") => Ok(true),
+        ParamValue::Str(s) if s.eq_ignore_ascii_case("false") => Ok(false),
+        ParamValue::Int(n @ (0 | 1)) => Ok(*n == 1),
+        other => Err(format!("the \"{name}\" parameter must be a BOOLEAN, not {}", other.describe())),
     }
 }
 
@@ -793,10 +817,11 @@ fn strings(name: &str, value: &ParamValue) -> Parsed<Vec<String>> {
             .iter()
             .map(|i| match i {
                 ParamValue::Str(s) => Ok(s.clone()),
-                _ => Err(format!("the \"{name}\" list must not contain NULL")),
+                ParamValue::Null => Err(format!("the \"{name}\" list must not contain NULL")),
+                other => Err(format!("the \"{name}\" list must hold VARCHAR values, not {}", other.describe())),
             })
             .collect(),
-        other => Err(format!("the \"{name}\" parameter must be a VARCHAR[] list, not {other:?}")),
+        other => Err(format!("the \"{name}\" parameter must be a VARCHAR[] list, not {}", other.describe())),
     }
 }
 
@@ -812,7 +837,7 @@ fn tokens(name: &str, value: &ParamValue) -> Parsed<Vec<String>> {
 fn string(name: &str, value: &ParamValue) -> Parsed<String> {
     match value {
         ParamValue::Str(s) => Ok(s.clone()),
-        other => Err(format!("the \"{name}\" parameter must be a VARCHAR, not {other:?}")),
+        other => Err(format!("the \"{name}\" parameter must be a VARCHAR, not {}", other.describe())),
     }
 }
 
@@ -835,10 +860,16 @@ fn choice<T: Named>(name: &str, value: &ParamValue) -> Parsed<T> {
 }
 
 fn integer(name: &str, value: &ParamValue, min: i64, max: i64) -> Parsed<i64> {
-    match value {
-        ParamValue::Int(n) if *n >= min && *n <= max => Ok(*n),
-        ParamValue::Int(n) => Err(format!("the \"{name}\" parameter must be between {min} and {max}, not {n}")),
-        other => Err(format!("the \"{name}\" parameter must be an integer, not {other:?}")),
+    let n = match value {
+        ParamValue::Int(n) => Some(*n),
+        ParamValue::Str(s) => s.trim().parse::<i64>().ok(),
+        ParamValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => Some(*f as i64),
+        _ => None,
+    };
+    match n {
+        Some(n) if n >= min && n <= max => Ok(n),
+        Some(n) => Err(format!("the \"{name}\" parameter must be between {min} and {max}, not {n}")),
+        None => Err(format!("the \"{name}\" parameter must be an integer, not {}", value.describe())),
     }
 }
 
@@ -858,7 +889,8 @@ fn registry_text(name: &str, value: &ParamValue) -> Parsed<String> {
         ParamValue::Str(s) => Ok(s.clone()),
         ParamValue::Map(_) => Ok(value.to_json().to_string()),
         other => Err(format!(
-            "the \"{name}\" parameter must be the registry document as JSON or VARCHAR text, or as a STRUCT/MAP value, not {other:?}"
+            "the \"{name}\" parameter must be the registry document as JSON or VARCHAR text, or as a STRUCT/MAP value, not {}",
+            other.describe()
         )),
     }
 }
@@ -868,7 +900,8 @@ fn registry_text(name: &str, value: &ParamValue) -> Parsed<String> {
 fn hive_types(name: &str, value: &ParamValue) -> Parsed<Vec<(String, HiveType)>> {
     let ParamValue::Map(pairs) = value else {
         return Err(format!(
-            "the \"{name}\" parameter must be a STRUCT or MAP of partition key to type name such as {{'date': 'DATE'}}, not {value:?}"
+            "the \"{name}\" parameter must be a STRUCT or MAP of partition key to type name such as {{'date': 'DATE'}}, not {}",
+            value.describe()
         ));
     };
     let valid = || HiveType::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
@@ -878,9 +911,10 @@ fn hive_types(name: &str, value: &ParamValue) -> Parsed<Vec<(String, HiveType)>>
             ParamValue::Str(t) => HiveType::parse(t.trim())
                 .map(|h| (key.clone(), h))
                 .ok_or_else(|| format!("the \"{name}\" type of key '{key}' must be one of {}, not '{t}'", valid())),
-            other => {
-                Err(format!("the \"{name}\" type of key '{key}' must be a type name such as 'DATE', not {other:?}"))
-            }
+            other => Err(format!(
+                "the \"{name}\" type of key '{key}' must be a type name such as 'DATE', not {}",
+                other.describe()
+            )),
         })
         .collect()
 }
@@ -923,7 +957,7 @@ fn csv_header(name: &str, value: &ParamValue) -> Parsed<Option<bool>> {
         ParamValue::Str(s) if s.eq_ignore_ascii_case("auto") => Ok(None),
         ParamValue::Str(s) if s.eq_ignore_ascii_case("true") => Ok(Some(true)),
         ParamValue::Str(s) if s.eq_ignore_ascii_case("false") => Ok(Some(false)),
-        other => Err(format!("the \"{name}\" parameter must be true, false or 'auto', not {other:?}")),
+        other => Err(format!("the \"{name}\" parameter must be true, false or 'auto', not {}", other.describe())),
     }
 }
 

@@ -45,7 +45,10 @@ pub fn register(con: &Connection, def: &'static TableFunctionDef) -> Result<(), 
     let named: Vec<(&str, LogicalType)> = OPTION_SPECS
         .iter()
         .chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC))
-        .map(|spec| (spec.name, param_logical_type(spec.ty)))
+        // ANY for every option: a value of the wrong type reaches the
+        // option's parser, whose error names the parameter (DuckDB's own
+        // cast error would not).
+        .map(|spec| (spec.name, LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY)))
         .collect();
     // The path argument is a VARCHAR or a VARCHAR[]: ANY takes both, and
     // bind tells them apart.
@@ -57,17 +60,6 @@ pub fn register(con: &Connection, def: &'static TableFunctionDef) -> Result<(), 
         Some(def),
         TableCallbacks { bind, init, scan },
     )
-}
-
-fn param_logical_type(ty: ParamType) -> LogicalType {
-    match ty {
-        ParamType::Varchar => LogicalType::varchar(),
-        ParamType::Boolean => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
-        ParamType::Integer => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER),
-        ParamType::Bigint => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
-        ParamType::VarcharList => LogicalType::list_of(&LogicalType::varchar()),
-        ParamType::Any => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY),
-    }
 }
 
 unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
@@ -91,7 +83,7 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     })?;
     let mut params: Vec<(&str, ParamValue)> = Vec::new();
     for spec in OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC)) {
-        if let Some(v) = info.named_parameter(spec.name, spec.ty) {
+        if let Some(v) = info.named_parameter(spec.name, ParamType::Any) {
             params.push((spec.name, v));
         }
     }
