@@ -22,6 +22,7 @@ Usage (from the repository root):
 Modes (--mode, repeatable; default `defaults`):
 
   defaults  sanitize_csv(path, validate_extension := false, on_error := 'skip_row')
+            (these two are the base of every mode; see --option below)
   sniffed   the same plus csv_auto_detect := true
   by_hand   the same as defaults plus DuckDB's own sniffed dialect, taken from
             `SELECT * FROM sniff_csv(path)`: csv_delimiter, csv_quote,
@@ -29,14 +30,17 @@ Modes (--mode, repeatable; default `defaults`):
             when it differs from our default (`,`, `"`, escape = quote, header,
             0, no comment). DuckDB's "(empty)" quote or escape is passed as ''.
             A value our build rejects (e.g. delimiter ':') is still passed, so
-            the bind error shows up as "ours fails".
+            the bind error shows up as "ours fails". Where sniff_csv fails,
+            nothing is added (the same run as defaults).
 
 Every option is first probed against the build (a one-line file, one option at a
 time). A named parameter the build does not know ("Invalid named parameter") is
 reported; `sniffed` is skipped when csv_auto_detect is unknown, and `by_hand`
 drops unknown parameters (the per-file listing says which were dropped).
-`field_name_policy := 'preserve'` is passed in every mode (it cannot change a
-count, but keeps header-name handling out of the picture).
+--option NAME=VALUE adds or overrides a named parameter in every mode (VALUE
+true/false/an integer/else a string), --no-option NAME removes one of the base
+two (e.g. `--no-option on_error` measures the build's own on_error default,
+under which a scan whose every record is bad fails).
 
 Files measured (see list_files): every regular file below the given
 directories, recursively, symlinks not followed and not counted (the corpus
@@ -96,7 +100,7 @@ DEFAULT_CACHE_DIR = "/tmp/csv_agreement_cache"
 MODES = ("defaults", "sniffed", "by_hand")
 
 # Options every mode passes (besides the path).
-BASE_OPTIONS = {"validate_extension": False, "on_error": "skip_row", "field_name_policy": "preserve"}
+BASE_OPTIONS = {"validate_extension": False, "on_error": "skip_row"}
 
 # Optional named parameters and a harmless value to probe each with.
 PROBE_OPTIONS = {
@@ -128,18 +132,28 @@ SNIFF_EMPTY = "(empty)"
 # --------------------------------------------------------------------------
 
 def error_summary(text, limit=300):
-    """The informative head of a DuckDB error: its first paragraph, one line.
+    """The informative head of an error message, on one line.
 
-    DuckDB's CSV errors read "CSV Error on Line: 4", "Original Line: ...", then
-    the cause; the dialect dump, "LINE 1: ..." query context and a binder's
-    "Candidates:" list follow and are left out.
+    DuckDB's CSV errors read "CSV Error on Line: 4", "Original Line: ..." (which
+    may itself span lines), the cause, then advice ("Possible Solution", "Possible
+    fixes"), a dump of the dialect ("  file = ...") and the query context
+    ("LINE 1: ..."): keep the first line and the cause. Other errors keep their
+    first paragraph, without a binder's "Candidates:" list or a sniffer's
+    search space.
     """
-    kept = []
-    for line in str(text).strip().splitlines():
-        line = line.strip()
-        if not line or line.startswith(("LINE ", "Candidates:")):
-            break
-        if not line.startswith("Original Line:"):
+    lines = str(text).strip().splitlines() or [""]
+    head = lines[0].strip()
+    if re.search(r"CSV Error on Line: \d+$", head):
+        end = next((i for i, line in enumerate(lines)
+                    if line.startswith(("Possible", "  file =", "LINE "))), len(lines))
+        cause = next((line.strip() for line in reversed(lines[1:end]) if line.strip()), "")
+        kept = [head, cause] if cause else [head]
+    else:
+        kept = []
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith(("LINE ", "Candidates:", "The search space", "Possible")):
+                break
             kept.append(line)
     summary = " — ".join(kept)
     return summary if len(summary) <= limit else summary[:limit] + "…"
@@ -170,6 +184,11 @@ def sql_literal(value):
     if isinstance(value, int):
         return str(value)
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def display_literal(value):
+    """sql_literal, with a tab shown as chr(9) (which the extension also accepts)."""
+    return "chr(9)" if value == "\t" else sql_literal(value)
 
 
 def options_sql(options):
@@ -266,7 +285,18 @@ def step_result(steps, failure, name):
                 "transient": bool(failure and failure.startswith("timeout"))}
     if record["ok"]:
         return {"ok": True, "value": record["value"], "seconds": record.get("seconds")}
-    return {"ok": False, "error": record["error"][:4000], "seconds": record.get("seconds"), "transient": False}
+    # Keep the whole message but shorten each line (an "Original Line:" may be megabytes).
+    error = "\n".join(line[:500] for line in record["error"].splitlines())[:8000]
+    return {"ok": False, "error": error, "seconds": record.get("seconds"), "transient": False}
+
+
+def parse_option_value(text):
+    """--option's VALUE: true/false, an integer, or else the string itself."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if re.fullmatch(r"-?[0-9]+", text):
+        return int(text)
+    return text
 
 
 def list_files(roots, include=None):
@@ -368,7 +398,7 @@ def by_hand_options(dialect):
 def dialect_text(dialect):
     if dialect is None:
         return "sniff failed"
-    show = lambda v: {"\t": "\\t", SNIFF_EMPTY: "none"}.get(v, v)  # noqa: E731
+    show = lambda v: {"\t": "tab", SNIFF_EMPTY: "none"}.get(v, f"'{v}'")  # noqa: E731
     parts = [f"delim {show(dialect['delimiter'])}", f"quote {show(dialect['quote'])}",
              f"escape {show(dialect['escape'])}", f"header {'yes' if dialect['header'] else 'no'}",
              f"{dialect['columns']} cols"]
@@ -410,10 +440,24 @@ def main(argv=None):
     parser.add_argument("--out", default=DEFAULT_OUT, help=".jsonl for JSON lines, otherwise Markdown")
     parser.add_argument("--all", action="store_true", help="list agreeing files too")
     parser.add_argument("--include", help="only paths matching this regular expression")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="add or override a named parameter of sanitize_csv in every mode")
+    parser.add_argument("--no-option", action="append", default=[], metavar="NAME",
+                        help=f"leave out a base parameter ({', '.join(BASE_OPTIONS)})")
     args = parser.parse_args(argv)
     modes = list(dict.fromkeys(args.mode or ["defaults"]))
     if args.jobs < 1 or args.timeout <= 0 or args.memory_gib <= 0 or args.threads < 1:
         parser.error("--jobs, --timeout, --memory-gib and --threads must be positive")
+    args.base_options = dict(BASE_OPTIONS)
+    for name in args.no_option:
+        if name not in BASE_OPTIONS:
+            parser.error(f"--no-option {name}: not one of {', '.join(BASE_OPTIONS)}")
+        del args.base_options[name]
+    for item in args.option:
+        name, eq, value = item.partition("=")
+        if not eq or not re.fullmatch(r"[a-z_]+", name):
+            parser.error(f"--option {item!r}: expected NAME=VALUE")
+        args.base_options[name] = parse_option_value(value)
     for p in args.paths:
         if not os.path.exists(p):
             parser.error(f"no such file or directory: {p}")
@@ -512,7 +556,7 @@ def _measure(args, modes, extension, ext_md5, ext_mtime, duckdb_version, memory_
             skipped_modes[mode] = "csv_auto_detect is not a named parameter of this build"
             continue
         for path in files:
-            opts, dropped = dict(BASE_OPTIONS), {}
+            opts, dropped = dict(args.base_options), {}
             if mode == "sniffed":
                 opts["csv_auto_detect"] = True
             elif mode == "by_hand":
@@ -535,7 +579,7 @@ def _measure(args, modes, extension, ext_md5, ext_mtime, duckdb_version, memory_
         ref = reader_view(reference[path]["count"])
         ours_step = step_result(*ours_runs[(mode, path)], "count")
         ours = reader_view(ours_step)
-        extra = {k: v for k, v in opts.items() if k not in BASE_OPTIONS}
+        extra = {k: v for k, v in opts.items() if k not in args.base_options}
         records.append({
             "mode": mode, "path": path, "class": classify(ref, ours),
             "duckdb": ref, "ours": ours, "ours_seconds": ours_step.get("seconds"),
@@ -554,17 +598,25 @@ def _measure(args, modes, extension, ext_md5, ext_mtime, duckdb_version, memory_
              ("agree", "disagree", "only_ours_fails", "only_duckdb_fails", "both_fail")}
         both_ok = n["agree"] + n["disagree"]
         pct = 100.0 * n["agree"] / both_ok if both_ok else 0.0
-        ours_fail = [r for r in rs if r["class"] == "only_ours_fails"]
-        timeouts = sum(r["ours"]["error"].startswith("timeout") for r in ours_fail)
-        deaths = sum(r["ours"]["error"].startswith(("killed by", "worker exit")) for r in ours_fail)
         lines = [
             f"[{mode}] agree {n['agree']} of {both_ok} files where both readers succeed ({pct:.1f}%)",
-            f"[{mode}] {len(rs)} files: counts differ {n['disagree']}, only ours fails {n['only_ours_fails']} "
-            f"(of which {timeouts} timeouts, {deaths} crashes), only DuckDB fails {n['only_duckdb_fails']}, "
-            f"both fail {n['both_fail']}",
+            f"[{mode}] {len(rs)} files: counts differ {n['disagree']}, only ours fails {n['only_ours_fails']}, "
+            f"only DuckDB fails {n['only_duckdb_fails']}, both fail {n['both_fail']}",
         ]
-        if mode == "by_hand":
-            dropped_files = sum(bool(r["dropped_options"]) for r in rs)
+        # Timeouts and deaths of either reader, in whatever class they fell.
+        abnormal = []
+        for reader in ("ours", "duckdb"):
+            errors = [r[reader]["error"] for r in rs if not r[reader]["ok"]]
+            timeouts = sum(e.startswith("timeout") for e in errors)
+            deaths = sum(e.startswith(("killed by", "worker exit")) for e in errors)
+            abnormal.append(f"{'ours' if reader == 'ours' else 'DuckDB'} {timeouts} timeouts, {deaths} crashes")
+        lines.append(f"[{mode}] " + "; ".join(abnormal))
+        rejected = sum(not r["ours"]["ok"] and bool(re.search(r'the "csv_\w+" parameter', r["ours"]["error"]))
+                       for r in rs)
+        if rejected:
+            lines.append(f"[{mode}] {rejected} files: ours rejected an option value (bind error on a csv_ parameter)")
+        dropped_files = sum(bool(r["dropped_options"]) for r in rs)
+        if dropped_files:
             lines.append(f"[{mode}] {dropped_files} files had sniffed options this build does not know "
                          f"({', '.join(u for u in unknown if u in BY_HAND_PARAMS) or 'none'}); run without them")
         summaries.extend(lines)
@@ -579,6 +631,7 @@ def _measure(args, modes, extension, ext_md5, ext_mtime, duckdb_version, memory_
         "command": " ".join([sys.executable, sys.argv[0]] + [shlex.quote(a) for a in sys.argv[1:]]),
         "extension": args.extension, "extension_md5": ext_md5, "extension_mtime": ext_mtime,
         "duckdb_version": duckdb_version, "unknown_parameters": unknown, "summary": summaries,
+        "base_options": args.base_options,
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
     }
     if args.out.endswith(".jsonl"):
@@ -614,10 +667,10 @@ def write_markdown(out, header, listed, modes, skipped_modes, roots):
         return f"{v['rows']:,}" if v["ok"] else f"error: {v['error']}"
 
     def options_text(r):
-        text = ", ".join(f"{k} := {v!r}" for k, v in r["options"].items())
+        text = ", ".join(f"{k} := {display_literal(v)}" for k, v in r["options"].items())
         if r["dropped_options"]:
             text += (", " if text else "") + "dropped (unknown): " + ", ".join(
-                f"{k} := {v!r}" for k, v in r["dropped_options"].items())
+                f"{k} := {display_literal(v)}" for k, v in r["dropped_options"].items())
         return text
 
     with open(out, "w") as f:
@@ -625,6 +678,8 @@ def write_markdown(out, header, listed, modes, skipped_modes, roots):
         f.write(f"- command: `{header['command']}`\n- date: {header['date']}\n")
         f.write(f"- extension: `{header['extension']}` (built {header['extension_mtime']}, md5 "
                 f"`{header['extension_md5']}`), DuckDB {header['duckdb_version']}\n")
+        f.write("- every mode passes: " + (", ".join(f"{k} := {display_literal(v)}" for k, v in header["base_options"].items())
+                                          or "nothing") + "\n")
         f.write(f"- named parameters unknown to this build: {', '.join(header['unknown_parameters']) or 'none'}\n")
         if root:
             f.write(f"- paths below are relative to `{root}`\n")
