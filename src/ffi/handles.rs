@@ -36,6 +36,9 @@ pub struct TableCallbacks {
     pub bind: unsafe extern "C" fn(ffi::duckdb_bind_info),
     pub init: unsafe extern "C" fn(ffi::duckdb_init_info),
     pub scan: unsafe extern "C" fn(ffi::duckdb_function_info, ffi::duckdb_data_chunk),
+    /// DuckDB passes the columns a query uses (`InitInfo::projection`), and
+    /// the output chunk holds only those.
+    pub projection_pushdown: bool,
 }
 
 /// Registers a table function: positional parameters, named parameters,
@@ -75,6 +78,7 @@ pub fn register_table_function<T: 'static>(
         ffi::duckdb_table_function_set_bind(tf, Some(callbacks.bind));
         ffi::duckdb_table_function_set_init(tf, Some(callbacks.init));
         ffi::duckdb_table_function_set_function(tf, Some(callbacks.scan));
+        ffi::duckdb_table_function_supports_projection_pushdown(tf, callbacks.projection_pushdown);
         let rc = ffi::duckdb_register_table_function(con.raw, tf);
         ffi::duckdb_destroy_table_function(&mut tf);
         if rc != ffi::DuckDBSuccess {
@@ -306,6 +310,17 @@ impl InitInfo {
         // SAFETY: by this function's contract the pointer is a live `T`,
         // owned by DuckDB until the query ends (after this call).
         unsafe { &*(ffi::duckdb_init_get_bind_data(self.raw) as *const T) }
+    }
+
+    /// The result columns the query uses, in output-chunk order (with
+    /// projection pushdown on). An index past the result columns stands
+    /// for none (DuckDB's row id, as `count(*)` asks for).
+    pub fn projection(&self) -> Vec<u64> {
+        // SAFETY: a live init info; indexes stay below the count DuckDB reports.
+        unsafe {
+            let n = ffi::duckdb_init_get_column_count(self.raw);
+            (0..n).map(|i| ffi::duckdb_init_get_column_index(self.raw, i)).collect()
+        }
     }
 
     /// Hands `data` to DuckDB as the scan's global state.

@@ -34,6 +34,8 @@ struct ScanState {
 struct ScanInner {
     scanner: Scanner,
     chunk: Chunk,
+    /// The result column of each output vector (projection pushdown).
+    projection: Vec<usize>,
     /// The registry and drifts go on the first emitted row only.
     first_row_done: bool,
     done: bool,
@@ -58,7 +60,7 @@ pub fn register(con: &Connection, def: &'static TableFunctionDef) -> Result<(), 
         &[LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY)],
         &named,
         Some(def),
-        TableCallbacks { bind, init, scan },
+        TableCallbacks { bind, init, scan, projection_pushdown: true },
     )
 }
 
@@ -127,12 +129,30 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
         // SAFETY: this function's bind stored a BindData.
         let bind = unsafe { info.bind_data::<BindData>() };
         let plan = Arc::clone(&bind.plan);
+        // An index past the result columns (count(*)'s row id) is none.
+        let projection: Vec<usize> =
+            info.projection().into_iter().map(|i| usize::try_from(i).unwrap_or(usize::MAX)).collect();
+        // Only the data columns a query uses are routed and written.
+        let data_outputs = plan.schema.outputs.len();
+        let mut wanted = vec![false; data_outputs];
+        for &p in &projection {
+            if p < data_outputs {
+                wanted[p] = true;
+            }
+        }
         let mut scanner = Scanner::new(plan);
+        scanner.project(wanted);
         if bind.kind == TableKind::Scan {
             scanner.log_as(bind.connection_id);
         }
         info.set_init_data(ScanState {
-            inner: Mutex::new(ScanInner { chunk: Chunk::new(&bind.plan), scanner, first_row_done: false, done: false }),
+            inner: Mutex::new(ScanInner {
+                chunk: Chunk::new(&bind.plan),
+                scanner,
+                projection,
+                first_row_done: false,
+                done: false,
+            }),
         });
         Ok(())
     });
@@ -158,8 +178,10 @@ fn scan_chunk(bind: &BindData, state: &ScanState, output: &DataChunk) -> Result<
     match bind.kind {
         TableKind::Probe => {
             let row = probe_row(&bind.plan);
-            for (i, text) in row.iter().enumerate() {
-                output.vector(i).fill_varchar(text, 1);
+            for (j, &p) in inner.projection.iter().enumerate() {
+                if let Some(text) = row.get(p) {
+                    output.vector(j).fill_varchar(text, 1);
+                }
             }
             inner.done = true;
             output.set_size(1);
@@ -172,15 +194,20 @@ fn scan_chunk(bind: &BindData, state: &ScanState, output: &DataChunk) -> Result<
                 return Ok(());
             }
             let plan = &bind.plan;
+            // Data and partition columns, then the ETL columns.
             let n_data = inner.chunk.columns.len();
-            for (i, col) in inner.chunk.columns.iter().enumerate() {
-                output.vector(i).write_column(col, rows)?;
-            }
-            output.vector(n_data).fill_varchar(&plan.display_files[inner.chunk.file_index], rows);
-            output.vector(n_data + 1).fill_i64(plan.started_at_micros, rows);
             let first = !inner.first_row_done;
-            output.vector(n_data + 2).first_row_only(first.then_some(plan.registry_json.as_str()), rows);
-            output.vector(n_data + 3).first_row_only(first.then_some(plan.drifts_json.as_str()), rows);
+            for (j, &p) in inner.projection.iter().enumerate() {
+                let v = output.vector(j);
+                match p.checked_sub(n_data) {
+                    None => v.write_column(&inner.chunk.columns[p], rows)?,
+                    Some(0) => v.fill_varchar(&plan.display_files[inner.chunk.file_index], rows),
+                    Some(1) => v.fill_i64(plan.started_at_micros, rows),
+                    Some(2) => v.first_row_only(first.then_some(plan.registry_json.as_str()), rows),
+                    Some(3) => v.first_row_only(first.then_some(plan.drifts_json.as_str()), rows),
+                    Some(_) => {} // count(*)'s row id: nothing to write
+                }
+            }
             inner.first_row_done = true;
             output.set_size(rows);
         }
@@ -197,7 +224,7 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
         &[],
         &[],
         None,
-        TableCallbacks { bind: stats_bind, init: stats_init, scan: stats_scan },
+        TableCallbacks { bind: stats_bind, init: stats_init, scan: stats_scan, projection_pushdown: false },
     )
 }
 
@@ -308,7 +335,7 @@ pub fn register_panic_probe(con: &Connection) -> Result<(), String> {
         &[LogicalType::varchar()],
         &[],
         None,
-        TableCallbacks { bind: panic_bind, init: noop_init, scan: panic_scan },
+        TableCallbacks { bind: panic_bind, init: noop_init, scan: panic_scan, projection_pushdown: false },
     )
 }
 

@@ -76,6 +76,13 @@ impl Scanner {
         }
     }
 
+    /// Routes only the top-level data columns marked in `wanted` (one flag
+    /// per output of the schema's root; projection pushdown): the others
+    /// stay empty. Bad records are judged on the whole record as before.
+    pub fn project(&mut self, wanted: Vec<bool>) {
+        self.router.project(wanted);
+    }
+
     /// Publishes this scan's counters in the scan log (`sanitize_stats()`).
     pub fn log_as(&mut self, connection_id: Option<u64>) {
         let plan = &self.plan;

@@ -28,17 +28,36 @@ pub struct Router {
     pub values_flattened: u64,
     /// Reused per-row slots: which value each family received.
     scratch: Vec<usize>,
+    /// The record's columns a query uses (projection pushdown); `None`: all.
+    wanted: Option<Vec<bool>>,
+    /// The next `write_slots` call is the record's own level.
+    top_level: bool,
 }
 
 const NO_VALUE: usize = usize::MAX;
 
 impl Router {
     pub fn new(trusted: bool) -> Self {
-        Router { trusted, values_nulled: 0, duplicate_keys: 0, values_flattened: 0, scratch: Vec::new() }
+        Router {
+            trusted,
+            values_nulled: 0,
+            duplicate_keys: 0,
+            values_flattened: 0,
+            scratch: Vec::new(),
+            wanted: None,
+            top_level: false,
+        }
+    }
+
+    /// Writes only the top-level columns marked `true` (projection
+    /// pushdown); the others are left untouched.
+    pub fn project(&mut self, wanted: Vec<bool>) {
+        self.wanted = (!wanted.iter().all(|w| *w)).then_some(wanted);
     }
 
     /// Writes one record (an object) as one row of `columns`.
     pub fn write_record(&mut self, root: &StructNode, record: ValueRef<'_>, columns: &mut [Column], rules: &Rules<'_>) {
+        self.top_level = true;
         self.write_entries(root, record, Level::default(), columns, rules);
     }
 
@@ -94,7 +113,13 @@ impl Router {
         let mut current_family = usize::MAX;
         let mut chosen: Option<usize> = None;
         let mut classified: Option<Classified<'_>> = None;
-        for (col, &(fi, vi)) in columns.iter_mut().zip(&s.outputs) {
+        // The projection applies to the record's own columns only.
+        let top = std::mem::take(&mut self.top_level);
+        let wanted = if top { self.wanted.take() } else { None };
+        for (i, (col, &(fi, vi))) in columns.iter_mut().zip(&s.outputs).enumerate() {
+            if wanted.as_ref().is_some_and(|w| !w.get(i).copied().unwrap_or(true)) {
+                continue;
+            }
             if fi != current_family {
                 current_family = fi;
                 let idx = self.scratch[base + fi];
@@ -123,6 +148,9 @@ impl Router {
                 }
                 _ => col.push_null(),
             }
+        }
+        if top {
+            self.wanted = wanted;
         }
     }
 
