@@ -490,6 +490,9 @@ pub struct Options {
     /// The options a registry's contract supplied (`with_contract`): like
     /// given ones, the sniffer leaves them alone.
     pub adopted: Vec<&'static str>,
+    /// Decode in a background thread (pipeline/prefetch.rs); no parameter:
+    /// the SQL layer clears it when DuckDB's `threads` setting is 1.
+    pub background_decode: bool,
     pub input_text_encoding: TextEncoding,
     /// Stream each direct child element with this tag as a row; `None`: the
     /// whole document is one row.
@@ -592,6 +595,7 @@ impl Options {
         // Contract values are not the user's choices.
         o.given.retain(|(n, _)| self.is_given(n));
         o.adopted = adopted_names;
+        o.background_decode = self.background_decode;
         Ok(o)
     }
 
@@ -624,6 +628,7 @@ impl Options {
             csv_null_padding: false,
             csv_auto_detect: false,
             adopted: Vec::new(),
+            background_decode: true,
             input_text_encoding: TextEncoding::Utf8,
             xml_row_tag: None,
             given: Vec::new(),

@@ -139,6 +139,8 @@ pub struct ClientInfo {
     /// `enable_external_access`; `true` when the setting cannot be read.
     pub external_access: bool,
     pub connection_id: Option<u64>,
+    /// DuckDB's `threads` setting; `None` when it cannot be read.
+    pub threads: Option<u64>,
 }
 
 /// The bind info of a running bind callback.
@@ -259,7 +261,7 @@ impl BindInfo {
     }
 
     pub fn client_info(&self) -> ClientInfo {
-        let mut out = ClientInfo { external_access: true, connection_id: None };
+        let mut out = ClientInfo { external_access: true, connection_id: None, threads: None };
         let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
         // SAFETY: a live bind info; the context returned is ours to destroy.
         unsafe { ffi::duckdb_table_function_get_client_context(self.raw, &mut ctx) };
@@ -268,6 +270,21 @@ impl BindInfo {
         }
         // SAFETY: a live client context (destroyed at the end of this function).
         out.connection_id = Some(unsafe { ffi::duckdb_client_context_get_connection_id(ctx) });
+        if let Ok(name) = CString::new("threads") {
+            let mut scope: ffi::duckdb_config_option_scope = 0;
+            // SAFETY: a live context and a NUL-terminated name; the value
+            // returned (if any) is ours to destroy.
+            let mut value = unsafe { ffi::duckdb_client_context_get_config_option(ctx, name.as_ptr(), &mut scope) };
+            if !value.is_null() {
+                // SAFETY: a live value, destroyed right after reading.
+                unsafe {
+                    if !ffi::duckdb_is_null_value(value) {
+                        out.threads = u64::try_from(ffi::duckdb_get_int64(value)).ok();
+                    }
+                    ffi::duckdb_destroy_value(&mut value);
+                }
+            }
+        }
         if let Ok(name) = CString::new("enable_external_access") {
             let mut scope: ffi::duckdb_config_option_scope = 0;
             // SAFETY: a live context and a NUL-terminated name; the value

@@ -89,7 +89,9 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
             params.push((spec.name, v));
         }
     }
-    let options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
+    let mut options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
+    // `SET threads = 1` grants one core: no decoder thread of our own.
+    options.background_decode = client.threads != Some(1);
     let plan = match def.kind {
         TableKind::Scan => plan_scan(def.name, paths, options),
         TableKind::Probe => plan(def.name, paths, options),

@@ -309,8 +309,11 @@ fn probe_files(
     let rules = options.rules();
     let mut bad = BadRecords::default();
     for (path, file) in files.iter().zip(names) {
-        let mut reader =
-            prefetch::Prefetch::new(open_reader(function, path, file, options)?, options.batch_memory_limit_bytes);
+        let mut reader = prefetch::Prefetch::new(
+            open_reader(function, path, file, options)?,
+            options.batch_memory_limit_bytes,
+            options.background_decode,
+        );
         batch.clear();
         stats.files += 1;
         if let Some(declared) = reader.declaration() {

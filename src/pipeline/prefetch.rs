@@ -1,6 +1,8 @@
 //! Decoding in a background thread: while the caller absorbs or
 //! materializes one batch, the next is being read and parsed. Both passes
 //! (probe and scan) use it, so the decoder and the engine run on two cores.
+//! The thread is a core DuckDB did not grant: with `SET threads = 1` the
+//! scan decodes inline instead (`Options::background_decode`), one core.
 //! Memory: at most three batches exist at once (being decoded, queued, being
 //! consumed), each bounded by the batch budget.
 
@@ -27,20 +29,21 @@ pub struct Prefetch {
     /// Emptied batches go back to the decoder to be reused.
     recycle: Option<SyncSender<Batch>>,
     thread: Option<JoinHandle<()>>,
+    /// Decoding on the caller's thread (no background thread).
+    inline: Option<(SendReader, BatchBudget)>,
     bytes_read: u64,
     done: bool,
 }
 
 impl Prefetch {
-    pub fn new(reader: SendReader, memory_limit: Option<u64>) -> Self {
-        Prefetch {
-            idle: Some((reader, memory_limit)),
-            batches: None,
-            recycle: None,
-            thread: None,
-            bytes_read: 0,
-            done: false,
-        }
+    /// `background`: decode in a thread of our own; else on the caller's.
+    pub fn new(reader: SendReader, memory_limit: Option<u64>, background: bool) -> Self {
+        let (idle, inline) = if background {
+            (Some((reader, memory_limit)), None)
+        } else {
+            (None, Some((reader, BatchBudget::new(memory_limit))))
+        };
+        Prefetch { idle, batches: None, recycle: None, thread: None, inline, bytes_read: 0, done: false }
     }
 
     fn start(&mut self) {
@@ -85,6 +88,14 @@ impl Prefetch {
         if self.done {
             return Ok(0);
         }
+        if let Some((reader, budget)) = self.inline.as_mut() {
+            batch.clear();
+            let n = reader.next_batch(batch, budget.records())?;
+            budget.observe(batch);
+            self.bytes_read = reader.bytes_read();
+            self.done = n == 0;
+            return Ok(n);
+        }
         self.start();
         let Some(batches) = self.batches.as_ref() else { return Ok(0) };
         let decoded = match batches.recv() {
@@ -110,7 +121,10 @@ impl Prefetch {
 
     /// A typed source's declaration (Parquet), taken before decoding starts.
     pub fn declaration(&mut self) -> Option<crate::formats::Declaration> {
-        self.idle.as_mut().and_then(|(reader, _)| reader.declaration())
+        match (self.idle.as_mut(), self.inline.as_mut()) {
+            (Some((reader, _)), _) | (_, Some((reader, _))) => reader.declaration(),
+            _ => None,
+        }
     }
 }
 

@@ -191,7 +191,10 @@ impl Scanner {
                 let index = self.next_file;
                 self.next_file += 1;
                 let reader = open_reader(function, &plan.files[index], &plan.display_files[index], &plan.options)?;
-                self.reader = Some((index, Prefetch::new(reader, plan.options.batch_memory_limit_bytes)));
+                self.reader = Some((
+                    index,
+                    Prefetch::new(reader, plan.options.batch_memory_limit_bytes, plan.options.background_decode),
+                ));
                 self.stats.files += 1;
             }
             let Some((_, reader)) = self.reader.as_mut() else {
