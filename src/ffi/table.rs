@@ -14,7 +14,7 @@ use crate::functions::sanitize_probe::probe_row;
 use crate::functions::{TableFunctionDef, TableKind, ETL_COLUMNS, PROBE_COLUMNS};
 use crate::infer::TypeNode;
 use crate::options::{ParamType, ParamValue, INPUT_FORMAT_SPEC, OPTION_SPECS};
-use crate::pipeline::{partition_kind, plan, plan_scan, Chunk, ScanPlan, Scanner};
+use crate::pipeline::{cached_plan, partition_kind, Chunk, ScanPlan, Scanner};
 
 /// Output rows per call: DuckDB's vector size.
 const VECTOR_SIZE: usize = 2048;
@@ -92,11 +92,9 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     let mut options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
     // `SET threads = 1` grants one core: no decoder thread of our own.
     options.background_decode = client.threads != Some(1);
-    let plan = match def.kind {
-        TableKind::Scan => plan_scan(def.name, paths, options),
-        TableKind::Probe => plan(def.name, paths, options),
-    }
-    .map_err(|e| e.message)?;
+    // A bind of the same call with unchanged files reuses the plan (pipeline/plan_cache.rs).
+    let for_scan = def.kind == TableKind::Scan;
+    let plan = cached_plan(def.name, &paths, options, for_scan, client.connection_id).map_err(|e| e.message)?;
     match def.kind {
         TableKind::Scan => {
             for v in plan.schema.output_versions() {

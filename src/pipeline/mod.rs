@@ -8,6 +8,7 @@ mod clock;
 mod lossless_tests;
 #[cfg(test)]
 mod parquet_tests;
+mod plan_cache;
 mod prefetch;
 #[cfg(test)]
 mod proptests;
@@ -20,6 +21,7 @@ mod tests;
 
 pub(crate) use bad_records::{BadAction, BadRecords};
 pub use clock::{format_utc_micros, now_utc_micros};
+pub use plan_cache::cached_plan;
 pub use readers::open_reader;
 #[cfg(test)]
 pub use readers::text_reader;
@@ -31,7 +33,7 @@ use crate::formats::Batch;
 use crate::infer::{absorb_record, infer_maps, DepthLimits, InferStats, MapRules, Rules, StructNode, TimeUnit};
 use crate::options::{InputFormat, Options, SchemaMode};
 use crate::registry::naming::{empty_name, sanitize, RESERVED_COLUMNS};
-use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
+use crate::registry::{finalize, parse_registry, DriftEvent, FinalizeOptions, Registry};
 use crate::source::{plan_partitions, resolve, Partitions, Spool};
 
 /// Records decoded per batch; one DuckDB vector's worth.
@@ -53,6 +55,9 @@ pub struct ScanPlan {
     pub schema: StructNode,
     pub registry_json: String,
     pub drifts_json: String,
+    /// The drift events behind `drifts_json` (a cached plan renders them
+    /// again with its own `detected_at`).
+    pub drift_events: Vec<DriftEvent>,
     pub probe_stats: Stats,
     /// Microseconds since the epoch, UTC: `ingestion_timestamp` and `detected_at`.
     pub started_at_micros: i64,
@@ -88,40 +93,47 @@ impl Options {
     }
 }
 
-/// The plan of a registry probe (`sanitize_probe`): the probe reads every
-/// record, and its counters describe them all.
+/// The plan of a registry probe (`sanitize_probe`; tests): the probe reads
+/// every record, and its counters describe them all.
+#[cfg(test)]
 pub fn plan(function: &str, paths: impl Into<Paths>, options: Options) -> Result<ScanPlan> {
     plan_with(function, &paths.into().0, options, false)
 }
 
-/// The path argument: one path (a file, a directory or a glob) or a list
-/// of them (docs/formats.md, "Many files").
+/// The path argument (tests): one path or a list of them.
+#[cfg(test)]
 pub struct Paths(pub Vec<String>);
 
+#[cfg(test)]
 impl From<&str> for Paths {
     fn from(path: &str) -> Self {
         Paths(vec![path.to_string()])
     }
 }
 
+#[cfg(test)]
 impl From<Vec<String>> for Paths {
     fn from(paths: Vec<String>) -> Self {
         Paths(paths)
     }
 }
 
-/// The plan of a scan. For Parquet the declared schema of each file decides
-/// the output schema exactly (every value of a column has the column's
-/// declared type, and declared columns are kept even when empty), so the
-/// probe reads the footers only, not the rows: the scan then decodes the
-/// data once instead of twice. Not with `TIMESTAMP_NANOS`, whose range is
-/// narrower than Parquet's: there a value can still fall back to a string
-/// version, which only the rows can tell.
+/// The plan of a scan (tests; the SQL layer goes through [`cached_plan`]).
+#[cfg(test)]
 pub fn plan_scan(function: &str, paths: impl Into<Paths>, options: Options) -> Result<ScanPlan> {
     plan_with(function, &paths.into().0, options, true)
 }
 
-fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool) -> Result<ScanPlan> {
+/// Everything bind decides. `for_scan`: the plan of a scan rather than of
+/// `sanitize_probe`. For Parquet the declared schema of each file decides
+/// the output schema exactly (every value of a column has the column's
+/// declared type, and declared columns are kept even when empty), so a
+/// scan's probe reads the footers only, not the rows: the scan then decodes
+/// the data once instead of twice. Not with `TIMESTAMP_NANOS`, whose range
+/// is narrower than Parquet's: there a value can still fall back to a
+/// string version, which only the rows can tell. `sanitize_probe` reads
+/// every record, and its counters describe them all.
+pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool) -> Result<ScanPlan> {
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
         None => Registry::empty(options.field_name_policy),
@@ -186,6 +198,7 @@ fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool)
         path: paths.join(", "),
         registry_json: registry.json_text(),
         drifts_json: serde_json::Value::Array(drifts).to_string(),
+        drift_events: events,
         schema: registry.root,
         options,
         display_files: names,

@@ -10,4 +10,4 @@ mod finalize;
 pub mod naming;
 
 pub use document::{parse_registry, Registry};
-pub use finalize::{finalize, FinalizeOptions};
+pub use finalize::{finalize, DriftEvent, FinalizeOptions};

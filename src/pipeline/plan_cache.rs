@@ -1,0 +1,161 @@
+//! The bind cache: a plan made once is reused by the next bind of the same
+//! call on the same connection while its files are unchanged. DuckDB's
+//! Python relation API binds a query twice, and `DESCRIBE` followed by
+//! the query, or a `LIMIT 10` look before the real read, bind the same
+//! call again: each would run the whole probe again.
+//!
+//! The key is the connection, the function, the kind of plan, the paths,
+//! every option the user gave (the registry text included) and, for each
+//! file the paths resolve to, its size and modification time: a changed,
+//! added or removed file is a different key. Only local inputs are cached
+//! (a remote file would need its ETag, and its staged copy is released with
+//! the plan). A hit is the cached plan with a fresh `ingestion_timestamp`
+//! and `detected_at`. At most [`CAPACITY`] plans are kept, the least
+//! recently used leaving first, and none holding more than [`MAX_SCHEMA_BYTES`]
+//! of registry text.
+
+use std::sync::{Arc, Mutex};
+use std::time::UNIX_EPOCH;
+
+use super::{format_utc_micros, now_utc_micros, plan_with, ScanPlan};
+use crate::error::Result;
+use crate::options::Options;
+use crate::source::{parse_remote, resolve};
+
+/// Plans kept, over all connections.
+const CAPACITY: usize = 16;
+/// A plan whose registry text is larger is not kept.
+const MAX_SCHEMA_BYTES: usize = 4 << 20;
+
+struct Entry {
+    key: String,
+    plan: Arc<ScanPlan>,
+}
+
+/// Most recently used last.
+static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+/// The plan of a call: from the cache when the same connection made it
+/// for the same arguments and the files have not changed, else made now
+/// ([`plan_with`]) and kept. `connection: None` never caches.
+pub fn cached_plan(
+    function: &str,
+    paths: &[String],
+    options: Options,
+    for_scan: bool,
+    connection: Option<u64>,
+) -> Result<ScanPlan> {
+    let key = match connection {
+        Some(c) => key_of(function, paths, &options, for_scan, c),
+        None => None,
+    };
+    let Some(key) = key else { return plan_with(function, paths, options, for_scan) };
+    if let Some(plan) = lookup(&key) {
+        return Ok(refreshed(&plan));
+    }
+    let plan = plan_with(function, paths, options, for_scan)?;
+    if plan._spools.is_empty() && plan.registry_json.len() <= MAX_SCHEMA_BYTES {
+        store(key, refreshed(&plan));
+    }
+    Ok(plan)
+}
+
+/// The cache key, or `None` when the call is not cached (a remote path,
+/// or files that cannot be listed or stat'ed: the plan then reports it).
+fn key_of(function: &str, paths: &[String], options: &Options, for_scan: bool, connection: u64) -> Option<String> {
+    if paths
+        .iter()
+        .any(|p| parse_remote(p).is_some() || p.contains("://") && !p.to_ascii_lowercase().starts_with("file://"))
+    {
+        return None;
+    }
+    let resolved = resolve(function, paths, options).ok()?;
+    let mut key = format!(
+        "{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{:?}\u{1}{}",
+        options.given, options.background_decode
+    );
+    for file in &resolved.files {
+        let meta = std::fs::metadata(file).ok()?;
+        let modified = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
+        key.push_str(&format!("\u{1}{file}\u{2}{}\u{2}{modified}", meta.len()));
+    }
+    Some(key)
+}
+
+fn lookup(key: &str) -> Option<Arc<ScanPlan>> {
+    let mut cache = CACHE.lock().ok()?;
+    let i = cache.iter().position(|e| e.key == key)?;
+    let entry = cache.remove(i);
+    let plan = Arc::clone(&entry.plan);
+    cache.push(entry);
+    Some(plan)
+}
+
+fn store(key: String, plan: ScanPlan) {
+    let Ok(mut cache) = CACHE.lock() else { return };
+    cache.retain(|e| e.key != key);
+    if cache.len() >= CAPACITY {
+        cache.remove(0);
+    }
+    cache.push(Entry { key, plan: Arc::new(plan) });
+}
+
+/// A copy of `plan` as made now: a fresh start time, and the drift events
+/// rendered with it.
+fn refreshed(plan: &ScanPlan) -> ScanPlan {
+    let started_at_micros = now_utc_micros();
+    let detected_at = format_utc_micros(started_at_micros);
+    let drifts: Vec<serde_json::Value> = plan.drift_events.iter().map(|e| e.to_json(&detected_at)).collect();
+    ScanPlan {
+        function: plan.function.clone(),
+        path: plan.path.clone(),
+        options: plan.options.clone(),
+        files: plan.files.clone(),
+        display_files: plan.display_files.clone(),
+        schema: plan.schema.clone(),
+        registry_json: plan.registry_json.clone(),
+        drifts_json: serde_json::Value::Array(drifts).to_string(),
+        drift_events: plan.drift_events.clone(),
+        probe_stats: plan.probe_stats,
+        started_at_micros,
+        _spools: Vec::new(),
+        declared_probe: plan.declared_probe,
+        partitions: plan.partitions.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::InputFormat;
+
+    #[test]
+    fn a_second_bind_is_a_hit_until_a_file_changes() {
+        let dir = std::env::temp_dir().join(format!("plan_cache_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("a.jsonl");
+        std::fs::write(&file, "{\"a\": 1}\n").unwrap();
+        let paths = vec![file.to_string_lossy().into_owned()];
+        let options = || Options::defaults(InputFormat::Jsonl);
+        let first = cached_plan("f", &paths, options(), true, Some(7001)).unwrap();
+        let key = key_of("f", &paths, &options(), true, 7001).unwrap();
+        assert!(lookup(&key).is_some(), "the plan was kept");
+        let again = cached_plan("f", &paths, options(), true, Some(7001)).unwrap();
+        assert_eq!((again.registry_json.clone(), again.files.clone()), (first.registry_json.clone(), first.files));
+        assert!(again.started_at_micros >= first.started_at_micros);
+        // Another connection, or no connection, is another key.
+        assert!(key_of("f", &paths, &options(), true, 7002).unwrap() != key);
+        // A changed file is a new key: the plan sees the new field.
+        std::fs::write(&file, "{\"a\": 1, \"b\": \"x\"}\n").unwrap();
+        let changed = cached_plan("f", &paths, options(), true, Some(7001)).unwrap();
+        assert!(changed.registry_json.contains("\"b\""), "{}", changed.registry_json);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn remote_paths_are_not_cached() {
+        let options = Options::defaults(InputFormat::Jsonl);
+        assert!(key_of("f", &["s3://b/k.jsonl".into()], &options, true, 1).is_none());
+        assert!(key_of("f", &["https://h/k.jsonl".into()], &options, true, 1).is_none());
+    }
+}
