@@ -727,7 +727,7 @@ impl Options {
 impl Options {
     /// The quote, escape and comment bytes must differ from each other and
     /// from the delimiter's bytes, or a cell could not be read one way.
-    fn check_csv_dialect(&self) -> std::result::Result<(), String> {
+    pub fn check_csv_dialect(&self) -> std::result::Result<(), String> {
         let roles = [("csv_quote", self.csv_quote), ("csv_escape", self.csv_escape), ("csv_comment", self.csv_comment)];
         for (i, (name, byte)) in roles.iter().enumerate() {
             let Some(b) = byte else { continue };

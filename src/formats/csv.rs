@@ -142,6 +142,8 @@ pub struct CsvReader<R: Read> {
     width: Option<usize>,
     /// One column (with a name that is not whitespace): a blank line is a NULL value.
     blank_is_null: bool,
+    /// The last record scanned ended at a comment byte after data (for the sniffer).
+    mid_comment: bool,
     // Scan state of the current record (positions relative to `start`).
     state: State,
     pos: usize,
@@ -172,6 +174,7 @@ impl<R: Read> CsvReader<R> {
             names: Vec::new(),
             width: None,
             blank_is_null: false,
+            mid_comment: false,
             state: State::CellStart,
             pos: 0,
             cell_start: 0,
@@ -340,6 +343,7 @@ impl<R: Read> CsvReader<R> {
                                 if !(self.cells.is_empty() && self.cell_start == 0 && at == 0) {
                                     let cell = self.cell(buf, at, true);
                                     self.cells.push(cell);
+                                    self.mid_comment = true;
                                 }
                                 self.pos = at + 1;
                                 self.state = State::CommentTail;
@@ -508,6 +512,8 @@ pub struct RawShape {
     pub unterminated: bool,
     /// The last cell is an unquoted empty one (a trailing delimiter).
     pub last_empty: bool,
+    /// A comment byte ended the record after data (`3,C#`).
+    pub mid_comment: bool,
 }
 
 impl<R: Read> CsvReader<R> {
@@ -524,6 +530,7 @@ impl<R: Read> CsvReader<R> {
             unterminated: end.unterminated.is_some(),
             last_empty: self.cells.len() > 1
                 && self.cells.last().is_some_and(|c| c.kind == CellKind::Plain && c.start == c.end),
+            mid_comment: std::mem::take(&mut self.mid_comment),
         };
         texts.clear();
         let rec = &self.input.buf[self.input.start..self.input.start + end.len];

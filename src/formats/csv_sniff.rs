@@ -83,14 +83,12 @@ struct Score {
 
 /// Sniffs `sample` (the start of the file, ending at a line end unless it
 /// is the whole file).
-pub fn sniff(sample: &[u8], fixed: &Fixed) -> Dialect {
+/// `cut`: the sample is not the whole file (its last record may be
+/// unfinished).
+pub fn sniff(sample: &[u8], cut: bool, fixed: &Fixed) -> Dialect {
     let mut best: Option<(Score, Dialect, Vec<Row>)> = None;
     for &comment in fixed.comment.as_ref().map_or(&COMMENTS[..], std::slice::from_ref) {
-        for &(quote, escape) in &QUOTES {
-            if fixed.quote.is_some_and(|q| q != quote) || fixed.escape.is_some_and(|e| e != escape && e != quote) {
-                continue;
-            }
-            let escape = fixed.escape.unwrap_or(escape);
+        for (quote, escape) in quote_candidates(fixed) {
             for delimiter in fixed.delimiter.as_ref().map_or(DELIMITERS.to_vec(), |d| vec![d.as_slice()]) {
                 let dialect = CsvOptions {
                     has_header: false,
@@ -102,7 +100,7 @@ pub fn sniff(sample: &[u8], fixed: &Fixed) -> Dialect {
                     null_strings: fixed.null_strings.clone(),
                     null_padding: true,
                 };
-                let Some(rows) = read_rows(sample, &dialect) else { continue };
+                let Some(rows) = read_rows(sample, cut, &dialect) else { continue };
                 let Some(score) = analyze(&rows, fixed.null_padding, comment.is_some()) else { continue };
                 let better = match &best {
                     None => true,
@@ -153,9 +151,24 @@ pub fn sniff(sample: &[u8], fixed: &Fixed) -> Dialect {
     dialect
 }
 
+/// The quote/escape pairs to try: the table's, kept to a given quote
+/// and escape (a given pair outside the table is the only candidate).
+fn quote_candidates(fixed: &Fixed) -> Vec<(Option<u8>, Option<u8>)> {
+    let mut out: Vec<(Option<u8>, Option<u8>)> = Vec::new();
+    for &(q, e) in &QUOTES {
+        let q = fixed.quote.unwrap_or(q);
+        let e = fixed.escape.unwrap_or(e);
+        if !out.contains(&(q, e)) {
+            out.push((q, e));
+        }
+    }
+    out
+}
+
 /// The sample's non-blank rows under one dialect; `None` when it cannot be
-/// read so (a quote left open at the end of the sample).
-fn read_rows(sample: &[u8], dialect: &CsvOptions) -> Option<Vec<Row>> {
+/// read so (a quote left open at the end of the whole file; in a cut
+/// sample the unfinished last record is dropped instead).
+fn read_rows(sample: &[u8], cut: bool, dialect: &CsvOptions) -> Option<Vec<Row>> {
     let mut reader = CsvReader::new(sample, "sample", sample.len().max(1), dialect.clone());
     let mut rows = Vec::new();
     let mut blanks = 0;
@@ -163,6 +176,14 @@ fn read_rows(sample: &[u8], dialect: &CsvOptions) -> Option<Vec<Row>> {
     while rows.len() < SAMPLE_ROWS {
         let Some(shape) = reader.next_raw(&mut texts).ok()? else { break };
         if shape.unterminated {
+            if cut {
+                break;
+            }
+            return None;
+        }
+        if shape.mid_comment {
+            // A comment byte after data would cut a cell silently: the
+            // comment candidate cannot be the dialect.
             return None;
         }
         if shape.blank {
@@ -348,7 +369,7 @@ mod tests {
     use super::*;
 
     fn sniff_text(text: &str) -> Dialect {
-        sniff(text.as_bytes(), &Fixed { null_strings: vec![String::new()], ..Fixed::default() })
+        sniff(text.as_bytes(), false, &Fixed { null_strings: vec![String::new()], ..Fixed::default() })
     }
 
     #[test]
@@ -397,10 +418,25 @@ mod tests {
         let d = sniff_text("c1,c2\n1,2,\n3,4,\n");
         assert_eq!((d.delimiter.as_slice(), d.skip_lines, d.has_header), (&b","[..], 0, true));
         let fixed = Fixed { delimiter: Some(b";".to_vec()), has_header: Some(false), ..Fixed::default() };
-        let d = sniff(b"a,b\n1,2\n", &fixed);
+        let d = sniff(b"a,b\n1,2\n", false, &fixed);
         assert_eq!((d.delimiter.as_slice(), d.has_header), (&b";"[..], false));
         // A short row without null_padding rules a candidate out.
         assert_eq!(sniff_text("a,b,c\n1,2\n3,4,5\n").delimiter, b"|");
+    }
+
+    #[test]
+    fn a_cut_sample_and_given_quotes() {
+        // The sample ends inside a quoted cell: the quoted reading still wins.
+        let text = "a,b\n\"x,1\",2\n\"y,2\",3\n\"unfinished, multi\nline";
+        let d = sniff(text.as_bytes(), true, &Fixed { null_strings: vec![String::new()], ..Fixed::default() });
+        assert_eq!((d.delimiter.as_slice(), d.quote), (&b","[..], Some(b'"')));
+        // A quote outside the table, given: read with it, header sniffed from the file.
+        let fixed = Fixed { quote: Some(Some(b'`')), null_strings: vec![String::new()], ..Fixed::default() };
+        let d = sniff(b"1,`a,b`\n2,`c`\n", false, &fixed);
+        assert_eq!((d.quote, d.has_header), (Some(b'`'), false));
+        // A `#` after data on a line is no comment: the comment candidate is out.
+        let d = sniff_text("a,b\n1,2\n# note\n3,C#\n");
+        assert_eq!(d.comment, None);
     }
 
     #[test]

@@ -104,7 +104,7 @@ fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level:
 /// objects up to 128 keys a sort of fast key hashes with an exact check of
 /// equal hashes only (no allocation, no SipHash: this runs once per record
 /// of a wide CSV); hashed into a set beyond that.
-fn has_duplicate_keys(object: ValueRef<'_>) -> bool {
+pub fn has_duplicate_keys(object: ValueRef<'_>) -> bool {
     let n = match object.node() {
         crate::value::Node::Object { len, .. } => len as usize,
         _ => 0,

@@ -15,6 +15,8 @@ mod schema;
 pub use crate::value::{Declared, MAX_DECIMAL_PRECISION};
 pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
 
-pub use lattice::{absorb_record, choose_version, string_keyed_value, type_takes, Growth, InferStats};
+pub use lattice::{
+    absorb_record, choose_version, has_duplicate_keys, string_keyed_value, type_takes, Growth, InferStats,
+};
 pub use maps::{infer_maps, MapRules};
 pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};

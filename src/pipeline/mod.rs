@@ -189,7 +189,13 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     if !events.is_empty() {
         registry.schema_generation += 1;
     }
-    check_partition_names(function, &registry.root, &partitions)?;
+    // A clash is an error when partitioning was asked for; detected, it
+    // turns partitioning off (the data field keeps its name, as before).
+    let partitions = match check_partition_names(function, &registry.root, &partitions) {
+        Err(_) if options.hive_partitioning.is_none() => Partitions::default(),
+        Err(e) => return Err(e),
+        Ok(()) => partitions,
+    };
     record_partitions(&mut registry.partitions, &partitions);
     let detected_at = format_utc_micros(started_at_micros);
     let drifts: Vec<serde_json::Value> = events.iter().map(|e| e.to_json(&detected_at)).collect();
@@ -236,20 +242,24 @@ fn sniff_csv_dialect(function: &str, files: &[String], names: &[String], options
         null_padding: options.csv_null_padding,
         null_strings: options.csv_null_strings.clone(),
     };
-    let mut sample = Vec::new();
+    let (mut sample, mut cut) = (Vec::new(), false);
     for (file, name) in files.iter().zip(names) {
-        sample = readers::text_sample(function, file, name, options, SNIFF_SAMPLE_BYTES)?;
+        (sample, cut) = readers::text_sample(function, file, name, options, SNIFF_SAMPLE_BYTES)?;
         if sample.iter().any(|b| !b.is_ascii_whitespace()) {
             break;
         }
     }
-    let d = sniff(&sample, &fixed);
+    let d = sniff(&sample, cut, &fixed);
     options.csv_delimiter = d.delimiter;
     options.csv_quote = d.quote;
     options.csv_escape = d.escape;
     options.csv_comment = d.comment;
     options.csv_skip_lines = d.skip_lines;
     options.csv_has_header = Some(d.has_header);
+    // The sniffed bytes must not clash with the ones given.
+    options
+        .check_csv_dialect()
+        .map_err(|e| SanitizeError::options(format!("{function}: {e} (after csv_auto_detect)")))?;
     Ok(())
 }
 

@@ -6,8 +6,9 @@
 //!
 //! The key is the connection, the function, the kind of plan, the paths,
 //! every option the user gave (the registry text included) and, for each
-//! file the paths resolve to, its size and modification time: a changed,
-//! added or removed file is a different key. Only local inputs are cached
+//! file the paths resolve to, its size, modification time, inode and change
+//! time: a changed, added or removed file is a different key, and a file
+//! modified in the last two seconds is not cached at all. Only local inputs are cached
 //! (a remote file would need its ETag, and its staged copy is released with
 //! the plan). A hit is the cached plan with a fresh `ingestion_timestamp`
 //! and `detected_at`. At most [`CAPACITY`] plans are kept, the least
@@ -26,6 +27,21 @@ use crate::source::{parse_remote, resolve};
 const CAPACITY: usize = 16;
 /// A plan whose registry text is larger is not kept.
 const MAX_SCHEMA_BYTES: usize = 4 << 20;
+/// Files modified more recently than this are not cached.
+const RACY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The file's inode and change time where the platform has them: a file
+/// replaced by another of the same size and mtime is still a new key.
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::MetadataExt;
+    format!("{}:{}:{}", meta.ino(), meta.ctime(), meta.ctime_nsec())
+}
+
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata) -> String {
+    String::new()
+}
 
 struct Entry {
     key: String,
@@ -70,14 +86,21 @@ fn key_of(function: &str, paths: &[String], options: &Options, for_scan: bool, c
         return None;
     }
     let resolved = resolve(function, paths, options).ok()?;
-    let mut key = format!(
-        "{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{:?}\u{1}{}",
-        options.given, options.background_decode
-    );
+    // Every parsed option (the format, the registry text, the compiled
+    // parsers, ...): two calls that would plan differently never share a key.
+    let mut key = format!("{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{options:?}");
+    let now = std::time::SystemTime::now();
     for file in &resolved.files {
         let meta = std::fs::metadata(file).ok()?;
-        let modified = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
-        key.push_str(&format!("\u{1}{file}\u{2}{}\u{2}{modified}", meta.len()));
+        let modified = meta.modified().ok()?;
+        // A file changed within the last two seconds may change again within
+        // the same timestamp tick at the same size: not cached (git's rule
+        // for "racily clean" files).
+        if now.duration_since(modified).map_or(true, |age| age < RACY) {
+            return None;
+        }
+        let nanos = modified.duration_since(UNIX_EPOCH).ok()?.as_nanos();
+        key.push_str(&format!("\u{1}{file}\u{2}{}\u{2}{nanos}\u{2}{}", meta.len(), identity(&meta)));
     }
     Some(key)
 }
@@ -135,6 +158,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("a.jsonl");
         std::fs::write(&file, "{\"a\": 1}\n").unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
         let paths = vec![file.to_string_lossy().into_owned()];
         let options = || Options::defaults(InputFormat::Jsonl);
         let first = cached_plan("f", &paths, options(), true, Some(7001)).unwrap();
@@ -149,6 +174,13 @@ mod tests {
         std::fs::write(&file, "{\"a\": 1, \"b\": \"x\"}\n").unwrap();
         let changed = cached_plan("f", &paths, options(), true, Some(7001)).unwrap();
         assert!(changed.registry_json.contains("\"b\""), "{}", changed.registry_json);
+        // Just modified: not cached at all (it could change again unseen).
+        assert!(key_of("f", &paths, &options(), true, 7001).is_none());
+        // Another format is another key (sanitize(..., input_format := ...)).
+        let mut csv = options();
+        csv.input_format = InputFormat::Csv;
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
+        assert_ne!(key_of("f", &paths, &csv, true, 7001), key_of("f", &paths, &options(), true, 7001));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

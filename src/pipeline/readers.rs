@@ -47,7 +47,8 @@ pub fn text_reader<R: Read + Send + 'static>(
     let (mut input, failure) = if options.on_error == OnError::Stop {
         (decompressing(input, options.compression.of_file(name)).map_err(io)?, None)
     } else {
-        decompressing_tolerant(input, options.compression.of_file(name)).map_err(io)?
+        let by_line = matches!(options.input_format, InputFormat::Jsonl | InputFormat::Ndjson | InputFormat::Csv);
+        decompressing_tolerant(input, options.compression.of_file(name), by_line).map_err(io)?
     };
     let mut encoding = options.input_text_encoding;
     if options.input_format == InputFormat::Xml && !options.is_given("input_text_encoding") {
@@ -134,19 +135,29 @@ fn declared_xml_encoding(function: &str, head: &[u8], name: &str) -> Result<Opti
 /// The first `max_bytes` of a text file as UTF-8 (decompressed and
 /// decoded as the scan reads it), cut at the last line end unless it is
 /// the whole file: the CSV sniffer's sample.
-pub fn text_sample(function: &str, file: &str, name: &str, options: &Options, max_bytes: usize) -> Result<Vec<u8>> {
+/// Also says whether the sample was cut (the file goes on). A damaged
+/// compressed stream gives the text before the damage (the scan decides
+/// what the damage means, by `on_error`).
+pub fn text_sample(
+    function: &str,
+    file: &str,
+    name: &str,
+    options: &Options,
+    max_bytes: usize,
+) -> Result<(Vec<u8>, bool)> {
     let f = open(function, file, name)?;
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
-    let input = decompressing(f, options.compression.of_file(name)).map_err(io)?;
+    let (input, _failure) = decompressing_tolerant(f, options.compression.of_file(name), true).map_err(io)?;
     let mut text = TextDecoder::new(input, options.input_text_encoding, options.read_chunk_bytes);
     let mut sample = Vec::new();
     // One byte more than asked tells whether the file goes on.
     text.by_ref().take(max_bytes as u64 + 1).read_to_end(&mut sample).map_err(io)?;
-    if sample.len() > max_bytes {
+    let cut = sample.len() > max_bytes;
+    if cut {
         let end = sample[..max_bytes].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(max_bytes, |i| i + 1);
         sample.truncate(end);
     }
-    Ok(sample)
+    Ok((sample, cut))
 }
 
 pub(crate) fn open(function: &str, file: &str, name: &str) -> Result<File> {

@@ -7,8 +7,8 @@ mod column;
 pub use column::{columns_for_struct, Column, ColumnData};
 
 use crate::infer::{
-    choose_version, classify, schema_string, string_keyed_value, type_takes, Classified, Growth, Level, Rules,
-    ScalarKind, StructNode, TypeNode, ValueClass,
+    choose_version, classify, has_duplicate_keys, schema_string, string_keyed_value, type_takes, Classified, Growth,
+    Level, Rules, ScalarKind, StructNode, TypeNode, ValueClass,
 };
 use crate::value::ValueRef;
 
@@ -232,19 +232,17 @@ impl Router {
         };
         col.valid.push(true);
         let inner = c.level.inside_struct();
-        let entries: Vec<(&str, ValueRef<'_>)> = c.value.entries().collect();
-        let mut last: Option<std::collections::HashMap<&str, usize>> = None;
-        if has_repeated_key(&entries) {
-            last = Some(entries.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect());
-        }
-        for (i, (k, v)) in entries.iter().enumerate() {
+        // Allocation only for the rare object that repeats a key.
+        let last: Option<std::collections::HashMap<&str, usize>> =
+            has_duplicate_keys(c.value).then(|| c.value.entries().enumerate().map(|(i, (k, _))| (k, i)).collect());
+        for (i, (k, v)) in c.value.entries().enumerate() {
             if last.as_ref().is_some_and(|l| l.get(k) != Some(&i)) {
                 self.duplicate_keys += 1;
                 continue;
             }
             child.valid.push(true);
             children[key_col].push_text(k);
-            let vc = classify(*v, inner, rules);
+            let vc = classify(v, inner, rules);
             self.write_value(value_ty, &vc, &mut children[value_col], rules);
         }
         offsets.push(child.len() as u32);
@@ -296,16 +294,6 @@ fn partial_version(family: &crate::infer::Family, c: &Classified<'_>) -> Option<
         _ => false,
     };
     family.versions.iter().enumerate().filter(|(_, v)| wanted(&v.ty)).max_by_key(|(_, v)| v.number).map(|(i, _)| i)
-}
-
-/// Whether a key repeats (a sort of the keys; only maps ask, once per object).
-fn has_repeated_key(entries: &[(&str, ValueRef<'_>)]) -> bool {
-    if entries.len() < 2 {
-        return false;
-    }
-    let mut keys: Vec<&str> = entries.iter().map(|(k, _)| *k).collect();
-    keys.sort_unstable();
-    keys.windows(2).any(|w| w[0] == w[1])
 }
 
 fn join_path(prefix: &str, key: &str) -> String {

@@ -52,9 +52,16 @@ pub type FailureSlot = Arc<Mutex<Option<StreamFailure>>>;
 /// instead of failing the read: the rows before the damage are kept and
 /// the rest of the file is one bad record (the caller's to emit). A plain
 /// input has no slot.
+///
+/// `by_line`: the format's records are lines (JSON Lines, CSV), so text is
+/// held back to the last line end; other formats (one JSON document, an
+/// array, XML) get the text as it comes, since their record spans the file.
+/// A line longer than [`MAX_HELD_BACK`] is released unfinished rather than
+/// held without bound.
 pub fn decompressing_tolerant<R: Read + Send + 'static>(
     input: R,
     compression: Compression,
+    by_line: bool,
 ) -> io::Result<(Box<dyn Read + Send>, Option<FailureSlot>)> {
     let stream = decompressing(input, compression)?;
     if matches!(compression, Compression::None | Compression::Auto) {
@@ -70,6 +77,7 @@ pub fn decompressing_tolerant<R: Read + Send + 'static>(
         newlines: 0,
         slot: Arc::clone(&slot),
         ended: false,
+        by_line,
     };
     Ok((Box::new(held), Some(slot)))
 }
@@ -87,7 +95,11 @@ struct HoldBack {
     newlines: u64,
     slot: FailureSlot,
     ended: bool,
+    by_line: bool,
 }
+
+/// The most text held back waiting for a line end.
+pub const MAX_HELD_BACK: usize = 8 << 20;
 
 impl Read for HoldBack {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -118,7 +130,12 @@ impl Read for HoldBack {
                 }
                 Ok(n) => {
                     self.pending.truncate(old + n);
-                    self.ready = memchr::memrchr(b'\n', &self.pending).map_or(0, |i| i + 1);
+                    // Only the new bytes can hold a later line end.
+                    self.ready = match memchr::memrchr(b'\n', &self.pending[old..]) {
+                        _ if !self.by_line || self.pending.len() > MAX_HELD_BACK => self.pending.len(),
+                        Some(i) => old + i + 1,
+                        None => 0,
+                    };
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => self.pending.truncate(old),
                 Err(e) => {
@@ -221,7 +238,8 @@ mod tests {
         let text: Vec<u8> = (0..5000).flat_map(|i| format!("{{\"a\":{i}}}\n").into_bytes()).collect();
         let g = gzip(&text);
         let (mut r, slot) =
-            decompressing_tolerant(std::io::Cursor::new(g[..g.len() * 2 / 3].to_vec()), Compression::Gzip).unwrap();
+            decompressing_tolerant(std::io::Cursor::new(g[..g.len() * 2 / 3].to_vec()), Compression::Gzip, true)
+                .unwrap();
         let mut out = Vec::new();
         r.read_to_end(&mut out).unwrap();
         assert!(!out.is_empty() && out.len() < text.len() && out.ends_with(b"\n"), "{}", out.len());
@@ -231,11 +249,23 @@ mod tests {
         assert_eq!(failure.byte, out.len() as u64);
         assert_eq!(failure.line, out.iter().filter(|&&b| b == b'\n').count() as u64 + 1);
         // A sound stream comes through whole (a last line without a line end too), with no failure.
-        let (mut r, slot) = decompressing_tolerant(std::io::Cursor::new(gzip(b"x\ny")), Compression::Gzip).unwrap();
+        let (mut r, slot) =
+            decompressing_tolerant(std::io::Cursor::new(gzip(b"x\ny")), Compression::Gzip, true).unwrap();
         let mut out = Vec::new();
         r.read_to_end(&mut out).unwrap();
         assert_eq!((out.as_slice(), slot.unwrap().lock().unwrap().is_none()), (&b"x\ny"[..], true));
-        assert!(decompressing_tolerant(std::io::Cursor::new(b"p".to_vec()), Compression::None).unwrap().1.is_none());
+        assert!(decompressing_tolerant(std::io::Cursor::new(b"p".to_vec()), Compression::None, true)
+            .unwrap()
+            .1
+            .is_none());
+        // Not by line: the text comes as it is decoded, up to the damage.
+        let (mut r, slot) =
+            decompressing_tolerant(std::io::Cursor::new(g[..g.len() * 2 / 3].to_vec()), Compression::Gzip, false)
+                .unwrap();
+        let mut whole = Vec::new();
+        r.read_to_end(&mut whole).unwrap();
+        assert!(whole.len() >= out.len() && slot.unwrap().lock().unwrap().is_some());
+        assert_eq!(&text[..whole.len()], &whole[..]);
     }
 
     #[test]

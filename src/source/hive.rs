@@ -6,7 +6,8 @@
 //! the same order; a key's type is the one `hive_types` names, else the one
 //! the registry recorded, else the first of DATE, TIMESTAMP and BIGINT that
 //! every value of the key has the form of (`hive_types_autocast`), else
-//! VARCHAR. `__HIVE_DEFAULT_PARTITION__` and an empty value are NULL.
+//! VARCHAR. `__HIVE_DEFAULT_PARTITION__` and an empty value are NULL;
+//! values are URL-decoded (`%20`), keys are not, as DuckDB reads them.
 
 use crate::error::{Result, SanitizeError};
 use crate::options::{HiveType, Options};
@@ -180,11 +181,39 @@ fn is_null(text: &str) -> bool {
     text.is_empty() || text == DEFAULT_PARTITION
 }
 
+/// A value as Hive and DuckDB write it: `%XX` escapes decoded
+/// (`ts=2024-01-15%2012%3A30%3A00`); a `%` not followed by two hex digits
+/// stays as written.
+fn url_decode(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('%') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b[i], b.get(i + 1).and_then(|&c| hex(c)), b.get(i + 2).and_then(|&c| hex(c))) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
 /// `text` as a value of `ty`; `None` when it does not have that form.
 fn typed(text: &str, ty: HiveType) -> Option<PartitionValue> {
     if is_null(text) {
         return Some(PartitionValue::Null);
     }
+    let decoded = url_decode(text);
+    let text = decoded.as_ref();
     Some(match ty {
         HiveType::Varchar => PartitionValue::Text(text.to_string()),
         HiveType::Date => PartitionValue::Date(parse_iso_date(text)?),
@@ -269,6 +298,15 @@ mod tests {
         assert!(e.message.contains("'x'") && e.message.contains("INTEGER") && e.message.contains("hive_types"), "{e}");
         let e = run(&["k=1/a"], |o| o.hive_types = vec![("j".into(), HiveType::Date)]).unwrap_err();
         assert!(e.message.contains("'j'"), "{e}");
+    }
+
+    #[test]
+    fn values_are_url_decoded() {
+        let p = run(&["ts=2024-01-15%2012%3A30%3A00/city=S%C3%A3o%20Paulo/a.jsonl"], |_| {}).unwrap();
+        assert_eq!(p.columns[0].ty, HiveType::Timestamp);
+        assert_eq!(p.values[0][1], PartitionValue::Text("São Paulo".into()));
+        assert_eq!(url_decode("100%"), "100%");
+        assert_eq!(url_decode("a%zzb"), "a%zzb");
     }
 
     #[test]
