@@ -11,12 +11,17 @@ sha256). For every case (see CASES) it
 
 0. imports the case's optional Python modules ("requires"); if one is
    missing, the case is skipped with the reason printed (not an error);
-1. generates the input file into --data-dir if it is missing (the file name
-   carries the size and seed, so it is generated once and then reused);
+1. generates the input file (or directory of files) into --data-dir if it
+   is missing (the name carries the size and seed, so it is generated once
+   and then reused);
 2. reads the input once to put it in the page cache;
-3. in ONE DuckDB connection, runs the case's "ours" and "baseline" statements
-   --runs times each, interleaved (ours, baseline, baseline, ours, ours, ...:
-   the order alternates every run so neither side always goes first), timing
+3. in ONE DuckDB database (one process), runs the case's "ours" and
+   "baseline" statements --runs times each, each on a fresh connection to
+   it (con.cursor(): the extension caches bound plans per connection, and a
+   cached plan would skip the schema inference every run must include),
+   interleaved (ours, baseline, baseline, ours, ours, ...:
+   the order alternates every run so neither side always goes first; a case
+   with "per_file" times four statements per round, see below), timing
    each statement's wall-clock time (execute + fetch of COPY's row count;
    for a Python-callable side, the call);
 4. runs each statement (or callable) once more in a fresh Python subprocess (same duckdb,
@@ -25,8 +30,9 @@ sha256). For every case (see CASES) it
    process and its peak would mix them;
 5. prints a markdown table and writes everything to <data-dir>/results.json.
 
-Throughput is input bytes / wall seconds, in decimal MB/s (10^6 bytes). The
-ratio is ours-throughput / baseline-throughput (> 1 means ours is faster),
+Throughput is input bytes / wall seconds, in decimal MB/s (10^6 bytes; the
+bytes on disk: compressed bytes for a .gz input, the sum over the files for
+a glob). The ratio is ours-throughput / baseline-throughput (> 1 means ours is faster),
 from medians.
 
 Adding a case: append a dict to CASES with
@@ -34,7 +40,12 @@ Adding a case: append a dict to CASES with
     what       one line for the report
     input      {"prefix", "ext", "generate": callable(path, seed, size_mb)};
                the extension checks the file extension, so ext must be the
-               format's own (csv, json, xml, ...)
+               format's own (csv, json, xml, ...; a compression suffix
+               such as jsonl.gz is allowed). Instead of prefix and ext:
+               "path": callable(data_dir, seed, size_mb) -> the input's
+               path; with "glob" (e.g. "*.jsonl") that path is a directory,
+               generate(dir, seed, size_mb) creates it, {input} is
+               <dir>/<glob>, and the bytes are summed over the files
     ours       SQL template; {input} and {out} are replaced by quoted literals
                (the template goes through str.format: write literal braces
                doubled, {{ and }})
@@ -50,6 +61,13 @@ and optionally
                then calls it instead of executing a statement. Timed runs
                call it in this process, interleaved with the other side as
                usual; its "sql" entry in results.json is a description.
+    per_file   {"path": callable(data_dir, seed, size_mb), "generate":
+               callable(path, seed, size_mb)}: one file holding the same
+               rows as the glob's files. Both statements also run on it,
+               in the same rounds (order ours, baseline, ours on the one
+               file, baseline on the one file, reversed every other round),
+               and the report gives each side's per-file overhead:
+               (median on the files - median on the one file) / files
     requires   module names the case needs beyond duckdb (e.g. ["pandas",
                "lxml"]); they are imported before the case starts, and when
                one cannot be imported the case is skipped with the reason
@@ -70,6 +88,7 @@ import subprocess
 import sys
 import time
 import faulthandler
+import glob as globmod
 import importlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -118,6 +137,73 @@ def _gen_parquet(path: str, seed: int, size_mb: float) -> None:
         os.remove(jsonl)
     print(f"  generated {path}: {rows} rows from {nbytes / 1e6:.1f} MB of JSON Lines, "
           f"{os.path.getsize(path) / 1e6:.1f} MB of Parquet", flush=True)
+
+
+# many_small_jsonl: MANY_FILES files of MANY_ROWS_PER_FILE events each (the
+# jsonl case's rows, ~494 bytes each: 100,000 rows, 49.3 MB in all). Fixed:
+# --size-mb does not change this case. Both numbers are in the directory name.
+MANY_FILES = 2000
+MANY_ROWS_PER_FILE = 50
+MANY_TAG = f"{MANY_FILES}x{MANY_ROWS_PER_FILE}"
+
+# jsonl_gz: gzip level of the compressed copy (6 is gzip(1)'s and zlib's
+# default; Python's gzip module defaults to 9).
+GZIP_LEVEL = 6
+
+
+def _many_single_path(data_dir: str, seed: int, size_mb: float) -> str:
+    """The one file holding exactly the rows of the many_small_jsonl files, in order."""
+    return os.path.join(data_dir, f"events-{MANY_FILES * MANY_ROWS_PER_FILE}rows-seed{seed}.jsonl")
+
+
+def _gen_many_single(path: str, seed: int, size_mb: float) -> None:
+    rows, nbytes = gen_jsonl.generate_file(path, seed, rows=MANY_FILES * MANY_ROWS_PER_FILE)
+    print(f"  generated {path}: {rows} rows, {nbytes / 1e6:.1f} MB", flush=True)
+
+
+def _gen_many_jsonl(path: str, seed: int, size_mb: float) -> None:
+    """Directory `path` of MANY_FILES JSON Lines files, part-0000.jsonl ...: the
+    rows of _many_single_path cut into consecutive runs of MANY_ROWS_PER_FILE,
+    so the parts concatenated in name order are that file byte for byte."""
+    single = _many_single_path(os.path.dirname(path), seed, size_mb)
+    if not os.path.exists(single):
+        _gen_many_single(single, seed, size_mb)
+    with open(single, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    if len(lines) != MANY_FILES * MANY_ROWS_PER_FILE:
+        raise RuntimeError(f"{single}: {len(lines)} rows, expected {MANY_FILES * MANY_ROWS_PER_FILE}")
+    tmp = f"{path}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    width = len(str(MANY_FILES - 1))
+    for k in range(MANY_FILES):
+        with open(os.path.join(tmp, f"part-{k:0{max(4, width)}d}.jsonl"), "wb") as out:
+            out.writelines(lines[k * MANY_ROWS_PER_FILE:(k + 1) * MANY_ROWS_PER_FILE])
+    os.replace(tmp, path)  # the directory appears complete or not at all
+    print(f"  generated {path}/: {MANY_FILES} files of {MANY_ROWS_PER_FILE} rows, "
+          f"{sum(len(x) for x in lines) / 1e6:.1f} MB in all", flush=True)
+
+
+def _many_path(data_dir: str, seed: int, size_mb: float) -> str:
+    return os.path.join(data_dir, f"many-jsonl-{MANY_TAG}-seed{seed}")
+
+
+def _gen_jsonl_gz(path: str, seed: int, size_mb: float) -> None:
+    """gzip (level GZIP_LEVEL, no name and mtime 0 in the header, so the bytes
+    depend only on the input and zlib) of the jsonl case's input, which is
+    generated first if missing and kept (it is that case's cached input)."""
+    import gzip
+
+    src = path[: -len(".gz")]
+    if not os.path.exists(src):
+        _gen_jsonl(src, seed, size_mb)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(src, "rb") as f, open(tmp, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", compresslevel=GZIP_LEVEL, fileobj=raw, mtime=0) as gz:
+            shutil.copyfileobj(f, gz, 4 << 20)
+    os.replace(tmp, path)
+    print(f"  generated {path}: gzip level {GZIP_LEVEL} of {os.path.getsize(src) / 1e6:.1f} MB, "
+          f"{os.path.getsize(path) / 1e6:.1f} MB", flush=True)
 
 
 # Every string parser on, as a CSV-heavy pipeline would use them.
@@ -189,6 +275,31 @@ CASES: list[dict] = [
         "baseline": "COPY (FROM read_parquet({input})) TO {out}",
         "labels": {"ours": "sanitize_parquet", "baseline": "read_parquet"},
     },
+    {
+        "name": "many_small_jsonl",
+        "what": f"{MANY_FILES:,} small JSON Lines files ({MANY_ROWS_PER_FILE} events each) through one glob"
+        " -> Parquet; per-file overhead against one file of the same rows",
+        "input": {"path": _many_path, "glob": "*.jsonl", "generate": _gen_many_jsonl},
+        "per_file": {"path": _many_single_path, "generate": _gen_many_single},
+        "ours": "COPY (FROM sanitize_jsonl({input})) TO {out}",
+        # sample_size=-1 alone infers from the first 32 files only (DuckDB's
+        # maximum_sample_files); raised so that read_json, like ours and like
+        # the jsonl case, infers the schema from every row of every file.
+        "baseline": "COPY (FROM read_json({input}, format := 'newline_delimited', sample_size=-1,"
+        f" maximum_sample_files := {MANY_FILES})) TO {{out}}",
+        "labels": {
+            "ours": "sanitize_jsonl",
+            "baseline": f"read_json(format='newline_delimited', sample_size=-1, maximum_sample_files={MANY_FILES})",
+        },
+    },
+    {
+        "name": "jsonl_gz",
+        "what": f"the jsonl case's input gzipped (level {GZIP_LEVEL}) -> Parquet",
+        "input": {"prefix": "events", "ext": "jsonl.gz", "generate": _gen_jsonl_gz},
+        "ours": "COPY (FROM sanitize_jsonl({input})) TO {out}",
+        "baseline": "COPY (FROM read_json({input}, format := 'newline_delimited', sample_size=-1)) TO {out}",
+        "labels": {"ours": "sanitize_jsonl", "baseline": "read_json(format='newline_delimited', sample_size=-1)"},
+    },
 ]
 
 SIDES = ("ours", "baseline")
@@ -244,8 +355,22 @@ def size_tag(size_mb: float) -> str:
 
 
 def input_path(case: dict, data_dir: str, size_mb: float, seed: int) -> str:
+    """The case's input file, or its input directory when the input has a "glob"."""
     inp = case["input"]
+    if "path" in inp:
+        return inp["path"](data_dir, seed, size_mb)
     return os.path.join(data_dir, f"{inp['prefix']}-{size_tag(size_mb)}mb-seed{seed}.{inp['ext']}")
+
+
+def input_arg(case: dict, path: str) -> str:
+    """What {input} stands for: the file, or <directory>/<glob>."""
+    g = case["input"].get("glob")
+    return os.path.join(path, g) if g else path
+
+
+def input_files(case: dict, path: str) -> list[str]:
+    g = case["input"].get("glob")
+    return sorted(globmod.glob(os.path.join(path, g))) if g else [path]
 
 
 def _machine_cpu_seconds() -> tuple[float, float] | None:
@@ -518,43 +643,75 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             case["input"]["generate"](path, a.seed, a.size_mb)
             print(f"  generation took {time.perf_counter() - t0:.1f} s", flush=True)
-        nbytes = os.path.getsize(path)
-        warm_page_cache(path)
+        files = input_files(case, path)
+        nbytes = sum(os.path.getsize(f) for f in files)
+        for f in files:
+            warm_page_cache(f)
+        arg = input_arg(case, path)
         outs = {s: os.path.join(data_dir, f"{name}-{s}.parquet") for s in SIDES}
-        specs = {s: side_spec(case, s, path, outs[s]) for s in SIDES}
+        specs = {s: side_spec(case, s, arg, outs[s]) for s in SIDES}
         sql = {s: specs[s]["sql"] if "sql" in specs[s] else specs[s]["desc"] for s in SIDES}
         res: dict = {
             "name": name,
             "what": case["what"],
             "labels": case.get("labels", {}),
-            "input": path,
+            "input": arg,
+            "input_files": len(files),
             "input_bytes": nbytes,
             "sql": sql,
             "order": [],
         }
         for s in SIDES:
             res[s] = {"times_s": [], "cpu_s": [], "other_cpu_s": [], "steal_s": [], "rows": None, "error": None}
+        slots = [(s, s, specs[s], arg, outs[s], res[s], nbytes) for s in SIDES]
+
+        pf = case.get("per_file")
+        if pf:
+            # The same statements on one file holding the same rows, timed in
+            # the same rounds (per-file overhead = difference / files).
+            single = pf["path"](data_dir, a.seed, a.size_mb)
+            if not os.path.exists(single):
+                t0 = time.perf_counter()
+                pf["generate"](single, a.seed, a.size_mb)
+                print(f"  generation took {time.perf_counter() - t0:.1f} s", flush=True)
+            single_bytes = os.path.getsize(single)
+            warm_page_cache(single)
+            res["per_file"] = {"input": single, "input_bytes": single_bytes, "files": len(files), "sql": {}}
+            for s in SIDES:
+                out1 = os.path.join(data_dir, f"{name}-{s}-one-file.parquet")
+                spec1 = side_spec(case, s, single, out1)
+                res["per_file"]["sql"][s] = spec1["sql"] if "sql" in spec1 else spec1["desc"]
+                side1 = {"times_s": [], "cpu_s": [], "other_cpu_s": [], "steal_s": [], "rows": None, "error": None}
+                res["per_file"][s] = side1
+                slots.append((f"{s}-one-file", s, spec1, single, out1, side1, single_bytes))
 
         for run in range(a.runs):
-            order = SIDES if run % 2 == 0 else SIDES[::-1]
-            for s in order:
-                side = res[s]
+            order = slots if run % 2 == 0 else slots[::-1]
+            for key, s, spec, inp, out, side, nb in order:
                 if side["error"]:
                     continue  # failed once: do not repeat a failing statement
-                res["order"].append(s)
+                res["order"].append(key)
+                # A fresh connection to the same database for every statement:
+                # the extension keeps bound plans per connection (its bind
+                # cache), and a cached plan would skip the schema inference
+                # that every run is meant to include.
+                cur = None if "py" in spec else con.cursor()
                 m0, own0 = _machine_cpu_seconds(), _own_cpu_seconds()
                 t0 = time.perf_counter()
                 try:
-                    if "py" in specs[s]:
-                        rows = specs[s]["py"](path, outs[s])
+                    if cur is None:
+                        rows = spec["py"](inp, out)
                     else:
-                        rows = con.execute(sql[s]).fetchall()[0][0]
-                except (duckdb.Error if "sql" in specs[s] else Exception) as e:
+                        rows = cur.execute(spec["sql"]).fetchall()[0][0]
+                    dt = time.perf_counter() - t0
+                except (duckdb.Error if "sql" in spec else Exception) as e:
                     side["error"] = f"{type(e).__name__}: {e}"
                     errors += 1
-                    print(f"  run {run + 1} {s}: ERROR {side['error']}", flush=True)
+                    print(f"  run {run + 1} {key}: ERROR {side['error']}", flush=True)
                     continue
-                dt = time.perf_counter() - t0
+                finally:
+                    if cur is not None:
+                        cur.close()
                 m1, own1 = _machine_cpu_seconds(), _own_cpu_seconds()
                 own = own1 - own0
                 # CPU time other processes used (and hypervisor steal) during
@@ -569,11 +726,27 @@ def main(argv: list[str] | None = None) -> int:
                 side["steal_s"].append(steal)
                 side["rows"] = rows
                 print(
-                    f"  run {run + 1} {s:8s} {dt:7.2f} s  {nbytes / 1e6 / dt:7.1f} MB/s  rows={rows}"
+                    f"  run {run + 1} {key:8s} {dt:7.2f} s  {nb / 1e6 / dt:7.1f} MB/s  rows={rows}"
                     f"  cpu {own:.1f} s"
                     + ("" if other is None else f"  other processes {other:.1f} cpu-s  steal {steal:.1f} s"),
                     flush=True,
                 )
+
+        if pf:
+            p1 = res["per_file"]
+            for s in SIDES:
+                side1 = p1[s]
+                side1.update(summarize(side1["times_s"], p1["input_bytes"]))
+                if side1["cpu_s"]:
+                    side1["cpu_s_median"] = statistics.median(side1["cpu_s"])
+                if res[s]["times_s"] and side1["times_s"]:
+                    many = statistics.median(res[s]["times_s"])
+                    p1[f"overhead_ms_per_file_{s}"] = 1000 * (many - side1["median_s"]) / len(files)
+                if side1["rows"] is not None and res[s]["rows"] is not None and side1["rows"] != res[s]["rows"]:
+                    p1.setdefault("notes", []).append(
+                        f"{s}: {res[s]['rows']} rows from the files, {side1['rows']} from the one file"
+                    )
+                    print(f"  NOTE per-file {p1['notes'][-1]}", flush=True)
 
         for s in SIDES:
             side = res[s]
@@ -592,7 +765,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{r[0]} {r[1]}" for r in con.execute(f"DESCRIBE FROM {sql_literal(out)}").fetchall()
                 ]
             if not a.no_rss and not side["error"]:
-                m = measure_rss(specs[s], loaded, a.threads, case.get("requires", ()), path, out)
+                m = measure_rss(specs[s], loaded, a.threads, case.get("requires", ()), arg, out)
                 side["rss_run"] = m
                 side["peak_rss_kib"] = m.get("peak_rss_kib")
                 if m.get("error"):
@@ -668,9 +841,31 @@ def report_markdown(results: dict) -> str:
                 ratios.append(f"- {c['name']} {s}: ERROR {c[s]['error']}")
         if c.get("note"):
             ratios.append(f"- {c['name']}: {c['note']}")
+        p1 = c.get("per_file")
+        if p1:
+            parts = []
+            for s in SIDES:
+                reader = c.get("labels", {}).get(s, s)
+                if p1[s].get("median_s") is None or f"overhead_ms_per_file_{s}" not in p1:
+                    parts.append(f"{reader}: n/a")
+                    continue
+                parts.append(
+                    f"{reader} {c[s]['median_s']:.2f} s on the files vs {p1[s]['median_s']:.2f} s on one file"
+                    f" ({p1[s]['rows']} rows): {p1[f'overhead_ms_per_file_{s}']:.3f} ms per file"
+                )
+            ratios.append(
+                f"- {c['name']}: per-file overhead = (median on the {p1['files']:,} files - median on one file"
+                f" of the same rows) / {p1['files']:,}; " + "; ".join(parts)
+            )
+            for n in p1.get("notes", []):
+                ratios.append(f"- {c['name']}: NOTE per-file {n}")
         other = sum(c[s].get("other_cpu_s_total", 0.0) for s in SIDES)
         steal = sum(c[s].get("steal_s_total", 0.0) for s in SIDES)
         timed = sum(sum(c[s]["times_s"]) for s in SIDES)
+        if p1:  # the one-file runs were timed in the same rounds
+            other += sum(sum(x for x in p1[s]["other_cpu_s"] if x is not None) for s in SIDES)
+            steal += sum(sum(x for x in p1[s]["steal_s"] if x is not None) for s in SIDES)
+            timed += sum(sum(p1[s]["times_s"]) for s in SIDES)
         if timed:
             ratios.append(
                 f"- {c['name']}: during the {timed:.0f} s of timed runs other processes used {other:.1f} CPU-s"
