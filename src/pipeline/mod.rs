@@ -335,7 +335,7 @@ fn probe_files(
         let mut reader = prefetch::Prefetch::new(
             open_reader(function, path, file, options)?,
             options.batch_memory_limit_bytes,
-            options.background_decode,
+            options.background_decode && !readers::is_small_file(path, options),
         );
         batch.clear();
         stats.files += 1;

@@ -25,8 +25,27 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
     match options.input_format {
         // Parquet is binary: input_text_encoding does not apply.
         InputFormat::Parquet => Ok(Box::new(ParquetReader::open(f, name, function, super::BATCH_RECORDS)?)),
-        _ => text_reader(function, f, name, options),
+        _ => {
+            // A small file is read in one small read: no `read_chunk_bytes`
+            // buffer to allocate and zero for each of many small files.
+            let size = f.metadata().ok().map(|m| m.len());
+            let chunk = size.map_or(options.read_chunk_bytes, |n| {
+                options.read_chunk_bytes.min((n as usize).saturating_add(1).max(MIN_CHUNK_BYTES))
+            });
+            text_reader_with_chunk(function, f, name, options, chunk)
+        }
     }
+}
+
+/// The smallest read of a small file.
+const MIN_CHUNK_BYTES: usize = 4096;
+
+/// Whether a file is small enough to decode without a thread of its own:
+/// it fits one read, so there is nothing for a decoder thread to overlap
+/// (starting and joining one per file costs more than it saves).
+pub fn is_small_file(file: &str, options: &Options) -> bool {
+    options.input_format != InputFormat::Parquet
+        && std::fs::metadata(file).is_ok_and(|m| m.len() <= options.read_chunk_bytes as u64)
 }
 
 /// The decoder of a text format over `input`: decompression (by the name's
@@ -34,13 +53,24 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
 /// byte-order mark is dropped), then the format's reader. Files come here
 /// through [`open_reader`]; the decoder tests (formats/harness.rs) give
 /// bytes in memory.
+#[cfg(test)]
 pub fn text_reader<R: Read + Send + 'static>(
     function: &str,
     input: R,
     name: &str,
     options: &Options,
 ) -> Result<Box<dyn RecordReader + Send>> {
-    let chunk = options.read_chunk_bytes;
+    text_reader_with_chunk(function, input, name, options, options.read_chunk_bytes)
+}
+
+/// [`text_reader`] reading `chunk` bytes at a time.
+fn text_reader_with_chunk<R: Read + Send + 'static>(
+    function: &str,
+    input: R,
+    name: &str,
+    options: &Options,
+    chunk: usize,
+) -> Result<Box<dyn RecordReader + Send>> {
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
     // Under skip_row / emit_null_row a damaged compressed stream keeps the
     // rows before the damage, and the rest of the file is one bad record.

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
 use super::prefetch::Prefetch;
+use super::readers::is_small_file;
 use super::{open_reader, BadAction, BadRecords, ScanPlan, Stats};
 use crate::error::Result;
 use crate::formats::Batch;
@@ -193,7 +194,11 @@ impl Scanner {
                 let reader = open_reader(function, &plan.files[index], &plan.display_files[index], &plan.options)?;
                 self.reader = Some((
                     index,
-                    Prefetch::new(reader, plan.options.batch_memory_limit_bytes, plan.options.background_decode),
+                    Prefetch::new(
+                        reader,
+                        plan.options.batch_memory_limit_bytes,
+                        plan.options.background_decode && !is_small_file(&plan.files[index], &plan.options),
+                    ),
                 ));
                 self.stats.files += 1;
             }
