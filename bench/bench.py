@@ -68,6 +68,9 @@ and optionally
                file, baseline on the one file, reversed every other round),
                and the report gives each side's per-file overhead:
                (median on the files - median on the one file) / files
+    size_scale the case's input is size_scale x --size-mb (jsonl_messy: 1/3,
+               so 100 MB at the default 300); the scaled size is in the
+               file name and in results.json as the case's "input_mb"
     requires   module names the case needs beyond duckdb (e.g. ["pandas",
                "lxml"]); they are imported before the case starts, and when
                one cannot be imported the case is skipped with the reason
@@ -97,6 +100,7 @@ sys.path.insert(0, HERE)
 
 import gen_formats  # noqa: E402
 import gen_jsonl  # noqa: E402
+import gen_jsonl_messy  # noqa: E402
 import gen_strings  # noqa: E402
 import py_baselines  # noqa: E402
 
@@ -105,6 +109,11 @@ DEFAULT_EXTENSION = os.path.join(ROOT, "build", "release", "schema_sanitizer.duc
 
 def _gen_jsonl(path: str, seed: int, size_mb: float) -> None:
     rows, nbytes = gen_jsonl.generate_file(path, seed, size_mb=size_mb)
+    print(f"  generated {path}: {rows} rows, {nbytes / 1e6:.1f} MB", flush=True)
+
+
+def _gen_jsonl_messy(path: str, seed: int, size_mb: float) -> None:
+    rows, nbytes = gen_jsonl_messy.generate_file(path, seed, size_mb)
     print(f"  generated {path}: {rows} rows, {nbytes / 1e6:.1f} MB", flush=True)
 
 
@@ -302,6 +311,19 @@ CASES: list[dict] = [
     },
 ]
 
+CASES.append(
+    {
+        "name": "jsonl_messy",
+        "what": "messy JSON Lines events with schema drift (bench/gen_jsonl_messy.py: amount sometimes a"
+        " string, quantity sometimes a float, device sometimes a string, extra and missing keys, tags"
+        " sometimes a scalar) -> Parquet",
+        "input": {"prefix": "events-messy", "ext": "jsonl", "generate": _gen_jsonl_messy, "size_scale": 1 / 3},
+        "ours": "COPY (FROM sanitize_jsonl({input})) TO {out}",
+        "baseline": "COPY (FROM read_json({input}, format := 'newline_delimited', sample_size=-1)) TO {out}",
+        "labels": {"ours": "sanitize_jsonl", "baseline": "read_json(format='newline_delimited', sample_size=-1)"},
+    }
+)
+
 SIDES = ("ours", "baseline")
 
 
@@ -354,9 +376,15 @@ def size_tag(size_mb: float) -> str:
     return f"{size_mb:g}".replace(".", "p")
 
 
+def case_size_mb(case: dict, size_mb: float) -> float:
+    """--size-mb scaled by the case's input "size_scale" (default 1), rounded to 0.1 MB."""
+    return round(size_mb * case["input"].get("size_scale", 1), 1)
+
+
 def input_path(case: dict, data_dir: str, size_mb: float, seed: int) -> str:
     """The case's input file, or its input directory when the input has a "glob"."""
     inp = case["input"]
+    size_mb = case_size_mb(case, size_mb)
     if "path" in inp:
         return inp["path"](data_dir, seed, size_mb)
     return os.path.join(data_dir, f"{inp['prefix']}-{size_tag(size_mb)}mb-seed{seed}.{inp['ext']}")
@@ -641,7 +669,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if not os.path.exists(path):
             t0 = time.perf_counter()
-            case["input"]["generate"](path, a.seed, a.size_mb)
+            case["input"]["generate"](path, a.seed, case_size_mb(case, a.size_mb))
             print(f"  generation took {time.perf_counter() - t0:.1f} s", flush=True)
         files = input_files(case, path)
         nbytes = sum(os.path.getsize(f) for f in files)
@@ -657,6 +685,7 @@ def main(argv: list[str] | None = None) -> int:
             "labels": case.get("labels", {}),
             "input": arg,
             "input_files": len(files),
+            "input_mb": case_size_mb(case, a.size_mb),
             "input_bytes": nbytes,
             "sql": sql,
             "order": [],
@@ -831,6 +860,8 @@ def report_markdown(results: dict) -> str:
                 f"{side.get('cpu_s_median', float('nan')):.1f} | "
                 f"{fmt_mib(side.get('peak_rss_kib'))} | {side['rows']} |"
             )
+        if c.get("input_mb") is not None and c["input_mb"] != results["size_mb"]:
+            ratios.append(f"- {c['name']}: input {c['input_mb']:g} MB ({c['input_bytes']:,} bytes), not {results['size_mb']:g} MB")
         if "ratio_median" in c:
             ratios.append(
                 f"- {c['name']}: ours/baseline throughput = {c['ratio_median']:.2f}x (medians), "
