@@ -270,35 +270,14 @@ impl BindInfo {
         }
         // SAFETY: a live client context (destroyed at the end of this function).
         out.connection_id = Some(unsafe { ffi::duckdb_client_context_get_connection_id(ctx) });
-        if let Ok(name) = CString::new("threads") {
-            let mut scope: ffi::duckdb_config_option_scope = 0;
-            // SAFETY: a live context and a NUL-terminated name; the value
-            // returned (if any) is ours to destroy.
-            let mut value = unsafe { ffi::duckdb_client_context_get_config_option(ctx, name.as_ptr(), &mut scope) };
-            if !value.is_null() {
-                // SAFETY: a live value, destroyed right after reading.
-                unsafe {
-                    if !ffi::duckdb_is_null_value(value) {
-                        out.threads = u64::try_from(ffi::duckdb_get_int64(value)).ok();
-                    }
-                    ffi::duckdb_destroy_value(&mut value);
-                }
-            }
+        // SAFETY: a live client context (destroyed below).
+        let (threads, access) =
+            unsafe { (config_option(ctx, "threads"), config_option(ctx, "enable_external_access")) };
+        if let ParamValue::Int(n) = threads {
+            out.threads = u64::try_from(n).ok();
         }
-        if let Ok(name) = CString::new("enable_external_access") {
-            let mut scope: ffi::duckdb_config_option_scope = 0;
-            // SAFETY: a live context and a NUL-terminated name; the value
-            // returned (if any) is ours to destroy.
-            let mut value = unsafe { ffi::duckdb_client_context_get_config_option(ctx, name.as_ptr(), &mut scope) };
-            if !value.is_null() {
-                // SAFETY: a live value, destroyed right after reading.
-                unsafe {
-                    if !ffi::duckdb_is_null_value(value) {
-                        out.external_access = ffi::duckdb_get_bool(value);
-                    }
-                    ffi::duckdb_destroy_value(&mut value);
-                }
-            }
+        if let ParamValue::Bool(b) = access {
+            out.external_access = b;
         }
         // SAFETY: the context we own, destroyed once.
         unsafe { ffi::duckdb_destroy_client_context(&mut ctx) };
@@ -482,6 +461,19 @@ impl Vector<'_> {
         }
         out
     }
+}
+
+/// A setting of the client context, read as any other value
+/// ([`take_value`]); NULL when it cannot be read.
+///
+/// # Safety
+/// `ctx` is a live client context.
+unsafe fn config_option(ctx: ffi::duckdb_client_context, name: &str) -> ParamValue {
+    let Ok(name) = CString::new(name) else { return ParamValue::Null };
+    let mut scope: ffi::duckdb_config_option_scope = 0;
+    // SAFETY: a live context and a NUL-terminated name; the value returned
+    // (or null) is ours, and take_value destroys it.
+    unsafe { take_value(ffi::duckdb_client_context_get_config_option(ctx, name.as_ptr(), &mut scope), ParamType::Any) }
 }
 
 /// Converts and destroys a `duckdb_value` of the declared type.
