@@ -89,7 +89,7 @@ impl PatternKind {
 /// One compiled pattern: the regex and the capture group of each field of
 /// [`FIELDS`] (0: the pattern has none).
 #[derive(Clone, Debug)]
-struct Pattern {
+pub struct Pattern {
     re: Regex,
     groups: [usize; 8],
 }
@@ -126,29 +126,41 @@ impl Pattern {
     }
 }
 
-#[derive(Clone, Debug, Default)]
-pub struct CustomPatterns {
-    timestamp: Vec<Pattern>,
-    date: Vec<Pattern>,
-    time: Vec<Pattern>,
+/// One list per kind of value (timestamps, dates, times), in the order
+/// the user gave them: the shape of the custom patterns and of the
+/// strftime formats (scalar/strftime.rs) alike.
+#[derive(Clone, Debug)]
+pub struct PerKind<T> {
+    timestamp: Vec<T>,
+    date: Vec<T>,
+    time: Vec<T>,
 }
 
-impl CustomPatterns {
+impl<T> Default for PerKind<T> {
+    fn default() -> Self {
+        Self::none()
+    }
+}
+
+impl<T> PerKind<T> {
     pub const fn none() -> Self {
-        CustomPatterns { timestamp: Vec::new(), date: Vec::new(), time: Vec::new() }
+        PerKind { timestamp: Vec::new(), date: Vec::new(), time: Vec::new() }
     }
 
-    /// Compiles the patterns; an invalid regex, one with too few capture
-    /// groups, or one whose group names are unknown or incomplete, is an
-    /// error naming the parameter and the pattern.
-    pub fn compile(timestamp: &[String], date: &[String], time: &[String]) -> Result<Self, String> {
-        let build = |kind: PatternKind, patterns: &[String]| -> Result<Vec<Pattern>, String> {
-            patterns.iter().map(|p| Pattern::compile(kind, p)).collect()
+    /// Each kind's texts compiled by `one`; the first error is returned.
+    pub fn build(
+        timestamp: &[String],
+        date: &[String],
+        time: &[String],
+        one: impl Fn(PatternKind, &str) -> Result<T, String>,
+    ) -> Result<Self, String> {
+        let list = |kind: PatternKind, texts: &[String]| -> Result<Vec<T>, String> {
+            texts.iter().map(|t| one(kind, t)).collect()
         };
-        Ok(CustomPatterns {
-            timestamp: build(PatternKind::Timestamp, timestamp)?,
-            date: build(PatternKind::Date, date)?,
-            time: build(PatternKind::Time, time)?,
+        Ok(PerKind {
+            timestamp: list(PatternKind::Timestamp, timestamp)?,
+            date: list(PatternKind::Date, date)?,
+            time: list(PatternKind::Time, time)?,
         })
     }
 
@@ -156,15 +168,31 @@ impl CustomPatterns {
         self.timestamp.is_empty() && self.date.is_empty() && self.time.is_empty()
     }
 
-    /// The first pattern of `kind` that matches, in the order given. The
-    /// caller skips values without a digit (no temporal value has none).
-    pub fn parse(&self, s: &str, kind: PatternKind) -> Option<Parsed> {
-        let list = match kind {
+    /// The list of `kind`.
+    pub fn of(&self, kind: PatternKind) -> &[T] {
+        match kind {
             PatternKind::Timestamp => &self.timestamp,
             PatternKind::Date => &self.date,
             PatternKind::Time => &self.time,
-        };
-        list.iter().find_map(|p| {
+        }
+    }
+}
+
+/// The compiled `custom_*_patterns`.
+pub type CustomPatterns = PerKind<Pattern>;
+
+impl CustomPatterns {
+    /// Compiles the patterns; an invalid regex, one with too few capture
+    /// groups, or one whose group names are unknown or incomplete, is an
+    /// error naming the parameter and the pattern.
+    pub fn compile(timestamp: &[String], date: &[String], time: &[String]) -> Result<Self, String> {
+        PerKind::build(timestamp, date, time, Pattern::compile)
+    }
+
+    /// The first pattern of `kind` that matches, in the order given. The
+    /// caller skips values without a digit (no temporal value has none).
+    pub fn parse(&self, s: &str, kind: PatternKind) -> Option<Parsed> {
+        self.of(kind).iter().find_map(|p| {
             let c = p.re.captures(s)?;
             // A field's text: `None` when the pattern has no such group or
             // the group took no part in the match.

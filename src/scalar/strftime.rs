@@ -9,7 +9,7 @@
 //! value. A format with `%z` or `%Z` gives the instant in UTC, as an ISO
 //! timestamp with an offset does; without them the time is taken as UTC.
 
-use super::patterns::PatternKind;
+use super::patterns::{PatternKind, PerKind};
 use super::temporal::{days_from_civil, seconds_of_day, Instant};
 use super::Parsed;
 
@@ -507,49 +507,20 @@ impl Compiler {
 }
 
 /// The compiled `timestamp_formats`, `date_formats` and `time_formats`.
-#[derive(Clone, Debug, Default)]
-pub struct DateFormats {
-    timestamp: Vec<Format>,
-    date: Vec<Format>,
-    time: Vec<Format>,
-}
+pub type DateFormats = PerKind<Format>;
 
 impl DateFormats {
-    pub const fn none() -> Self {
-        DateFormats { timestamp: Vec::new(), date: Vec::new(), time: Vec::new() }
-    }
-
     /// Compiles the formats; an invalid one is an error naming the
     /// parameter, the pattern and what is wrong with it.
     pub fn compile(timestamp: &[String], date: &[String], time: &[String]) -> Result<Self, String> {
-        let build = |kind: PatternKind, patterns: &[String]| -> Result<Vec<Format>, String> {
-            patterns
-                .iter()
-                .map(|p| {
-                    Format::compile(kind, p)
-                        .map_err(|e| format!("the \"{}\" pattern '{p}' {e}", kind.format_parameter()))
-                })
-                .collect()
-        };
-        Ok(DateFormats {
-            timestamp: build(PatternKind::Timestamp, timestamp)?,
-            date: build(PatternKind::Date, date)?,
-            time: build(PatternKind::Time, time)?,
+        PerKind::build(timestamp, date, time, |kind, p| {
+            Format::compile(kind, p).map_err(|e| format!("the \"{}\" pattern '{p}' {e}", kind.format_parameter()))
         })
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.timestamp.is_empty() && self.date.is_empty() && self.time.is_empty()
     }
 
     /// The first format of `kind` that matches, in the order given.
     pub fn parse(&self, s: &str, kind: PatternKind) -> Option<Parsed> {
-        let list = match kind {
-            PatternKind::Timestamp => &self.timestamp,
-            PatternKind::Date => &self.date,
-            PatternKind::Time => &self.time,
-        };
-        list.iter().find_map(|f| f.parse(s))
+        self.of(kind).iter().find_map(|f| f.parse(s))
     }
 }
 
