@@ -256,6 +256,10 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
         &mut o.read_chunk_bytes,
         integer(n, v, 1, 1 << 30)? as usize
     )),
+    option!("scan_range_bytes", Bigint, Null, |o, n, v| set(
+        &mut o.scan_range_bytes,
+        Some(integer(n, v, 1, i64::MAX)? as u64)
+    )),
     option!("registry", Any, Null, |o, n, v| set(&mut o.registry, Some(registry_text(n, v)?))),
     option!("compression", Varchar, S("auto"), |o, n, v| set(&mut o.compression, choice(n, v)?)),
     option!("validate_extension", Boolean, B(true), |o, n, v| set(&mut o.validate_extension, boolean(n, v)?)),
@@ -469,6 +473,9 @@ pub struct Options {
     pub on_error: OnError,
     pub batch_memory_limit_bytes: Option<u64>,
     pub read_chunk_bytes: usize,
+    /// Size of the byte ranges a JSON Lines file is cut into for parallel
+    /// decoding (pipeline/ranges.rs); `None`: sized to the file and threads.
+    pub scan_range_bytes: Option<u64>,
     /// The registry JSON given with `registry :=`, if any.
     pub registry: Option<String>,
     /// String-to-scalar parsing, compiled.
@@ -490,9 +497,10 @@ pub struct Options {
     /// The options a registry's contract supplied (`with_contract`): like
     /// given ones, the sniffer leaves them alone.
     pub adopted: Vec<&'static str>,
-    /// Decode in a background thread (pipeline/prefetch.rs); no parameter:
-    /// the SQL layer clears it when DuckDB's `threads` setting is 1.
-    pub background_decode: bool,
+    /// Threads a probe or scan may run at once, the caller's included
+    /// (pipeline/ordered.rs); no parameter: the SQL layer sets it from
+    /// DuckDB's `threads` setting.
+    pub threads: usize,
     pub input_text_encoding: TextEncoding,
     /// Stream each direct child element with this tag as a row; `None`: the
     /// whole document is one row.
@@ -595,7 +603,7 @@ impl Options {
         // Contract values are not the user's choices.
         o.given.retain(|(n, _)| self.is_given(n));
         o.adopted = adopted_names;
-        o.background_decode = self.background_decode;
+        o.threads = self.threads;
         Ok(o)
     }
 
@@ -616,6 +624,7 @@ impl Options {
             on_error: OnError::EmitNullRow,
             batch_memory_limit_bytes: None,
             read_chunk_bytes: 0,
+            scan_range_bytes: None,
             registry: None,
             parsers: ScalarParsers::default(),
             csv_has_header: None,
@@ -628,7 +637,7 @@ impl Options {
             csv_null_padding: false,
             csv_auto_detect: false,
             adopted: Vec::new(),
-            background_decode: true,
+            threads: 2,
             input_text_encoding: TextEncoding::Utf8,
             xml_row_tag: None,
             given: Vec::new(),

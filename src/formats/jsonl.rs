@@ -17,6 +17,29 @@ pub struct JsonLinesReader<R: Read> {
     /// The values of the current line read so far, when a batch filled up
     /// in the middle of a line holding several.
     progress: LineProgress,
+    /// A byte range of the file (pipeline/ranges.rs), else `None`.
+    range: Option<LineRange>,
+    /// The range's start has been dealt with ([`Self::enter_range`]).
+    entered: bool,
+}
+
+/// What a reader of one byte range of a file needs: where it started, the
+/// lines it owns (those starting before `end`), the partial line before
+/// its first own line to pass over, and the byte-order mark that offsets
+/// are counted after.
+#[derive(Clone, Copy, Debug)]
+pub struct LineRange {
+    /// Raw file offset the reader's input starts at (after
+    /// [`JsonLinesReader::enter_range`]: where its first own line starts).
+    pub start: u64,
+    /// Raw file offset at which lines stop being this range's.
+    pub end: Option<u64>,
+    /// The input starts inside (or just after the end of) a line that an
+    /// earlier range owns: everything up to the first `\n` is skipped.
+    pub skip_partial: bool,
+    /// Length of the file's byte-order mark (0 or 3): reported offsets
+    /// do not count it, and the first line drops it.
+    pub bom: u64,
 }
 
 impl<R: Read> JsonLinesReader<R> {
@@ -26,7 +49,62 @@ impl<R: Read> JsonLinesReader<R> {
             line: 1,
             offset: 0,
             progress: LineProgress::default(),
+            range: None,
+            entered: false,
         }
+    }
+
+    /// A reader of the lines of `range`, over input that starts at
+    /// `range.start` of the raw file. Line numbers count from 1 at the
+    /// first line it owns (the caller adds the lines of earlier ranges);
+    /// byte offsets are the file's.
+    pub fn for_range(reader: R, file: &str, chunk_bytes: usize, range: LineRange) -> Self {
+        let mut r = Self::new(reader, file, chunk_bytes);
+        r.offset = range.start;
+        r.range = Some(range);
+        r
+    }
+
+    /// Passes over the partial line an earlier range owns. False when the
+    /// input ended first.
+    fn enter_range(&mut self) -> Result<bool> {
+        let Some(range) = self.range.filter(|_| !self.entered) else { return Ok(true) };
+        if range.skip_partial {
+            loop {
+                if let Some(pos) = memchr::memchr(b'\n', self.input.pending()) {
+                    self.input.start += pos + 1;
+                    self.offset += pos as u64 + 1;
+                    break;
+                }
+                self.offset += self.input.pending().len() as u64;
+                self.input.start = self.input.buf.len();
+                if !self.fill()? {
+                    // The file ends inside the partial line: this range owns nothing.
+                    self.range = Some(LineRange { skip_partial: false, start: self.offset, ..range });
+                    self.entered = true;
+                    return Ok(false);
+                }
+            }
+        }
+        self.range = Some(LineRange { skip_partial: false, start: self.offset, ..range });
+        self.entered = true;
+        Ok(true)
+    }
+
+    /// Whether the next line starts at or past this range's end.
+    fn past_end(&self) -> bool {
+        self.range.is_some_and(|r| r.end.is_some_and(|end| self.offset >= end))
+    }
+
+    /// The offset messages give: counted after the byte-order mark.
+    fn reported_offset(&self) -> u64 {
+        self.offset - self.range.map_or(0, |r| r.bom).min(self.offset)
+    }
+
+    /// Lines consumed (read or passed as blank), not counting the partial
+    /// line before a range's first own line.
+    pub fn lines(&self) -> u64 {
+        self.line - 1
     }
 
     /// Reads one more chunk; false at end of input. (A byte-order mark is
@@ -39,7 +117,17 @@ impl<R: Read> JsonLinesReader<R> {
 
 impl<R: Read> super::RecordReader for JsonLinesReader<R> {
     fn bytes_read(&self) -> u64 {
-        self.input.bytes_read
+        match self.range {
+            // The bytes of the lines this range owns: ranges overlap in what
+            // they read, not in what they own.
+            // (The byte-order mark is not text, as for a whole file.)
+            Some(r) => self.offset.saturating_sub(r.start.max(r.bom)),
+            None => self.input.bytes_read,
+        }
+    }
+
+    fn lines_read(&self) -> u64 {
+        self.lines()
     }
 
     /// Appends up to `max_records` records to `batch`; returns how many.
@@ -49,7 +137,10 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
         // Bytes of the pending line already searched for '\n': a line longer
         // than a chunk is searched once, not once per chunk.
         let mut searched = 0;
-        while added < max_records {
+        if !self.enter_range()? {
+            return Ok(0);
+        }
+        while added < max_records && !self.past_end() {
             let rest = self.input.pending();
             let (line_len, consumed) = match memchr::memchr(b'\n', &rest[searched..]) {
                 Some(pos) => (searched + pos, searched + pos + 1),
@@ -66,9 +157,16 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
                 }
             };
             let line_no = self.line;
-            let offset = self.offset;
+            let offset = self.reported_offset();
             let raw = &self.input.buf[self.input.start..self.input.start + line_len];
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            // A range reader at the file's start drops the byte-order mark
+            // (the text decoder's job when the file is read whole); the
+            // first line, mark included, starts at byte 0 and is range 0's.
+            let raw = match self.range {
+                Some(r) if r.bom > 0 && self.offset == 0 => raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw),
+                _ => raw,
+            };
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
             if !is_blank {
                 // Usually one record; a line with several objects gives one

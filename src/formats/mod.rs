@@ -37,6 +37,12 @@ pub trait RecordReader {
     /// Bytes consumed from the source so far.
     fn bytes_read(&self) -> u64;
 
+    /// Lines consumed so far, where the line numbers of a later byte range
+    /// of the same file depend on it (JSON Lines ranges); else 0.
+    fn lines_read(&self) -> u64 {
+        0
+    }
+
     /// What a typed source (Parquet) declares before any row is read;
     /// `None` for text formats. Call it before the first `next_batch`.
     fn declaration(&mut self) -> Option<Declaration> {

@@ -6,12 +6,13 @@ mod budget;
 mod clock;
 #[cfg(test)]
 mod lossless_tests;
+mod ordered;
 #[cfg(test)]
 mod parquet_tests;
 mod plan_cache;
-mod prefetch;
 #[cfg(test)]
 mod proptests;
+mod ranges;
 mod readers;
 pub mod scan_log;
 mod scanner;
@@ -70,6 +71,8 @@ pub struct ScanPlan {
     /// Hive partition columns (after the data columns, before the ETL
     /// columns) and each file's values; empty when partitioning is off.
     pub partitions: Partitions,
+    /// The input cut into units of parallel work, in input order.
+    pub ranges: Vec<ranges::Range>,
 }
 
 impl ScanPlan {
@@ -170,9 +173,11 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
             registry.field_name_policy.name()
         )));
     }
+    let ranges = plan_input_ranges(&files, &names, &options);
     let mut stats = Stats::default();
     if options.schema_mode == SchemaMode::Additive {
-        probe_files(function, &files, &names, &options, declared_probe, &mut registry.root, &mut stats)?;
+        let input = Input { function, files: &files, names: &names, ranges: &ranges };
+        probe(&input, &options, declared_probe, &mut registry.root, &mut stats)?;
     } else {
         stats.files = files.len() as u64;
     }
@@ -214,7 +219,151 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
         partitions,
         probe_stats: stats,
         started_at_micros,
+        ranges,
     })
+}
+
+/// The ranges of this scan's files (pipeline/ranges.rs).
+fn plan_input_ranges(files: &[String], names: &[String], options: &Options) -> Vec<ranges::Range> {
+    let sizes: Vec<(Option<u64>, bool)> = files
+        .iter()
+        .zip(names)
+        .map(|(file, name)| (std::fs::metadata(file).ok().map(|m| m.len()), ranges::splittable(options, name)))
+        .collect();
+    ranges::plan_ranges(&sizes, options.scan_range_bytes, options.threads)
+}
+
+/// The input of a probe or scan: its files, their names in messages and
+/// their ranges.
+pub(crate) struct Input<'a> {
+    pub function: &'a str,
+    pub files: &'a [String],
+    pub names: &'a [String],
+    pub ranges: &'a [ranges::Range],
+}
+
+/// The ordered reader of the input's ranges (pipeline/ordered.rs); the
+/// files marked in `no_rows` give no records (their declaration said it all).
+pub(crate) fn range_reader(input: &Input<'_>, options: &Options, no_rows: Vec<bool>) -> ordered::OrderedReader {
+    let (function, files, names, ranges, opts) = (
+        input.function.to_string(),
+        input.files.to_vec(),
+        input.names.to_vec(),
+        input.ranges.to_vec(),
+        options.clone(),
+    );
+    let opener: Box<ordered::Opener> = Box::new(move |i| {
+        let r = &ranges[i];
+        if no_rows.get(r.file).copied().unwrap_or(false) {
+            return Ok(Box::new(ordered::NoRecords));
+        }
+        readers::open_range_reader(&function, &files[r.file], &names[r.file], &opts, r)
+    });
+    ordered::OrderedReader::new(input.ranges.len(), options.threads, options.batch_memory_limit_bytes, opener)
+}
+
+/// Where the records of the ranges of one file are in that file: the lines
+/// of its earlier ranges, which the line numbers of a range's records do
+/// not count (a range reader numbers from its own first line).
+#[derive(Default)]
+pub(crate) struct LineCursor {
+    lines_before: u64,
+}
+
+impl LineCursor {
+    /// Makes the line numbers of a batch of `range` the file's.
+    pub fn fix(&self, batch: &mut Batch) {
+        if self.lines_before > 0 {
+            batch.meta.iter_mut().for_each(|m| m.line += self.lines_before);
+        }
+    }
+
+    /// Range `range` of `ranges` ended after `lines` lines.
+    pub fn range_ended(&mut self, ranges: &[ranges::Range], range: usize, lines: u64) {
+        let next_same_file = ranges.get(range + 1).is_some_and(|n| n.file == ranges[range].file);
+        self.lines_before = if next_same_file { self.lines_before + lines } else { 0 };
+    }
+}
+
+/// The registry probe: every record's shape, absorbed in input order
+/// while up to `threads` threads decode the ranges, so the schema is the
+/// one a sequential read infers. A typed source's declared schema (Parquet)
+/// is absorbed before its file's rows; with `declared_only` (see
+/// [`plan_scan`]) a file whose declaration decides every value contributes
+/// that and its footer row count, and no row of it is decoded.
+fn probe(
+    input: &Input<'_>,
+    options: &Options,
+    declared_only: bool,
+    root: &mut StructNode,
+    stats: &mut Stats,
+) -> Result<()> {
+    use ordered::Step;
+    let function = input.function;
+    let mut infer_stats = InferStats::default();
+    let rules = options.rules();
+    // Declarations are read first (footers only); absorbed in file order.
+    let mut declarations = Vec::with_capacity(input.files.len());
+    if options.input_format == InputFormat::Parquet {
+        for (path, file) in input.files.iter().zip(input.names) {
+            declarations.push(open_reader(function, path, file, options)?.declaration());
+        }
+    }
+    let no_rows: Vec<bool> =
+        declarations.iter().map(|d| declared_only && d.as_ref().is_some_and(|d| d.exact)).collect();
+    let mut absorbed = 0;
+    let mut absorb_declarations = |upto: usize, root: &mut StructNode, stats: &mut Stats, infer: &mut InferStats| {
+        while absorbed <= upto && absorbed < declarations.len() {
+            if let Some(declared) = &declarations[absorbed] {
+                // The sample is no row: its values are not counted (flattened,
+                // duplicates), but its depth is the declared depth.
+                let mut sample_stats = InferStats::default();
+                absorb_record(root, declared.sample.tape.record(0), &rules, &mut sample_stats);
+                if no_rows[absorbed] {
+                    infer.max_depth_seen = infer.max_depth_seen.max(sample_stats.max_depth_seen);
+                    stats.rows_read += declared.rows;
+                    stats.rows_emitted += declared.rows;
+                }
+            }
+            absorbed += 1;
+        }
+    };
+    let mut batch = Batch::default();
+    let mut bad = BadRecords::default();
+    let mut reader = range_reader(input, options, no_rows.clone());
+    let mut lines = LineCursor::default();
+    while let Some(step) = reader.next(&mut batch).map_err(|e| e.in_function(function))? {
+        let (range, n) = match step {
+            Step::Records { range, n } => (range, n),
+            Step::RangeEnd { range, bytes_read, lines: consumed } => {
+                absorb_declarations(input.ranges[range].file, root, stats, &mut infer_stats);
+                stats.bytes_read += bytes_read;
+                stats.files += u64::from(input.ranges[range].end.is_none());
+                lines.range_ended(input.ranges, range, consumed);
+                continue;
+            }
+        };
+        let file_index = input.ranges[range].file;
+        absorb_declarations(file_index, root, stats, &mut infer_stats);
+        lines.fix(&mut batch);
+        let file = &input.names[file_index];
+        stats.batches += 1;
+        for i in 0..n {
+            stats.rows_read += 1;
+            let meta = &batch.meta[i];
+            if let Some(err) = &meta.error {
+                bad.handle(function, file, meta, err, options.on_error, stats)?;
+                continue;
+            }
+            absorb_record(root, batch.tape.record(i), &rules, &mut infer_stats);
+            stats.rows_emitted += 1;
+        }
+    }
+    bad.check_not_all_bad(function, stats.rows_read, options)?;
+    stats.max_depth_seen = infer_stats.max_depth_seen as u64;
+    stats.values_flattened = infer_stats.values_flattened;
+    stats.duplicate_keys = infer_stats.duplicate_keys;
+    Ok(())
 }
 
 /// Bytes of the first file the CSV sniffer reads at most.
@@ -312,69 +461,5 @@ fn check_directory_consistency(function: &str, files: &[String], names: &[String
             Some(_) => {}
         }
     }
-    Ok(())
-}
-
-/// The registry probe: a full scan that infers every record's shape. With
-/// `declared_only` (see [`plan_scan`]) each file contributes its declared
-/// schema and footer row count, and no row is decoded.
-fn probe_files(
-    function: &str,
-    files: &[String],
-    names: &[String],
-    options: &Options,
-    declared_only: bool,
-    root: &mut StructNode,
-    stats: &mut Stats,
-) -> Result<()> {
-    let mut infer_stats = InferStats::default();
-    let mut batch = Batch::default();
-    let rules = options.rules();
-    let mut bad = BadRecords::default();
-    for (path, file) in files.iter().zip(names) {
-        let mut reader = prefetch::Prefetch::new(
-            open_reader(function, path, file, options)?,
-            options.batch_memory_limit_bytes,
-            options.background_decode && !readers::is_small_file(path, options),
-        );
-        batch.clear();
-        stats.files += 1;
-        if let Some(declared) = reader.declaration() {
-            // The sample is no row: its values are not counted (flattened,
-            // duplicates), but its depth is the declared depth.
-            let mut sample_stats = InferStats::default();
-            absorb_record(root, declared.sample.tape.record(0), &rules, &mut sample_stats);
-            // The footer plan covers a file only when its declared schema
-            // decides every value's column; otherwise its rows are probed.
-            if declared_only && declared.exact {
-                infer_stats.max_depth_seen = infer_stats.max_depth_seen.max(sample_stats.max_depth_seen);
-                stats.rows_read += declared.rows;
-                stats.rows_emitted += declared.rows;
-                continue;
-            }
-        }
-        loop {
-            let n = reader.next_batch(&mut batch).map_err(|e| e.in_function(function))?;
-            if n == 0 {
-                break;
-            }
-            stats.batches += 1;
-            for i in 0..n {
-                stats.rows_read += 1;
-                let meta = &batch.meta[i];
-                if let Some(err) = &meta.error {
-                    bad.handle(function, file, meta, err, options.on_error, stats)?;
-                    continue;
-                }
-                absorb_record(root, batch.tape.record(i), &rules, &mut infer_stats);
-                stats.rows_emitted += 1;
-            }
-        }
-        stats.bytes_read += reader.bytes_read();
-    }
-    bad.check_not_all_bad(function, stats.rows_read, options)?;
-    stats.max_depth_seen = infer_stats.max_depth_seen as u64;
-    stats.values_flattened = infer_stats.values_flattened;
-    stats.duplicate_keys = infer_stats.duplicate_keys;
     Ok(())
 }

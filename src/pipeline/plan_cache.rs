@@ -144,6 +144,7 @@ fn refreshed(plan: &ScanPlan) -> ScanPlan {
         _spools: Vec::new(),
         declared_probe: plan.declared_probe,
         partitions: plan.partitions.clone(),
+        ranges: plan.ranges.clone(),
     }
 }
 

@@ -7,7 +7,7 @@ use std::io::{Cursor, Read};
 use crate::error::{Result, SanitizeError};
 use crate::formats::csv::CsvReader;
 use crate::formats::json_document::{JsonArrayReader, JsonDocumentReader};
-use crate::formats::jsonl::JsonLinesReader;
+use crate::formats::jsonl::{JsonLinesReader, LineRange};
 use crate::formats::parquet::ParquetReader;
 use crate::formats::xml::{XmlOptions, XmlReader};
 use crate::formats::RecordReader;
@@ -35,6 +35,34 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
             text_reader_with_chunk(function, f, name, options, chunk)
         }
     }
+}
+
+/// Opens the decoder of one range of the plan's input (pipeline/ranges.rs):
+/// the whole file, or the lines of a byte range of a JSON Lines file.
+pub fn open_range_reader(
+    function: &str,
+    file: &str,
+    name: &str,
+    options: &Options,
+    range: &super::ranges::Range,
+) -> Result<Box<dyn RecordReader + Send>> {
+    use std::io::{Seek, SeekFrom};
+    if !range.is_split() {
+        return open_reader(function, file, name, options);
+    }
+    let mut f = open(function, file, name)?;
+    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    let mut head = [0u8; 3];
+    let bom = match f.read_exact(&mut head) {
+        Ok(()) if head == [0xEF, 0xBB, 0xBF] => 3,
+        _ => 0,
+    };
+    // From the byte before the range: if it ends a line, the line starting
+    // at the range's first byte is this range's.
+    let seek = range.start.saturating_sub(1);
+    f.seek(SeekFrom::Start(seek)).map_err(io)?;
+    let line_range = LineRange { start: seek, end: range.end, skip_partial: range.start > 0, bom };
+    Ok(Box::new(JsonLinesReader::for_range(f, name, options.read_chunk_bytes, line_range)))
 }
 
 /// The smallest read of a small file.

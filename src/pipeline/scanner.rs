@@ -1,8 +1,7 @@
 use std::sync::Arc;
 
-use super::prefetch::Prefetch;
-use super::readers::is_small_file;
-use super::{open_reader, BadAction, BadRecords, ScanPlan, Stats};
+use super::ordered::{OrderedReader, Step};
+use super::{range_reader, BadAction, BadRecords, Input, LineCursor, ScanPlan, Stats};
 use crate::error::Result;
 use crate::formats::Batch;
 use crate::infer::{ScalarKind, TimeUnit, TypeNode};
@@ -50,8 +49,12 @@ impl Chunk {
 pub struct Scanner {
     plan: Arc<ScanPlan>,
     router: Router,
-    next_file: usize,
-    reader: Option<(usize, Prefetch)>,
+    /// The plan's ranges, decoded in parallel and read in order; opened at
+    /// the first chunk.
+    reader: Option<OrderedReader>,
+    /// The file of the records in `batch`.
+    file_index: Option<usize>,
+    lines: LineCursor,
     batch: Batch,
     /// Next record of `batch` to materialize.
     cursor: usize,
@@ -67,8 +70,9 @@ impl Scanner {
         Scanner {
             router: Router::new(trusted),
             plan: Arc::clone(&plan),
-            next_file: 0,
             reader: None,
+            file_index: None,
+            lines: LineCursor::default(),
             batch: Batch::default(),
             cursor: 0,
             stats: Stats::default(),
@@ -135,10 +139,9 @@ impl Scanner {
                 self.bad.check_not_all_bad(function, self.stats.rows_read, &plan.options)?;
                 return Ok(chunk.rows);
             }
-            let Some((file_index, _)) = &self.reader else {
+            let Some(file_index) = self.file_index else {
                 continue;
             };
-            let file_index = *file_index;
             if chunk.rows > 0 && chunk.file_index != file_index {
                 self.publish(false);
                 return Ok(chunk.rows);
@@ -179,40 +182,34 @@ impl Scanner {
         }
     }
 
-    /// Decodes the next batch, opening the next file when one ends. False
-    /// when every file is done.
+    /// Takes the next decoded batch in input order. False when every
+    /// range is done.
     fn refill(&mut self) -> Result<bool> {
         let plan = Arc::clone(&self.plan);
         let function = plan.function.as_str();
+        let reader = self.reader.get_or_insert_with(|| {
+            let input = Input { function, files: &plan.files, names: &plan.display_files, ranges: &plan.ranges };
+            range_reader(&input, &plan.options, Vec::new())
+        });
+        self.cursor = 0;
         loop {
-            if self.reader.is_none() {
-                if self.next_file == plan.files.len() {
+            match reader.next(&mut self.batch).map_err(|e| e.in_function(function))? {
+                None => {
+                    self.batch.clear();
                     return Ok(false);
                 }
-                let index = self.next_file;
-                self.next_file += 1;
-                let reader = open_reader(function, &plan.files[index], &plan.display_files[index], &plan.options)?;
-                self.reader = Some((
-                    index,
-                    Prefetch::new(
-                        reader,
-                        plan.options.batch_memory_limit_bytes,
-                        plan.options.background_decode && !is_small_file(&plan.files[index], &plan.options),
-                    ),
-                ));
-                self.stats.files += 1;
+                Some(Step::Records { range, .. }) => {
+                    self.lines.fix(&mut self.batch);
+                    self.file_index = Some(plan.ranges[range].file);
+                    self.stats.batches += 1;
+                    return Ok(true);
+                }
+                Some(Step::RangeEnd { range, bytes_read, lines }) => {
+                    self.stats.bytes_read += bytes_read;
+                    self.stats.files += u64::from(plan.ranges[range].end.is_none());
+                    self.lines.range_ended(&plan.ranges, range, lines);
+                }
             }
-            let Some((_, reader)) = self.reader.as_mut() else {
-                continue;
-            };
-            self.cursor = 0;
-            let n = reader.next_batch(&mut self.batch).map_err(|e| e.in_function(function))?;
-            if n > 0 {
-                self.stats.batches += 1;
-                return Ok(true);
-            }
-            self.stats.bytes_read += reader.bytes_read();
-            self.reader = None;
         }
     }
 }

@@ -85,7 +85,29 @@ fn run_planned(
     params: &[(&str, ParamValue)],
     planner: Planner,
 ) -> Result<Run, String> {
-    let options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
+    run_planned_with(function, format, paths, params, planner, 2).map(|(run, _)| run)
+}
+
+/// Runs a JSON Lines file with `threads` threads (DuckDB's setting, which
+/// no parameter gives); also returns the scan's counters.
+pub(crate) fn run_threads(
+    path: &str,
+    params: &[(&str, ParamValue)],
+    threads: usize,
+) -> Result<(Run, super::Stats), String> {
+    run_planned_with("sanitize_jsonl", InputFormat::Jsonl, vec![path.to_string()], params, plan, threads)
+}
+
+fn run_planned_with(
+    function: &str,
+    format: InputFormat,
+    paths: Vec<String>,
+    params: &[(&str, ParamValue)],
+    planner: Planner,
+    threads: usize,
+) -> Result<(Run, super::Stats), String> {
+    let mut options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
+    options.threads = threads;
     let plan = Arc::new(planner(function, paths, options).map_err(|e| e.message)?);
     let names = plan.schema.output_versions().map(|v| v.output_name.clone()).collect();
     let mut scanner = Scanner::new(Arc::clone(&plan));
@@ -101,7 +123,7 @@ fn run_planned(
         }
     }
     assert_eq!(scanner.stats.rows_read, scanner.stats.rows_emitted + scanner.stats.rows_skipped);
-    Ok(Run { plan, rows, names })
+    Ok((Run { plan, rows, names }, scanner.stats))
 }
 
 fn s(v: &str) -> ParamValue {

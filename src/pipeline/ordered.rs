@@ -1,0 +1,517 @@
+//! The input's ranges (pipeline/ranges.rs) decoded by several threads and
+//! handed to one consumer in range order.
+//!
+//! The consumer is the thread that infers (the probe) or routes (the scan).
+//! Helpers, `threads - 1` of them, claim ranges in order and decode them
+//! into a small queue per range; the consumer takes the head range's
+//! records, and while it would wait it decodes a range ahead itself, so
+//! every granted core decodes. Because records are consumed strictly in
+//! range order, everything downstream (row order, registry, drifts, the
+//! first bad record, line numbers) is what one thread reading the files one
+//! after the other gives: the thread count only changes who decodes.
+//!
+//! Budget: `threads` is DuckDB's `threads` setting, so the scan never runs
+//! more of our threads than the user granted (one consumer, which is
+//! DuckDB's own thread, plus helpers); at `threads = 1` there is no helper.
+//! Memory: at most `lookahead` ranges are open at once, each holding one
+//! read buffer and at most `QUEUE_BATCHES` decoded batches.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use super::budget::BatchBudget;
+use crate::error::{Result, SanitizeError};
+use crate::formats::{Batch, RecordReader};
+
+pub type SendReader = Box<dyn RecordReader + Send>;
+
+/// Opens the reader of range `i`.
+pub type Opener = dyn Fn(usize) -> Result<SendReader> + Send + Sync;
+
+/// The reader of a range with no records to decode (a Parquet file whose
+/// footer said everything the probe needs).
+pub struct NoRecords;
+
+impl RecordReader for NoRecords {
+    fn next_batch(&mut self, _batch: &mut Batch, _max_records: usize) -> Result<usize> {
+        Ok(0)
+    }
+    fn bytes_read(&self) -> u64 {
+        0
+    }
+}
+
+/// Decoded batches queued per range before its decoder waits.
+const QUEUE_BATCHES: usize = 2;
+
+/// Emptied batches kept for reuse; more are dropped.
+const SPARE_BATCHES: usize = 8;
+
+/// What [`OrderedReader::next`] gives, always in range order.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+    /// `n` records of range `range` are in the caller's batch.
+    Records { range: usize, n: usize },
+    /// Range `range` is done: the bytes it owned and the lines it consumed.
+    RangeEnd { range: usize, bytes_read: u64, lines: u64 },
+}
+
+/// One decoded item of a range's queue.
+enum Item {
+    Batch(Batch),
+    End { bytes_read: u64, lines: u64 },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Nobody,
+    Helper,
+    Consumer,
+}
+
+struct Slot {
+    items: VecDeque<Result<Item>>,
+    owner: Owner,
+}
+
+struct State {
+    slots: Vec<Slot>,
+    /// Ranges are claimed in order: every range below this one is claimed.
+    next_unclaimed: usize,
+    /// The range the consumer is on.
+    head: usize,
+    /// Helpers waiting for a range to claim (they take priority over the
+    /// consumer for unclaimed ranges, so that one unsplittable file is still
+    /// decoded by a helper while the consumer works on its records).
+    idle_helpers: usize,
+    cancelled: bool,
+    /// Emptied batches, reused by whoever decodes next.
+    spare: Vec<Batch>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+    opener: Box<Opener>,
+    memory_limit: Option<u64>,
+    /// Ranges at or past `head + lookahead` are not claimed yet.
+    lookahead: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking decoder is caught before it can poison the lock; if
+        // one ever did, the state is still consistent (every update is one
+        // statement), so carry on with it.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn wait<'a>(&self, guard: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.changed.wait(guard).unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A range being decoded.
+struct Worker {
+    reader: SendReader,
+    budget: BatchBudget,
+}
+
+impl Worker {
+    fn open(shared: &Shared, range: usize) -> Result<Worker> {
+        Ok(Worker { reader: (shared.opener)(range)?, budget: BatchBudget::new(shared.memory_limit) })
+    }
+
+    /// Decodes the next batch into `batch`: its records, or the range's end.
+    fn step(&mut self, mut batch: Batch) -> Result<Item> {
+        batch.clear();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.reader.next_batch(&mut batch, self.budget.records())
+        }));
+        let n = match run {
+            Ok(r) => r?,
+            Err(_) => return Err(SanitizeError::internal("a decoder panicked")),
+        };
+        if n == 0 {
+            return Ok(Item::End { bytes_read: self.reader.bytes_read(), lines: self.reader.lines_read() });
+        }
+        self.budget.observe(&mut batch);
+        Ok(Item::Batch(batch))
+    }
+}
+
+fn recycle(state: &mut State, batch: Batch) {
+    if state.spare.len() < SPARE_BATCHES {
+        state.spare.push(batch);
+    }
+}
+
+fn is_last(item: &Result<Item>) -> bool {
+    !matches!(item, Ok(Item::Batch(_)))
+}
+
+pub struct OrderedReader {
+    shared: Arc<Shared>,
+    helpers: Vec<JoinHandle<()>>,
+    /// Ranges the consumer decodes itself: the head, or ranges ahead it
+    /// took on while a helper had the head.
+    own: HashMap<usize, Worker>,
+}
+
+impl OrderedReader {
+    /// Reads `ranges` ranges through `opener` with `threads` threads in all
+    /// (the caller's plus `threads - 1` helpers, never more helpers than
+    /// ranges).
+    pub fn new(ranges: usize, threads: usize, memory_limit: Option<u64>, opener: Box<Opener>) -> Self {
+        let threads = threads.max(1);
+        let helpers = (threads - 1).min(ranges);
+        let slots = (0..ranges).map(|_| Slot { items: VecDeque::new(), owner: Owner::Nobody }).collect();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                slots,
+                next_unclaimed: 0,
+                head: 0,
+                idle_helpers: helpers,
+                cancelled: false,
+                spare: Vec::new(),
+            }),
+            changed: Condvar::new(),
+            opener,
+            memory_limit,
+            lookahead: threads + 1,
+        });
+        let mut started = Vec::with_capacity(helpers);
+        for _ in 0..helpers {
+            let mine = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new().name("sanitize-decode".into()).spawn(move || helper(&mine));
+            match spawned {
+                Ok(handle) => started.push(handle),
+                Err(_) => {
+                    // Fewer threads than asked: the consumer decodes more.
+                    let mut state = shared.lock();
+                    state.idle_helpers -= 1;
+                }
+            }
+        }
+        OrderedReader { shared, helpers: started, own: HashMap::new() }
+    }
+
+    /// The next step in range order, with the records swapped into `batch`
+    /// (its old contents are recycled); `None` once every range is done.
+    /// An error is the earliest failure in range order.
+    pub fn next(&mut self, batch: &mut Batch) -> Result<Option<Step>> {
+        let shared = Arc::clone(&self.shared);
+        let mut state = shared.lock();
+        loop {
+            let head = state.head;
+            if head >= state.slots.len() || state.cancelled {
+                return Ok(None);
+            }
+            if let Some(item) = state.slots[head].items.pop_front() {
+                let last = is_last(&item);
+                if last {
+                    state.head += 1;
+                }
+                shared.changed.notify_all();
+                recycle(&mut state, std::mem::take(batch));
+                drop(state);
+                return self.deliver(head, item, batch);
+            }
+            match state.slots[head].owner {
+                Owner::Nobody if state.idle_helpers == 0 => {
+                    state.slots[head].owner = Owner::Consumer;
+                    state.next_unclaimed = head + 1;
+                    drop(state);
+                    let opened = Worker::open(&shared, head);
+                    state = shared.lock();
+                    match opened {
+                        Ok(w) => {
+                            self.own.insert(head, w);
+                        }
+                        Err(e) => {
+                            state.head += 1;
+                            shared.changed.notify_all();
+                            return Err(e);
+                        }
+                    }
+                }
+                // An idle helper is about to take it.
+                Owner::Nobody => state = shared.wait(state),
+                Owner::Consumer => {
+                    let spare = state.spare.pop().unwrap_or_default();
+                    drop(state);
+                    let Some(worker) = self.own.get_mut(&head) else {
+                        return Err(SanitizeError::internal("a range of the consumer has no decoder"));
+                    };
+                    let item = worker.step(spare);
+                    let last = is_last(&item);
+                    state = shared.lock();
+                    if last {
+                        self.own.remove(&head);
+                        state.head += 1;
+                        shared.changed.notify_all();
+                    }
+                    recycle(&mut state, std::mem::take(batch));
+                    drop(state);
+                    return self.deliver(head, item, batch);
+                }
+                Owner::Helper => match self.help_ahead(&shared, state) {
+                    Ok(s) => state = s,
+                    Err(s) => state = shared.wait(s),
+                },
+            }
+        }
+    }
+
+    /// While a helper has the head range: decodes one batch of a range
+    /// ahead (one the consumer already owns, or the next unclaimed one when
+    /// no helper is idle), so the consumer's core decodes instead of
+    /// waiting. `Err` gives the lock back when there is nothing to do.
+    fn help_ahead<'a>(
+        &mut self,
+        shared: &'a Shared,
+        mut state: MutexGuard<'a, State>,
+    ) -> std::result::Result<MutexGuard<'a, State>, MutexGuard<'a, State>> {
+        let limit = (state.head + shared.lookahead).min(state.slots.len());
+        let owned = (state.head + 1..state.next_unclaimed.min(limit)).find(|&r| {
+            let slot = &state.slots[r];
+            slot.owner == Owner::Consumer
+                && slot.items.len() < QUEUE_BATCHES
+                && !slot.items.back().is_some_and(is_last)
+                && self.own.contains_key(&r)
+        });
+        let range = match owned {
+            Some(r) => r,
+            None if state.idle_helpers == 0 && state.next_unclaimed < limit => {
+                let r = state.next_unclaimed;
+                state.next_unclaimed += 1;
+                state.slots[r].owner = Owner::Consumer;
+                drop(state);
+                let opened = Worker::open(shared, r);
+                state = shared.lock();
+                match opened {
+                    Ok(w) => {
+                        self.own.insert(r, w);
+                    }
+                    Err(e) => state.slots[r].items.push_back(Err(e)),
+                }
+                return Ok(state);
+            }
+            None => return Err(state),
+        };
+        let spare = state.spare.pop().unwrap_or_default();
+        drop(state);
+        let item = match self.own.get_mut(&range) {
+            Some(worker) => worker.step(spare),
+            None => Err(SanitizeError::internal("a range of the consumer has no decoder")),
+        };
+        if is_last(&item) {
+            self.own.remove(&range);
+        }
+        let mut state = shared.lock();
+        state.slots[range].items.push_back(item);
+        Ok(state)
+    }
+
+    fn deliver(&mut self, range: usize, item: Result<Item>, batch: &mut Batch) -> Result<Option<Step>> {
+        match item? {
+            Item::Batch(b) => {
+                *batch = b;
+                Ok(Some(Step::Records { range, n: batch.len() }))
+            }
+            Item::End { bytes_read, lines } => Ok(Some(Step::RangeEnd { range, bytes_read, lines })),
+        }
+    }
+}
+
+/// A helper: claims the next range within the lookahead, decodes it into
+/// its queue (waiting while the queue is full), and again, until no range
+/// is left or the reader is dropped.
+fn helper(shared: &Shared) {
+    let _quiet = crate::quiet::enter();
+    loop {
+        let range = {
+            let mut state = shared.lock();
+            loop {
+                if state.cancelled || state.next_unclaimed >= state.slots.len() {
+                    return;
+                }
+                if state.next_unclaimed < state.head + shared.lookahead {
+                    let r = state.next_unclaimed;
+                    state.next_unclaimed += 1;
+                    state.slots[r].owner = Owner::Helper;
+                    state.idle_helpers -= 1;
+                    break r;
+                }
+                state = shared.wait(state);
+            }
+        };
+        let mut worker = match Worker::open(shared, range) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                let mut state = shared.lock();
+                state.slots[range].items.push_back(Err(e));
+                None
+            }
+        };
+        while let Some(w) = worker.as_mut() {
+            let spare = shared.lock().spare.pop().unwrap_or_default();
+            let item = w.step(spare);
+            let last = is_last(&item);
+            let mut state = shared.lock();
+            while state.slots[range].items.len() >= QUEUE_BATCHES && !state.cancelled {
+                state = shared.wait(state);
+            }
+            if state.cancelled {
+                return;
+            }
+            state.slots[range].items.push_back(item);
+            shared.changed.notify_all();
+            if last {
+                worker = None;
+            }
+        }
+        let mut state = shared.lock();
+        state.idle_helpers += 1;
+        shared.changed.notify_all();
+    }
+}
+
+impl Drop for OrderedReader {
+    fn drop(&mut self) {
+        // Helpers waiting on a full queue or for a range wake up and leave;
+        // no thread of ours outlives the scan.
+        {
+            let mut state = self.shared.lock();
+            state.cancelled = true;
+            self.shared.changed.notify_all();
+        }
+        for handle in self.helpers.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::RecordMeta;
+    use crate::value::Node;
+
+    /// A reader of `count` records numbered from `first`, `per_batch` at a
+    /// time; `fail_at` makes the batch holding that record an error.
+    struct Numbers {
+        next: u64,
+        end: u64,
+        per_batch: u64,
+        fail_at: Option<u64>,
+    }
+
+    impl RecordReader for Numbers {
+        fn next_batch(&mut self, batch: &mut Batch, max: usize) -> Result<usize> {
+            let n = self.per_batch.min(max as u64).min(self.end - self.next);
+            if let Some(f) = self.fail_at.filter(|&f| f >= self.next && f < self.next + n) {
+                return Err(SanitizeError::input(format!("record {f} is broken")));
+            }
+            for _ in 0..n {
+                batch.tape.roots.push(batch.tape.nodes.len() as u32);
+                batch.tape.nodes.push(Node::Null);
+                batch.meta.push(RecordMeta { line: self.next, byte: 0, error: None });
+                self.next += 1;
+            }
+            Ok(n as usize)
+        }
+        fn bytes_read(&self) -> u64 {
+            self.next
+        }
+        fn lines_read(&self) -> u64 {
+            self.next
+        }
+    }
+
+    /// Range i holds records 100*i .. 100*i + sizes[i].
+    fn read_all(sizes: &[u64], threads: usize, fail_at: Option<u64>) -> (Vec<u64>, Vec<Step>, Option<String>) {
+        let sizes_owned = sizes.to_vec();
+        let opener: Box<Opener> = Box::new(move |i| {
+            let first = 100 * i as u64;
+            Ok(Box::new(Numbers { next: first, end: first + sizes_owned[i], per_batch: 3, fail_at }) as SendReader)
+        });
+        let mut reader = OrderedReader::new(sizes.len(), threads, None, opener);
+        let (mut records, mut ends) = (Vec::new(), Vec::new());
+        let mut batch = Batch::default();
+        loop {
+            match reader.next(&mut batch) {
+                Ok(Some(Step::Records { n, .. })) => records.extend(batch.meta[..n].iter().map(|m| m.line)),
+                Ok(Some(end)) => ends.push(end),
+                Ok(None) => return (records, ends, None),
+                Err(e) => return (records, ends, Some(e.message)),
+            }
+        }
+    }
+
+    #[test]
+    fn every_thread_count_gives_the_records_in_range_order() {
+        let sizes = [7, 0, 12, 1, 30, 5, 0, 9];
+        let (expected, ends, _) = read_all(&sizes, 1, None);
+        let sequential: Vec<u64> =
+            sizes.iter().enumerate().flat_map(|(i, &n)| (0..n).map(move |k| 100 * i as u64 + k)).collect();
+        assert_eq!(expected, sequential);
+        assert_eq!(ends.len(), sizes.len());
+        for threads in [2, 3, 4, 8, 16] {
+            for _ in 0..20 {
+                let (got, got_ends, err) = read_all(&sizes, threads, None);
+                assert_eq!(got, expected, "threads {threads}");
+                assert_eq!(got_ends, ends, "threads {threads}");
+                assert!(err.is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_failure_in_range_order_is_the_one_reported() {
+        // Records 205 (range 2) and 401 (range 4) both fail: 205 wins at
+        // every thread count, and no record after it is delivered.
+        for threads in [1, 2, 4, 8] {
+            for _ in 0..20 {
+                let sizes = [7, 3, 12, 1, 30];
+                let opener_fail = |i: usize| match i {
+                    2 => Some(205),
+                    4 => Some(401),
+                    _ => None,
+                };
+                let opener: Box<Opener> = Box::new(move |i| {
+                    let first = 100 * i as u64;
+                    Ok(Box::new(Numbers { next: first, end: first + sizes[i], per_batch: 3, fail_at: opener_fail(i) })
+                        as SendReader)
+                });
+                let mut reader = OrderedReader::new(sizes.len(), threads, None, opener);
+                let mut batch = Batch::default();
+                let mut last = 0;
+                let err = loop {
+                    match reader.next(&mut batch) {
+                        Ok(Some(Step::Records { n, .. })) => last = batch.meta[n - 1].line,
+                        Ok(Some(_)) => {}
+                        Ok(None) => panic!("no failure"),
+                        Err(e) => break e.message,
+                    }
+                };
+                assert!(err.contains("record 205"), "threads {threads}: {err}");
+                assert_eq!(last, 202, "threads {threads}");
+            }
+        }
+    }
+
+    #[test]
+    fn dropping_the_reader_early_stops_every_helper() {
+        let (_, _, _) = read_all(&[1000; 8], 4, None);
+        let opener: Box<Opener> = Box::new(|i| {
+            Ok(Box::new(Numbers { next: 0, end: 1_000_000 * (i as u64 + 1), per_batch: 50, fail_at: None })
+                as SendReader)
+        });
+        let mut reader = OrderedReader::new(8, 4, None, opener);
+        let mut batch = Batch::default();
+        assert!(matches!(reader.next(&mut batch), Ok(Some(Step::Records { .. }))));
+        drop(reader); // joins the helpers: returns only when they are gone
+    }
+}

@@ -1,0 +1,112 @@
+//! The units of parallel work: the input cut into ranges, in input order.
+//!
+//! A range is a whole file, or, inside a local uncompressed UTF-8 JSON
+//! Lines file, a byte range that owns the lines *starting* in it (a line
+//! that crosses the range's end is read to its end by this range; the next
+//! range skips it). Ranges are decoded by several threads but consumed in
+//! range order (pipeline/ordered.rs), so the rows, their order, the
+//! registry, the drifts and the first bad record are what a sequential read
+//! gives, whatever the thread count or the range size.
+
+use crate::options::{Compression, InputFormat, Options, TextEncoding};
+
+/// One unit of work: `file` (index into the plan's files) from byte
+/// `start` to byte `end` (exclusive; `None`: to the end of the file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub file: usize,
+    pub start: u64,
+    pub end: Option<u64>,
+}
+
+impl Range {
+    fn whole(file: usize) -> Self {
+        Range { file, start: 0, end: None }
+    }
+
+    /// True for a byte range of a file cut into several.
+    pub fn is_split(&self) -> bool {
+        self.start > 0 || self.end.is_some()
+    }
+}
+
+/// Range size when `scan_range_bytes` is not given: a file is cut into
+/// about four ranges per thread, each between these bounds (small enough
+/// to spread one file over every core, large enough that opening a range
+/// costs nothing next to reading it).
+const AUTO_MIN_RANGE_BYTES: u64 = 4 << 20;
+const AUTO_MAX_RANGE_BYTES: u64 = 64 << 20;
+
+/// Whether the files of this scan may be cut inside: JSON Lines only (a
+/// line end is a record boundary that needs no parsing to find), not
+/// compressed (a compressed stream can only be read from its start), and
+/// UTF-8 (a byte `\n` is a line end; UTF-16 would need the decoder).
+pub fn splittable(options: &Options, name: &str) -> bool {
+    matches!(options.input_format, InputFormat::Jsonl | InputFormat::Ndjson)
+        && options.compression.of_file(name) == Compression::None
+        && options.input_text_encoding == TextEncoding::Utf8
+}
+
+/// The ranges of `files` (with their sizes, `None` when unknown, and
+/// whether each may be cut), in input order.
+pub fn plan_ranges(sizes: &[(Option<u64>, bool)], range_bytes: Option<u64>, threads: usize) -> Vec<Range> {
+    let mut ranges = Vec::with_capacity(sizes.len());
+    for (file, &(size, cuttable)) in sizes.iter().enumerate() {
+        let Some(size) = size.filter(|_| cuttable) else {
+            ranges.push(Range::whole(file));
+            continue;
+        };
+        let step = range_bytes
+            .unwrap_or_else(|| (size / (4 * threads.max(1) as u64)).clamp(AUTO_MIN_RANGE_BYTES, AUTO_MAX_RANGE_BYTES));
+        let step = step.max(1);
+        if size <= step {
+            ranges.push(Range::whole(file));
+            continue;
+        }
+        let mut start = 0;
+        while start < size {
+            let end = start.saturating_add(step);
+            ranges.push(Range { file, start, end: (end < size).then_some(end) });
+            start = end;
+        }
+    }
+    ranges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_files_unless_cuttable_and_larger_than_a_range() {
+        let r = plan_ranges(&[(Some(10), false), (None, true), (Some(5), true)], Some(5), 2);
+        assert_eq!(r, [Range::whole(0), Range::whole(1), Range::whole(2)]);
+    }
+
+    #[test]
+    fn cut_ranges_cover_the_file_in_order_and_the_last_runs_to_the_end() {
+        let r = plan_ranges(&[(Some(11), true)], Some(4), 2);
+        assert_eq!(
+            r,
+            [
+                Range { file: 0, start: 0, end: Some(4) },
+                Range { file: 0, start: 4, end: Some(8) },
+                Range { file: 0, start: 8, end: None },
+            ]
+        );
+        assert!(r.iter().all(Range::is_split));
+    }
+
+    #[test]
+    fn auto_size_spreads_a_file_over_the_threads_within_bounds() {
+        let size = 256u64 << 20;
+        let r = plan_ranges(&[(Some(size), true)], None, 2);
+        assert_eq!(r.len(), 8, "four ranges per thread");
+        let r = plan_ranges(&[(Some(size), true)], None, 64);
+        assert_eq!(r.len(), 64, "no range below 4 MiB");
+        let r = plan_ranges(&[(Some(4 * size), true)], None, 1);
+        assert_eq!(r.len(), 16, "no range above 64 MiB");
+        let r = plan_ranges(&[(Some(3 << 20), true)], None, 8);
+        assert_eq!(r.len(), 1, "a file below the smallest range stays whole");
+    }
+}
