@@ -68,14 +68,6 @@ pub fn open_range_reader(
 /// The smallest read of a small file.
 const MIN_CHUNK_BYTES: usize = 4096;
 
-/// Whether a file is small enough to decode without a thread of its own:
-/// it fits one read, so there is nothing for a decoder thread to overlap
-/// (starting and joining one per file costs more than it saves).
-pub fn is_small_file(file: &str, options: &Options) -> bool {
-    options.input_format != InputFormat::Parquet
-        && std::fs::metadata(file).is_ok_and(|m| m.len() <= options.read_chunk_bytes as u64)
-}
-
 /// The decoder of a text format over `input`: decompression (by the name's
 /// suffix or the `compression` option), the text decoder (the one place a
 /// byte-order mark is dropped), then the format's reader. Files come here
