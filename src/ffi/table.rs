@@ -192,7 +192,7 @@ fn scan_chunk(bind: &BindData, state: &ScanState, output: &DataChunk) -> Result<
             output.set_size(1);
         }
         TableKind::Scan => {
-            let rows = inner.scanner.next_chunk(&mut inner.chunk, VECTOR_SIZE).map_err(|e| e.message)?;
+            let rows = inner.scanner.next_chunk(&mut inner.chunk).map_err(|e| e.message)?;
             if rows == 0 {
                 inner.done = true;
                 output.set_size(0);

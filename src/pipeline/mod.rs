@@ -20,7 +20,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use bad_records::{BadAction, BadRecords};
+pub(crate) use bad_records::BadRecords;
 pub use clock::{format_utc_micros, now_utc_micros};
 pub use plan_cache::cached_plan;
 pub use readers::open_reader;
@@ -242,9 +242,15 @@ pub(crate) struct Input<'a> {
     pub ranges: &'a [ranges::Range],
 }
 
-/// The ordered reader of the input's ranges (pipeline/ordered.rs); the
-/// files marked in `no_rows` give no records (their declaration said it all).
-pub(crate) fn range_reader(input: &Input<'_>, options: &Options, no_rows: Vec<bool>) -> ordered::OrderedReader {
+/// The ordered reader of the input's ranges (pipeline/ordered.rs), each
+/// range's decoder wrapped by `work`; the files marked in `no_rows` give no
+/// records (their declaration said it all).
+pub(crate) fn range_reader<W: ordered::RangeWork>(
+    input: &Input<'_>,
+    options: &Options,
+    no_rows: Vec<bool>,
+    work: impl Fn(ordered::Decode) -> W + Send + Sync + 'static,
+) -> ordered::OrderedReader<W> {
     let (function, files, names, ranges, opts) = (
         input.function.to_string(),
         input.files.to_vec(),
@@ -252,14 +258,16 @@ pub(crate) fn range_reader(input: &Input<'_>, options: &Options, no_rows: Vec<bo
         input.ranges.to_vec(),
         options.clone(),
     );
-    let opener: Box<ordered::Opener> = Box::new(move |i| {
+    let opener: Box<ordered::Opener<W>> = Box::new(move |i| {
         let r = &ranges[i];
-        if no_rows.get(r.file).copied().unwrap_or(false) {
-            return Ok(Box::new(ordered::NoRecords));
-        }
-        readers::open_range_reader(&function, &files[r.file], &names[r.file], &opts, r)
+        let reader: ordered::SendReader = if no_rows.get(r.file).copied().unwrap_or(false) {
+            Box::new(ordered::NoRecords)
+        } else {
+            readers::open_range_reader(&function, &files[r.file], &names[r.file], &opts, r)?
+        };
+        Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes)))
     });
-    ordered::OrderedReader::new(input.ranges.len(), options.threads, options.batch_memory_limit_bytes, opener)
+    ordered::OrderedReader::new(input.ranges.len(), options.threads, opener)
 }
 
 /// Where the records of the ranges of one file are in that file: the lines
@@ -276,6 +284,11 @@ impl LineCursor {
         if self.lines_before > 0 {
             batch.meta.iter_mut().for_each(|m| m.line += self.lines_before);
         }
+    }
+
+    /// The line in the file of line `line` of the current range.
+    pub fn line(&self, line: u64) -> u64 {
+        line + self.lines_before
     }
 
     /// Range `range` of `ranges` ended after `lines` lines.
@@ -330,11 +343,11 @@ fn probe(
     };
     let mut batch = Batch::default();
     let mut bad = BadRecords::default();
-    let mut reader = range_reader(input, options, no_rows.clone());
+    let mut reader = range_reader(input, options, no_rows.clone(), |decode| decode);
     let mut lines = LineCursor::default();
     while let Some(step) = reader.next(&mut batch).map_err(|e| e.in_function(function))? {
-        let (range, n) = match step {
-            Step::Records { range, n } => (range, n),
+        let range = match step {
+            Step::Piece { range } => range,
             Step::RangeEnd { range, bytes_read, lines: consumed } => {
                 absorb_declarations(input.ranges[range].file, root, stats, &mut infer_stats);
                 stats.bytes_read += bytes_read;
@@ -348,7 +361,7 @@ fn probe(
         lines.fix(&mut batch);
         let file = &input.names[file_index];
         stats.batches += 1;
-        for i in 0..n {
+        for i in 0..batch.len() {
             stats.rows_read += 1;
             let meta = &batch.meta[i];
             if let Some(err) = &meta.error {

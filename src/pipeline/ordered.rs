@@ -14,7 +14,8 @@
 //! more of our threads than the user granted (one consumer, which is
 //! DuckDB's own thread, plus helpers); at `threads = 1` there is no helper.
 //! Memory: at most `lookahead` ranges are open at once, each holding one
-//! read buffer and at most `QUEUE_BATCHES` decoded batches.
+//! read buffer and at most `QUEUE_BATCHES` pieces, and the one range ahead
+//! the consumer owns at most `CONSUMER_QUEUE_BATCHES`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -26,8 +27,53 @@ use crate::formats::{Batch, RecordReader};
 
 pub type SendReader = Box<dyn RecordReader + Send>;
 
-/// Opens the reader of range `i`.
-pub type Opener = dyn Fn(usize) -> Result<SendReader> + Send + Sync;
+/// The work done on one range, piece by piece, by whichever thread holds
+/// it: decoding ([`Decode`], the probe's) or decoding and routing (the
+/// scan's, pipeline/scanner.rs).
+pub trait RangeWork: Send + 'static {
+    /// One piece of the range's output (a reused buffer).
+    type Out: Default + Send + 'static;
+    /// Fills `out` with the next piece; false when the range is done.
+    fn step(&mut self, out: &mut Self::Out) -> Result<bool>;
+    /// Bytes the range owned, once done.
+    fn bytes_read(&self) -> u64;
+    /// Lines the range consumed, once done (see `RecordReader::lines_read`).
+    fn lines_read(&self) -> u64;
+}
+
+/// Opens the work of range `i`.
+pub type Opener<W> = dyn Fn(usize) -> Result<W> + Send + Sync;
+
+/// Decoding a range into batches of records.
+pub struct Decode {
+    reader: SendReader,
+    budget: BatchBudget,
+}
+
+impl Decode {
+    pub fn new(reader: SendReader, memory_limit: Option<u64>) -> Self {
+        Decode { reader, budget: BatchBudget::new(memory_limit) }
+    }
+}
+
+impl RangeWork for Decode {
+    type Out = Batch;
+
+    fn step(&mut self, batch: &mut Batch) -> Result<bool> {
+        batch.clear();
+        let n = self.reader.next_batch(batch, self.budget.records())?;
+        self.budget.observe(batch);
+        Ok(n > 0)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.reader.bytes_read()
+    }
+
+    fn lines_read(&self) -> u64 {
+        self.reader.lines_read()
+    }
+}
 
 /// The reader of a range with no records to decode (a Parquet file whose
 /// footer said everything the probe needs).
@@ -42,8 +88,14 @@ impl RecordReader for NoRecords {
     }
 }
 
-/// Decoded batches queued per range before its decoder waits.
-const QUEUE_BATCHES: usize = 2;
+/// Pieces queued per range before its helper waits.
+const QUEUE_BATCHES: usize = 4;
+
+/// Pieces the consumer decodes ahead into the one range ahead it owns,
+/// while a helper has the head: enough to hold a small file or range
+/// whole, so that when it becomes the head its work is mostly done instead
+/// of being left for the consumer alone.
+const CONSUMER_QUEUE_BATCHES: usize = 16;
 
 /// Emptied batches kept for reuse; more are dropped.
 const SPARE_BATCHES: usize = 8;
@@ -51,15 +103,15 @@ const SPARE_BATCHES: usize = 8;
 /// What [`OrderedReader::next`] gives, always in range order.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Step {
-    /// `n` records of range `range` are in the caller's batch.
-    Records { range: usize, n: usize },
+    /// A piece of range `range` is in the caller's buffer.
+    Piece { range: usize },
     /// Range `range` is done: the bytes it owned and the lines it consumed.
     RangeEnd { range: usize, bytes_read: u64, lines: u64 },
 }
 
-/// One decoded item of a range's queue.
-enum Item {
-    Batch(Batch),
+/// One item of a range's queue.
+enum Item<T> {
+    Piece(T),
     End { bytes_read: u64, lines: u64 },
 }
 
@@ -70,13 +122,13 @@ enum Owner {
     Consumer,
 }
 
-struct Slot {
-    items: VecDeque<Result<Item>>,
+struct Slot<T> {
+    items: VecDeque<Result<Item<T>>>,
     owner: Owner,
 }
 
-struct State {
-    slots: Vec<Slot>,
+struct State<T> {
+    slots: Vec<Slot<T>>,
     /// Ranges are claimed in order: every range below this one is claimed.
     next_unclaimed: usize,
     /// The range the consumer is on.
@@ -86,84 +138,77 @@ struct State {
     /// decoded by a helper while the consumer works on its records).
     idle_helpers: usize,
     cancelled: bool,
-    /// Emptied batches, reused by whoever decodes next.
-    spare: Vec<Batch>,
+    /// Emptied buffers, reused by whoever works next.
+    spare: Vec<T>,
 }
 
-struct Shared {
-    state: Mutex<State>,
+struct Shared<W: RangeWork> {
+    state: Mutex<State<W::Out>>,
     changed: Condvar,
-    opener: Box<Opener>,
-    memory_limit: Option<u64>,
+    opener: Box<Opener<W>>,
     /// Ranges at or past `head + lookahead` are not claimed yet.
     lookahead: usize,
 }
 
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
+impl<W: RangeWork> Shared<W> {
+    fn lock(&self) -> MutexGuard<'_, State<W::Out>> {
         // A panicking decoder is caught before it can poison the lock; if
         // one ever did, the state is still consistent (every update is one
         // statement), so carry on with it.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn wait<'a>(&self, guard: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    fn wait<'a>(&self, guard: MutexGuard<'a, State<W::Out>>) -> MutexGuard<'a, State<W::Out>> {
         self.changed.wait(guard).unwrap_or_else(|p| p.into_inner())
     }
 }
 
-/// A range being decoded.
-struct Worker {
-    reader: SendReader,
-    budget: BatchBudget,
+/// A range being worked on.
+struct Worker<W: RangeWork> {
+    work: W,
 }
 
-impl Worker {
-    fn open(shared: &Shared, range: usize) -> Result<Worker> {
-        Ok(Worker { reader: (shared.opener)(range)?, budget: BatchBudget::new(shared.memory_limit) })
+impl<W: RangeWork> Worker<W> {
+    fn open(shared: &Shared<W>, range: usize) -> Result<Worker<W>> {
+        Ok(Worker { work: (shared.opener)(range)? })
     }
 
-    /// Decodes the next batch into `batch`: its records, or the range's end.
-    fn step(&mut self, mut batch: Batch) -> Result<Item> {
-        batch.clear();
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.reader.next_batch(&mut batch, self.budget.records())
-        }));
-        let n = match run {
-            Ok(r) => r?,
-            Err(_) => return Err(SanitizeError::internal("a decoder panicked")),
-        };
-        if n == 0 {
-            return Ok(Item::End { bytes_read: self.reader.bytes_read(), lines: self.reader.lines_read() });
+    /// The next piece of the range in `out`, or the range's end. A panic in
+    /// a decoder is an error here, never an unwinding thread.
+    fn step(&mut self, mut out: W::Out) -> Result<Item<W::Out>> {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.work.step(&mut out)));
+        match run {
+            Ok(Ok(true)) => Ok(Item::Piece(out)),
+            Ok(Ok(false)) => Ok(Item::End { bytes_read: self.work.bytes_read(), lines: self.work.lines_read() }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(SanitizeError::internal("a decoder panicked")),
         }
-        self.budget.observe(&mut batch);
-        Ok(Item::Batch(batch))
     }
 }
 
-fn recycle(state: &mut State, batch: Batch) {
+fn recycle<T>(state: &mut State<T>, buffer: T) {
     if state.spare.len() < SPARE_BATCHES {
-        state.spare.push(batch);
+        state.spare.push(buffer);
     }
 }
 
-fn is_last(item: &Result<Item>) -> bool {
-    !matches!(item, Ok(Item::Batch(_)))
+fn is_last<T>(item: &Result<Item<T>>) -> bool {
+    !matches!(item, Ok(Item::Piece(_)))
 }
 
-pub struct OrderedReader {
-    shared: Arc<Shared>,
+pub struct OrderedReader<W: RangeWork> {
+    shared: Arc<Shared<W>>,
     helpers: Vec<JoinHandle<()>>,
-    /// Ranges the consumer decodes itself: the head, or ranges ahead it
+    /// Ranges the consumer works on itself: the head, or ranges ahead it
     /// took on while a helper had the head.
-    own: HashMap<usize, Worker>,
+    own: HashMap<usize, Worker<W>>,
 }
 
-impl OrderedReader {
+impl<W: RangeWork> OrderedReader<W> {
     /// Reads `ranges` ranges through `opener` with `threads` threads in all
     /// (the caller's plus `threads - 1` helpers, never more helpers than
     /// ranges).
-    pub fn new(ranges: usize, threads: usize, memory_limit: Option<u64>, opener: Box<Opener>) -> Self {
+    pub fn new(ranges: usize, threads: usize, opener: Box<Opener<W>>) -> Self {
         let threads = threads.max(1);
         let helpers = (threads - 1).min(ranges);
         let slots = (0..ranges).map(|_| Slot { items: VecDeque::new(), owner: Owner::Nobody }).collect();
@@ -178,12 +223,11 @@ impl OrderedReader {
             }),
             changed: Condvar::new(),
             opener,
-            memory_limit,
             lookahead: threads + 1,
         });
         let mut started = Vec::with_capacity(helpers);
         for _ in 0..helpers {
-            let mine = Arc::clone(&shared);
+            let mine: Arc<Shared<W>> = Arc::clone(&shared);
             let spawned = std::thread::Builder::new().name("sanitize-decode".into()).spawn(move || helper(&mine));
             match spawned {
                 Ok(handle) => started.push(handle),
@@ -197,10 +241,10 @@ impl OrderedReader {
         OrderedReader { shared, helpers: started, own: HashMap::new() }
     }
 
-    /// The next step in range order, with the records swapped into `batch`
+    /// The next step in range order, with a piece swapped into `batch`
     /// (its old contents are recycled); `None` once every range is done.
     /// An error is the earliest failure in range order.
-    pub fn next(&mut self, batch: &mut Batch) -> Result<Option<Step>> {
+    pub fn next(&mut self, batch: &mut W::Out) -> Result<Option<Step>> {
         let shared = Arc::clone(&self.shared);
         let mut state = shared.lock();
         loop {
@@ -268,21 +312,22 @@ impl OrderedReader {
     /// ahead (one the consumer already owns, or the next unclaimed one when
     /// no helper is idle), so the consumer's core decodes instead of
     /// waiting. `Err` gives the lock back when there is nothing to do.
+    #[allow(clippy::type_complexity)]
     fn help_ahead<'a>(
         &mut self,
-        shared: &'a Shared,
-        mut state: MutexGuard<'a, State>,
-    ) -> std::result::Result<MutexGuard<'a, State>, MutexGuard<'a, State>> {
+        shared: &'a Shared<W>,
+        mut state: MutexGuard<'a, State<W::Out>>,
+    ) -> std::result::Result<MutexGuard<'a, State<W::Out>>, MutexGuard<'a, State<W::Out>>> {
         let limit = (state.head + shared.lookahead).min(state.slots.len());
+        // At most one range ahead is the consumer's at a time (it bounds
+        // the memory of its deeper queue).
         let owned = (state.head + 1..state.next_unclaimed.min(limit)).find(|&r| {
             let slot = &state.slots[r];
-            slot.owner == Owner::Consumer
-                && slot.items.len() < QUEUE_BATCHES
-                && !slot.items.back().is_some_and(is_last)
-                && self.own.contains_key(&r)
+            slot.owner == Owner::Consumer && !slot.items.back().is_some_and(is_last) && self.own.contains_key(&r)
         });
         let range = match owned {
-            Some(r) => r,
+            Some(r) if state.slots[r].items.len() < CONSUMER_QUEUE_BATCHES => r,
+            Some(_) => return Err(state),
             None if state.idle_helpers == 0 && state.next_unclaimed < limit => {
                 let r = state.next_unclaimed;
                 state.next_unclaimed += 1;
@@ -314,11 +359,11 @@ impl OrderedReader {
         Ok(state)
     }
 
-    fn deliver(&mut self, range: usize, item: Result<Item>, batch: &mut Batch) -> Result<Option<Step>> {
+    fn deliver(&mut self, range: usize, item: Result<Item<W::Out>>, out: &mut W::Out) -> Result<Option<Step>> {
         match item? {
-            Item::Batch(b) => {
-                *batch = b;
-                Ok(Some(Step::Records { range, n: batch.len() }))
+            Item::Piece(piece) => {
+                *out = piece;
+                Ok(Some(Step::Piece { range }))
             }
             Item::End { bytes_read, lines } => Ok(Some(Step::RangeEnd { range, bytes_read, lines })),
         }
@@ -328,7 +373,7 @@ impl OrderedReader {
 /// A helper: claims the next range within the lookahead, decodes it into
 /// its queue (waiting while the queue is full), and again, until no range
 /// is left or the reader is dropped.
-fn helper(shared: &Shared) {
+fn helper<W: RangeWork>(shared: &Shared<W>) {
     let _quiet = crate::quiet::enter();
     loop {
         let range = {
@@ -378,7 +423,7 @@ fn helper(shared: &Shared) {
     }
 }
 
-impl Drop for OrderedReader {
+impl<W: RangeWork> Drop for OrderedReader<W> {
     fn drop(&mut self) {
         // Helpers waiting on a full queue or for a range wake up and leave;
         // no thread of ours outlives the scan.
@@ -433,16 +478,16 @@ mod tests {
     /// Range i holds records 100*i .. 100*i + sizes[i].
     fn read_all(sizes: &[u64], threads: usize, fail_at: Option<u64>) -> (Vec<u64>, Vec<Step>, Option<String>) {
         let sizes_owned = sizes.to_vec();
-        let opener: Box<Opener> = Box::new(move |i| {
+        let opener: Box<Opener<Decode>> = Box::new(move |i| {
             let first = 100 * i as u64;
-            Ok(Box::new(Numbers { next: first, end: first + sizes_owned[i], per_batch: 3, fail_at }) as SendReader)
+            Ok(Decode::new(Box::new(Numbers { next: first, end: first + sizes_owned[i], per_batch: 3, fail_at }), None))
         });
-        let mut reader = OrderedReader::new(sizes.len(), threads, None, opener);
+        let mut reader = OrderedReader::new(sizes.len(), threads, opener);
         let (mut records, mut ends) = (Vec::new(), Vec::new());
         let mut batch = Batch::default();
         loop {
             match reader.next(&mut batch) {
-                Ok(Some(Step::Records { n, .. })) => records.extend(batch.meta[..n].iter().map(|m| m.line)),
+                Ok(Some(Step::Piece { .. })) => records.extend(batch.meta.iter().map(|m| m.line)),
                 Ok(Some(end)) => ends.push(end),
                 Ok(None) => return (records, ends, None),
                 Err(e) => return (records, ends, Some(e.message)),
@@ -480,17 +525,17 @@ mod tests {
                     4 => Some(401),
                     _ => None,
                 };
-                let opener: Box<Opener> = Box::new(move |i| {
+                let opener: Box<Opener<Decode>> = Box::new(move |i| {
                     let first = 100 * i as u64;
-                    Ok(Box::new(Numbers { next: first, end: first + sizes[i], per_batch: 3, fail_at: opener_fail(i) })
-                        as SendReader)
+                    let numbers = Numbers { next: first, end: first + sizes[i], per_batch: 3, fail_at: opener_fail(i) };
+                    Ok(Decode::new(Box::new(numbers), None))
                 });
-                let mut reader = OrderedReader::new(sizes.len(), threads, None, opener);
+                let mut reader = OrderedReader::new(sizes.len(), threads, opener);
                 let mut batch = Batch::default();
                 let mut last = 0;
                 let err = loop {
                     match reader.next(&mut batch) {
-                        Ok(Some(Step::Records { n, .. })) => last = batch.meta[n - 1].line,
+                        Ok(Some(Step::Piece { .. })) => last = batch.meta[batch.len() - 1].line,
                         Ok(Some(_)) => {}
                         Ok(None) => panic!("no failure"),
                         Err(e) => break e.message,
@@ -505,13 +550,13 @@ mod tests {
     #[test]
     fn dropping_the_reader_early_stops_every_helper() {
         let (_, _, _) = read_all(&[1000; 8], 4, None);
-        let opener: Box<Opener> = Box::new(|i| {
-            Ok(Box::new(Numbers { next: 0, end: 1_000_000 * (i as u64 + 1), per_batch: 50, fail_at: None })
-                as SendReader)
+        let opener: Box<Opener<Decode>> = Box::new(|i| {
+            let numbers = Numbers { next: 0, end: 1_000_000 * (i as u64 + 1), per_batch: 50, fail_at: None };
+            Ok(Decode::new(Box::new(numbers), None))
         });
-        let mut reader = OrderedReader::new(8, 4, None, opener);
+        let mut reader = OrderedReader::new(8, 4, opener);
         let mut batch = Batch::default();
-        assert!(matches!(reader.next(&mut batch), Ok(Some(Step::Records { .. }))));
+        assert!(matches!(reader.next(&mut batch), Ok(Some(Step::Piece { .. }))));
         drop(reader); // joins the helpers: returns only when they are gone
     }
 }

@@ -1,11 +1,12 @@
 use std::sync::Arc;
 
-use super::ordered::{OrderedReader, Step};
-use super::{range_reader, BadAction, BadRecords, Input, LineCursor, ScanPlan, Stats};
+use super::ordered::{Decode, OrderedReader, RangeWork, Step};
+use super::{range_reader, BadRecords, Input, LineCursor, ScanPlan, Stats};
 use crate::error::Result;
-use crate::formats::Batch;
+use crate::formats::{Batch, RecordMeta};
 use crate::infer::{ScalarKind, TimeUnit, TypeNode};
 use crate::options::HiveType;
+use crate::options::OnError;
 use crate::options::SchemaMode;
 use crate::route::{columns_for_struct, Column, Router};
 
@@ -24,7 +25,8 @@ pub fn partition_kind(ty: HiveType) -> ScalarKind {
 }
 
 /// One output chunk: the data columns plus which file produced its rows (a
-/// chunk never spans two files, so `source_file` is one value per chunk).
+/// chunk is one decoded batch's rows, so it never spans two files, and
+/// `source_file` is one value per chunk).
 pub struct Chunk {
     pub columns: Vec<Column>,
     pub rows: usize,
@@ -45,20 +47,21 @@ impl Chunk {
     }
 }
 
-/// The materialization pass over every file of a plan.
+/// The materialization pass over every file of a plan: helpers decode
+/// and route each range's batches into column chunks (`RouteWork`), and
+/// the consumer takes the chunks in input order, judging their bad records
+/// and counting (pipeline/ordered.rs).
 pub struct Scanner {
     plan: Arc<ScanPlan>,
-    router: Router,
-    /// The plan's ranges, decoded in parallel and read in order; opened at
-    /// the first chunk.
-    reader: Option<OrderedReader>,
-    /// The file of the records in `batch`.
-    file_index: Option<usize>,
+    /// The top-level data columns a query uses (projection pushdown).
+    wanted: Option<Vec<bool>>,
+    /// Opened at the first chunk.
+    reader: Option<OrderedReader<RouteWork>>,
     lines: LineCursor,
-    batch: Batch,
-    /// Next record of `batch` to materialize.
-    cursor: usize,
+    /// The piece just taken (its chunk is swapped out to the caller).
+    routed: Routed,
     pub stats: Stats,
+    values_flattened: u64,
     /// Where the counters are published for `sanitize_stats()`.
     scan_id: Option<u64>,
     bad: BadRecords,
@@ -66,16 +69,14 @@ pub struct Scanner {
 
 impl Scanner {
     pub fn new(plan: Arc<ScanPlan>) -> Self {
-        let trusted = plan.options.schema_mode == SchemaMode::Additive;
         Scanner {
-            router: Router::new(trusted),
-            plan: Arc::clone(&plan),
+            plan,
+            wanted: None,
             reader: None,
-            file_index: None,
             lines: LineCursor::default(),
-            batch: Batch::default(),
-            cursor: 0,
+            routed: Routed::default(),
             stats: Stats::default(),
+            values_flattened: 0,
             scan_id: None,
             bad: BadRecords::default(),
         }
@@ -85,7 +86,7 @@ impl Scanner {
     /// per output of the schema's root; projection pushdown): the others
     /// stay empty. Bad records are judged on the whole record as before.
     pub fn project(&mut self, wanted: Vec<bool>) {
-        self.router.project(wanted);
+        self.wanted = Some(wanted);
     }
 
     /// Publishes this scan's counters in the scan log (`sanitize_stats()`).
@@ -99,117 +100,187 @@ impl Scanner {
             let mut stats = self.stats;
             // Depth is measured by the probe; the scan does not re-measure it.
             stats.max_depth_seen = self.plan.probe_stats.max_depth_seen;
-            stats.values_flattened = if self.plan.declared_probe {
-                self.router.values_flattened
-            } else {
-                self.plan.probe_stats.values_flattened
-            };
+            stats.values_flattened =
+                if self.plan.declared_probe { self.values_flattened } else { self.plan.probe_stats.values_flattened };
             super::scan_log::update(id, &stats, finished);
         }
     }
 
-    /// Fills `chunk` with up to `max_rows` rows of one file. Returns the row
-    /// count; 0 only once every file is exhausted.
-    pub fn next_chunk(&mut self, chunk: &mut Chunk, max_rows: usize) -> Result<usize> {
-        chunk.clear();
-        let rows = self.next_rows(chunk, max_rows)?;
-        // A chunk is one file's rows: its partition values are constants.
-        let partitions = &self.plan.partitions;
-        if rows > 0 && !partitions.columns.is_empty() {
-            let data = chunk.columns.len() - partitions.columns.len();
-            for (column, value) in chunk.columns[data..].iter_mut().zip(&partitions.values[chunk.file_index]) {
-                column.push_partition(value, rows);
-            }
-        }
-        Ok(rows)
-    }
-
-    /// The data columns of [`Self::next_chunk`].
-    fn next_rows(&mut self, chunk: &mut Chunk, max_rows: usize) -> Result<usize> {
+    /// Fills `chunk` (made by [`Chunk::new`] for this plan) with the rows of
+    /// the next decoded batch that has any: at most `BATCH_RECORDS` rows,
+    /// all of one file. Returns the row count; 0 only once every file is
+    /// exhausted.
+    pub fn next_chunk(&mut self, chunk: &mut Chunk) -> Result<usize> {
         let plan = Arc::clone(&self.plan);
         let function = plan.function.as_str();
-        let on_error = plan.options.on_error;
-        let rules = plan.rules();
-        let strict = plan.options.schema_mode == SchemaMode::Strict;
-        let data_columns = chunk.columns.len() - plan.partitions.columns.len();
         loop {
-            if self.cursor == self.batch.len() && !self.refill()? {
-                self.publish(true);
-                // A probe that read the rows has checked this at bind.
-                self.bad.check_not_all_bad(function, self.stats.rows_read, &plan.options)?;
-                return Ok(chunk.rows);
-            }
-            let Some(file_index) = self.file_index else {
-                continue;
-            };
-            if chunk.rows > 0 && chunk.file_index != file_index {
-                self.publish(false);
-                return Ok(chunk.rows);
-            }
-            chunk.file_index = file_index;
-            let file = &plan.display_files[file_index];
-            while self.cursor < self.batch.len() && chunk.rows < max_rows {
-                let i = self.cursor;
-                self.cursor += 1;
-                self.stats.rows_read += 1;
-                let meta = &self.batch.meta[i];
-                if let Some(err) = &meta.error {
-                    if self.bad.handle(function, file, meta, err, on_error, &mut self.stats)? == BadAction::EmitNull {
-                        chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
-                        chunk.rows += 1;
-                    }
-                    continue;
-                }
-                let record = self.batch.tape.record(i);
-                if strict {
-                    if let Some(v) = self.router.first_violation(&plan.schema, record, &rules) {
-                        let why = v.to_string();
-                        if !self.bad.handle_violation(function, file, meta, &why, on_error, &mut self.stats)? {
-                            continue;
-                        }
-                    }
-                }
-                self.router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
-                self.stats.rows_emitted += 1;
-                chunk.rows += 1;
-            }
-            self.stats.values_nulled = self.router.values_nulled;
-            self.stats.duplicate_keys = self.router.duplicate_keys;
-            if chunk.rows >= max_rows {
-                self.publish(false);
-                return Ok(chunk.rows);
-            }
-        }
-    }
-
-    /// Takes the next decoded batch in input order. False when every
-    /// range is done.
-    fn refill(&mut self) -> Result<bool> {
-        let plan = Arc::clone(&self.plan);
-        let function = plan.function.as_str();
-        let reader = self.reader.get_or_insert_with(|| {
-            let input = Input { function, files: &plan.files, names: &plan.display_files, ranges: &plan.ranges };
-            range_reader(&input, &plan.options, Vec::new())
-        });
-        self.cursor = 0;
-        loop {
-            match reader.next(&mut self.batch).map_err(|e| e.in_function(function))? {
+            let reader = self.reader.get_or_insert_with(|| {
+                let input = Input { function, files: &plan.files, names: &plan.display_files, ranges: &plan.ranges };
+                let (shared, wanted) = (Arc::clone(&plan), self.wanted.clone());
+                range_reader(&input, &plan.options, Vec::new(), move |decode| {
+                    RouteWork::new(decode, Arc::clone(&shared), wanted.clone())
+                })
+            });
+            let range = match reader.next(&mut self.routed).map_err(|e| e.in_function(function))? {
                 None => {
-                    self.batch.clear();
-                    return Ok(false);
-                }
-                Some(Step::Records { range, .. }) => {
-                    self.lines.fix(&mut self.batch);
-                    self.file_index = Some(plan.ranges[range].file);
-                    self.stats.batches += 1;
-                    return Ok(true);
+                    self.publish(true);
+                    // A probe that read the rows has checked this at bind.
+                    self.bad.check_not_all_bad(function, self.stats.rows_read, &plan.options)?;
+                    chunk.clear();
+                    return Ok(0);
                 }
                 Some(Step::RangeEnd { range, bytes_read, lines }) => {
                     self.stats.bytes_read += bytes_read;
                     self.stats.files += u64::from(plan.ranges[range].end.is_none());
                     self.lines.range_ended(&plan.ranges, range, lines);
+                    continue;
+                }
+                Some(Step::Piece { range }) => range,
+            };
+            let file_index = plan.ranges[range].file;
+            self.take_counts(file_index)?;
+            let Some(routed) = self.routed.chunk.as_mut() else { continue };
+            if routed.rows == 0 {
+                continue;
+            }
+            // The caller's old chunk goes back to be reused by a decoder.
+            std::mem::swap(chunk, routed);
+            chunk.file_index = file_index;
+            // A chunk is one file's rows: its partition values are constants.
+            let partitions = &plan.partitions;
+            if !partitions.columns.is_empty() {
+                let data = chunk.columns.len() - partitions.columns.len();
+                for (column, value) in chunk.columns[data..].iter_mut().zip(&partitions.values[file_index]) {
+                    column.push_partition(value, chunk.rows);
                 }
             }
+            self.publish(false);
+            return Ok(chunk.rows);
         }
+    }
+
+    /// Counts the piece just taken and judges its bad records, in input
+    /// order: `stop` fails here on the earliest one.
+    fn take_counts(&mut self, file_index: usize) -> Result<()> {
+        let plan = &self.plan;
+        let (function, on_error) = (plan.function.as_str(), plan.options.on_error);
+        let file = &plan.display_files[file_index];
+        let routed = &mut self.routed;
+        self.stats.batches += 1;
+        self.stats.rows_read += routed.records;
+        self.stats.rows_emitted += routed.routed;
+        self.stats.values_nulled += routed.values_nulled;
+        self.stats.duplicate_keys += routed.duplicate_keys;
+        self.values_flattened += routed.values_flattened;
+        for event in &mut routed.events {
+            event.meta.line = self.lines.line(event.meta.line);
+            if event.violation {
+                self.bad.handle_violation(function, file, &event.meta, &event.cause, on_error, &mut self.stats)?;
+            } else {
+                self.bad.handle(function, file, &event.meta, &event.cause, on_error, &mut self.stats)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One decoded batch of a range, routed: what a decoder hands the consumer.
+#[derive(Default)]
+pub struct Routed {
+    /// The rows (data columns; partition columns are the consumer's).
+    chunk: Option<Chunk>,
+    /// Records decoded.
+    records: u64,
+    /// Rows written by routing (good records, and strict-mode violations
+    /// kept under `emit_null_row`).
+    routed: u64,
+    /// Bad records and strict-mode violations, in record order, for the
+    /// consumer to count and judge ([`BadRecords`]); what `on_error` does to
+    /// their rows is already done.
+    events: Vec<Event>,
+    values_nulled: u64,
+    duplicate_keys: u64,
+    values_flattened: u64,
+}
+
+struct Event {
+    meta: RecordMeta,
+    cause: String,
+    violation: bool,
+}
+
+/// A range's work in a scan: decode a batch, then route each record into
+/// the columns of the final schema (a pure function of the value and the
+/// schema, so any thread can do it).
+pub struct RouteWork {
+    decode: Decode,
+    batch: Batch,
+    router: Router,
+    plan: Arc<ScanPlan>,
+}
+
+impl RouteWork {
+    fn new(decode: Decode, plan: Arc<ScanPlan>, wanted: Option<Vec<bool>>) -> Self {
+        let mut router = Router::new(plan.options.schema_mode == SchemaMode::Additive);
+        if let Some(wanted) = wanted {
+            router.project(wanted);
+        }
+        RouteWork { decode, batch: Batch::default(), router, plan }
+    }
+}
+
+impl RangeWork for RouteWork {
+    type Out = Routed;
+
+    fn step(&mut self, out: &mut Routed) -> Result<bool> {
+        if !self.decode.step(&mut self.batch)? {
+            return Ok(false);
+        }
+        let plan = &*self.plan;
+        let rules = plan.rules();
+        let strict = plan.options.schema_mode == SchemaMode::Strict;
+        let emit_null = plan.options.on_error == OnError::EmitNullRow;
+        let chunk = out.chunk.get_or_insert_with(|| Chunk::new(plan));
+        chunk.clear();
+        out.events.clear();
+        out.records = self.batch.len() as u64;
+        out.routed = 0;
+        let router = &mut self.router;
+        let before = (router.values_nulled, router.duplicate_keys, router.values_flattened);
+        let data_columns = chunk.columns.len() - plan.partitions.columns.len();
+        for (i, meta) in self.batch.meta.iter().enumerate() {
+            if let Some(err) = &meta.error {
+                out.events.push(Event { meta: meta.clone(), cause: err.clone(), violation: false });
+                if emit_null {
+                    chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
+                    chunk.rows += 1;
+                }
+                continue;
+            }
+            let record = self.batch.tape.record(i);
+            if strict {
+                if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
+                    out.events.push(Event { meta: meta.clone(), cause: v.to_string(), violation: true });
+                    if !emit_null {
+                        continue;
+                    }
+                }
+            }
+            router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
+            out.routed += 1;
+            chunk.rows += 1;
+        }
+        out.values_nulled = router.values_nulled - before.0;
+        out.duplicate_keys = router.duplicate_keys - before.1;
+        out.values_flattened = router.values_flattened - before.2;
+        Ok(true)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.decode.bytes_read()
+    }
+
+    fn lines_read(&self) -> u64 {
+        self.decode.lines_read()
     }
 }

@@ -114,7 +114,7 @@ fn run_planned_with(
     let mut chunk = Chunk::new(&plan);
     let mut rows = Vec::new();
     loop {
-        let n = scanner.next_chunk(&mut chunk, 2048).map_err(|e| e.message)?;
+        let n = scanner.next_chunk(&mut chunk).map_err(|e| e.message)?;
         if n == 0 {
             break;
         }
