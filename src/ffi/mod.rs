@@ -4,6 +4,7 @@
 
 mod guard;
 mod handles;
+mod rows;
 mod scalar;
 mod table;
 mod types;
@@ -77,10 +78,51 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
     }
     scalar::register_sanitize_registry(con)?;
     table::register_stats(con)?;
+    rows::register(con, &PARTITIONS)?;
     guard::install_quiet_panic_hook();
     if std::env::var_os("SCHEMA_SANITIZER_PANIC_PROBE").is_some() {
         // Test-only: proves that a panic inside a callback becomes an error.
         table::register_panic_probe(con)?;
     }
     Ok(())
+}
+
+/// `sanitize_partitions(source_prefix, ...)` (functions/sanitize_partitions.rs).
+static PARTITIONS: rows::RowsFunction = rows::RowsFunction {
+    name: crate::functions::sanitize_partitions::FUNCTION,
+    named: crate::functions::sanitize_partitions::PARAMETERS,
+    columns: &[
+        ("partition_key", rows::ColumnType::Varchar),
+        ("source_path", rows::ColumnType::Varchar),
+        ("output_path", rows::ColumnType::Varchar),
+        ("files", rows::ColumnType::Bigint),
+        ("bytes", rows::ColumnType::Bigint),
+        ("status", rows::ColumnType::Varchar),
+    ],
+    build: partition_rows,
+};
+
+fn partition_rows(
+    source_prefix: &str,
+    params: &[(&str, crate::options::ParamValue)],
+) -> Result<Vec<Vec<rows::Cell>>, String> {
+    use crate::functions::sanitize_partitions::{discover, plan, PlanOptions};
+    use rows::Cell::{Int, Text};
+    let options = PlanOptions::parse(params).map_err(|e| e.message)?;
+    let partitions = plan(source_prefix, &options);
+    let found = discover(&partitions, &options).map_err(|e| e.message)?;
+    Ok(partitions
+        .into_iter()
+        .zip(found)
+        .map(|(p, f)| {
+            vec![
+                Text(Some(p.key)),
+                Text(Some(p.source_path)),
+                Text(p.output_path),
+                Int(Some(f.files.len() as i64)),
+                Int(i64::try_from(f.bytes).ok()),
+                Text(Some(f.status.name().to_string())),
+            ]
+        })
+        .collect())
 }

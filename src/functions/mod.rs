@@ -2,6 +2,7 @@
 //! reads, and the logic of the small functions. Pure Rust; `src/ffi`
 //! registers what is listed here.
 
+pub mod sanitize_partitions;
 pub mod sanitize_probe;
 pub mod sanitize_registry;
 

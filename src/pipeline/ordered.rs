@@ -35,6 +35,13 @@ pub trait RangeWork: Send + 'static {
     type Out: Default + Send + 'static;
     /// Fills `out` with the next piece; false when the range is done.
     fn step(&mut self, out: &mut Self::Out) -> Result<bool>;
+    /// [`Self::step`] when the consumer is idle, waiting for this very
+    /// range: a work may leave part of its piece for the consumer to do
+    /// (the scan's routing), so that one unsplittable range still keeps two
+    /// cores busy.
+    fn step_for_idle_consumer(&mut self, out: &mut Self::Out) -> Result<bool> {
+        self.step(out)
+    }
     /// Bytes the range owned, once done.
     fn bytes_read(&self) -> u64;
     /// Lines the range consumed, once done (see `RecordReader::lines_read`).
@@ -140,6 +147,8 @@ struct State<T> {
     cancelled: bool,
     /// Emptied buffers, reused by whoever works next.
     spare: Vec<T>,
+    /// The consumer is waiting for the head range's next piece.
+    consumer_waiting: bool,
 }
 
 struct Shared<W: RangeWork> {
@@ -175,8 +184,18 @@ impl<W: RangeWork> Worker<W> {
 
     /// The next piece of the range in `out`, or the range's end. A panic in
     /// a decoder is an error here, never an unwinding thread.
-    fn step(&mut self, mut out: W::Out) -> Result<Item<W::Out>> {
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.work.step(&mut out)));
+    fn step(&mut self, out: W::Out) -> Result<Item<W::Out>> {
+        self.step_as(out, false)
+    }
+
+    fn step_as(&mut self, mut out: W::Out, consumer_idle: bool) -> Result<Item<W::Out>> {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if consumer_idle {
+                self.work.step_for_idle_consumer(&mut out)
+            } else {
+                self.work.step(&mut out)
+            }
+        }));
         match run {
             Ok(Ok(true)) => Ok(Item::Piece(out)),
             Ok(Ok(false)) => Ok(Item::End { bytes_read: self.work.bytes_read(), lines: self.work.lines_read() }),
@@ -220,6 +239,7 @@ impl<W: RangeWork> OrderedReader<W> {
                 idle_helpers: helpers,
                 cancelled: false,
                 spare: Vec::new(),
+                consumer_waiting: false,
             }),
             changed: Condvar::new(),
             opener,
@@ -302,7 +322,11 @@ impl<W: RangeWork> OrderedReader<W> {
                 }
                 Owner::Helper => match self.help_ahead(&shared, state) {
                     Ok(s) => state = s,
-                    Err(s) => state = shared.wait(s),
+                    Err(mut s) => {
+                        s.consumer_waiting = true;
+                        state = shared.wait(s);
+                        state.consumer_waiting = false;
+                    }
                 },
             }
         }
@@ -401,8 +425,12 @@ fn helper<W: RangeWork>(shared: &Shared<W>) {
             }
         };
         while let Some(w) = worker.as_mut() {
-            let spare = shared.lock().spare.pop().unwrap_or_default();
-            let item = w.step(spare);
+            let (spare, consumer_idle) = {
+                let mut state = shared.lock();
+                let idle = state.consumer_waiting && state.head == range;
+                (state.spare.pop().unwrap_or_default(), idle)
+            };
+            let item = w.step_as(spare, consumer_idle);
             let last = is_last(&item);
             let mut state = shared.lock();
             while state.slots[range].items.len() >= QUEUE_BATCHES && !state.cancelled {

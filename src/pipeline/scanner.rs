@@ -60,6 +60,8 @@ pub struct Scanner {
     lines: LineCursor,
     /// The piece just taken (its chunk is swapped out to the caller).
     routed: Routed,
+    /// Routes the pieces a helper left unrouted for this thread.
+    router: Router,
     pub stats: Stats,
     values_flattened: u64,
     /// Where the counters are published for `sanitize_stats()`.
@@ -70,6 +72,7 @@ pub struct Scanner {
 impl Scanner {
     pub fn new(plan: Arc<ScanPlan>) -> Self {
         Scanner {
+            router: consumer_router(&plan, None),
             plan,
             wanted: None,
             reader: None,
@@ -86,6 +89,7 @@ impl Scanner {
     /// per output of the schema's root; projection pushdown): the others
     /// stay empty. Bad records are judged on the whole record as before.
     pub fn project(&mut self, wanted: Vec<bool>) {
+        self.router = consumer_router(&self.plan, Some(wanted.clone()));
         self.wanted = Some(wanted);
     }
 
@@ -138,6 +142,12 @@ impl Scanner {
                 Some(Step::Piece { range }) => range,
             };
             let file_index = plan.ranges[range].file;
+            if self.routed.deferred {
+                // A helper left the routing to this thread, which was idle.
+                let raw = std::mem::take(&mut self.routed.raw);
+                route_batch(&plan, &mut self.router, &raw, &mut self.routed);
+                self.routed.raw = raw;
+            }
             self.take_counts(file_index)?;
             let Some(routed) = self.routed.chunk.as_mut() else { continue };
             if routed.rows == 0 {
@@ -201,6 +211,10 @@ pub struct Routed {
     values_nulled: u64,
     duplicate_keys: u64,
     values_flattened: u64,
+    /// The decoded records are in `raw`, not routed yet: the consumer
+    /// routes them ([`RangeWork::step_for_idle_consumer`]).
+    deferred: bool,
+    raw: Batch,
 }
 
 struct Event {
@@ -221,11 +235,7 @@ pub struct RouteWork {
 
 impl RouteWork {
     fn new(decode: Decode, plan: Arc<ScanPlan>, wanted: Option<Vec<bool>>) -> Self {
-        let mut router = Router::new(plan.options.schema_mode == SchemaMode::Additive);
-        if let Some(wanted) = wanted {
-            router.project(wanted);
-        }
-        RouteWork { decode, batch: Batch::default(), router, plan }
+        RouteWork { decode, batch: Batch::default(), router: consumer_router(&plan, wanted), plan }
     }
 }
 
@@ -236,43 +246,17 @@ impl RangeWork for RouteWork {
         if !self.decode.step(&mut self.batch)? {
             return Ok(false);
         }
-        let plan = &*self.plan;
-        let rules = plan.rules();
-        let strict = plan.options.schema_mode == SchemaMode::Strict;
-        let emit_null = plan.options.on_error == OnError::EmitNullRow;
-        let chunk = out.chunk.get_or_insert_with(|| Chunk::new(plan));
-        chunk.clear();
-        out.events.clear();
-        out.records = self.batch.len() as u64;
-        out.routed = 0;
-        let router = &mut self.router;
-        let before = (router.values_nulled, router.duplicate_keys, router.values_flattened);
-        let data_columns = chunk.columns.len() - plan.partitions.columns.len();
-        for (i, meta) in self.batch.meta.iter().enumerate() {
-            if let Some(err) = &meta.error {
-                out.events.push(Event { meta: meta.clone(), cause: err.clone(), violation: false });
-                if emit_null {
-                    chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
-                    chunk.rows += 1;
-                }
-                continue;
-            }
-            let record = self.batch.tape.record(i);
-            if strict {
-                if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
-                    out.events.push(Event { meta: meta.clone(), cause: v.to_string(), violation: true });
-                    if !emit_null {
-                        continue;
-                    }
-                }
-            }
-            router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
-            out.routed += 1;
-            chunk.rows += 1;
+        out.deferred = false;
+        route_batch(&self.plan, &mut self.router, &self.batch, out);
+        Ok(true)
+    }
+
+    fn step_for_idle_consumer(&mut self, out: &mut Routed) -> Result<bool> {
+        if !self.decode.step(&mut self.batch)? {
+            return Ok(false);
         }
-        out.values_nulled = router.values_nulled - before.0;
-        out.duplicate_keys = router.duplicate_keys - before.1;
-        out.values_flattened = router.values_flattened - before.2;
+        std::mem::swap(&mut self.batch, &mut out.raw);
+        out.deferred = true;
         Ok(true)
     }
 
@@ -283,4 +267,54 @@ impl RangeWork for RouteWork {
     fn lines_read(&self) -> u64 {
         self.decode.lines_read()
     }
+}
+
+/// A router for this plan and projection.
+fn consumer_router(plan: &ScanPlan, wanted: Option<Vec<bool>>) -> Router {
+    let mut router = Router::new(plan.options.schema_mode == SchemaMode::Additive);
+    if let Some(wanted) = wanted {
+        router.project(wanted);
+    }
+    router
+}
+
+/// Routes a decoded batch into `out`: each good record into the columns of
+/// the final schema, each bad record (and strict-mode violation) into
+/// `out.events` with `on_error`'s action on its row already taken.
+fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Routed) {
+    let rules = plan.rules();
+    let strict = plan.options.schema_mode == SchemaMode::Strict;
+    let emit_null = plan.options.on_error == OnError::EmitNullRow;
+    let chunk = out.chunk.get_or_insert_with(|| Chunk::new(plan));
+    chunk.clear();
+    out.events.clear();
+    out.records = batch.len() as u64;
+    out.routed = 0;
+    let before = (router.values_nulled, router.duplicate_keys, router.values_flattened);
+    let data_columns = chunk.columns.len() - plan.partitions.columns.len();
+    for (i, meta) in batch.meta.iter().enumerate() {
+        if let Some(err) = &meta.error {
+            out.events.push(Event { meta: meta.clone(), cause: err.clone(), violation: false });
+            if emit_null {
+                chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
+                chunk.rows += 1;
+            }
+            continue;
+        }
+        let record = batch.tape.record(i);
+        if strict {
+            if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
+                out.events.push(Event { meta: meta.clone(), cause: v.to_string(), violation: true });
+                if !emit_null {
+                    continue;
+                }
+            }
+        }
+        router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
+        out.routed += 1;
+        chunk.rows += 1;
+    }
+    out.values_nulled = router.values_nulled - before.0;
+    out.duplicate_keys = router.duplicate_keys - before.1;
+    out.values_flattened = router.values_flattened - before.2;
 }

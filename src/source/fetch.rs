@@ -29,6 +29,12 @@ use object_store::{ClientConfigKey, ObjectStore, ObjectStoreExt, RetryConfig};
 
 use super::remote::{Backend, RemoteUri};
 
+/// A listing with sizes (see [`Store::list_sized`]).
+pub(super) struct Sized {
+    pub(super) objects: Vec<(String, u64)>,
+    pub(super) any_below: bool,
+}
+
 /// The tuning variables (docs/remote.md).
 pub(super) struct Settings {
     timeout_secs: u64,
@@ -128,20 +134,31 @@ impl Store {
     /// The keys below `prefix`: its direct children, or with `recursive`
     /// every key at any depth (for `**` and multi-segment globs).
     pub(super) async fn list(&self, prefix: &str, recursive: bool) -> std::result::Result<Vec<String>, String> {
+        Ok(self.list_sized(prefix, recursive).await?.objects.into_iter().map(|(key, _)| key).collect())
+    }
+
+    /// The objects below `prefix` with their sizes (direct children only
+    /// unless `recursive`), and whether anything at all is below it.
+    pub(super) async fn list_sized(&self, prefix: &str, recursive: bool) -> std::result::Result<Sized, String> {
         match self {
             Store::Object(store) => {
                 let prefix = if prefix.is_empty() { None } else { Some(object_path(prefix)?) };
                 if recursive {
                     let objects: Vec<_> = store.list(prefix.as_ref()).try_collect().await.map_err(|e| e.to_string())?;
-                    return Ok(objects.into_iter().map(|o| o.location.to_string()).collect());
+                    let objects: Vec<(String, u64)> =
+                        objects.into_iter().map(|o| (o.location.to_string(), o.size)).collect();
+                    return Ok(Sized { any_below: !objects.is_empty(), objects });
                 }
                 let listing = store.list_with_delimiter(prefix.as_ref()).await.map_err(|e| e.to_string())?;
-                Ok(listing.objects.into_iter().map(|o| o.location.to_string()).collect())
+                let any_below = !listing.objects.is_empty() || !listing.common_prefixes.is_empty();
+                let objects = listing.objects.into_iter().map(|o| (o.location.to_string(), o.size)).collect();
+                Ok(Sized { objects, any_below })
             }
             Store::Http { .. } => Err("HTTP has no directory listing".to_string()),
             Store::GcsEmulator { client, host, bucket } => {
                 let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
                 let mut keys = Vec::new();
+                let mut any_below = false;
                 let mut page: Option<String> = None;
                 loop {
                     let delimiter = if recursive { "" } else { "delimiter=%2F&" };
@@ -160,11 +177,16 @@ impl Store {
                         return Err(format!("GET {url}: {status}"));
                     }
                     let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
-                    let names = doc["items"].as_array().into_iter().flatten().filter_map(|o| o["name"].as_str());
-                    keys.extend(names.map(str::to_string));
+                    let items = doc["items"].as_array().into_iter().flatten();
+                    keys.extend(items.filter_map(|o| {
+                        // The JSON API gives sizes as decimal strings.
+                        let size = o["size"].as_str().and_then(|s| s.parse().ok()).or_else(|| o["size"].as_u64());
+                        Some((o["name"].as_str()?.to_string(), size.unwrap_or(0)))
+                    }));
+                    any_below |= doc["prefixes"].as_array().is_some_and(|p| !p.is_empty());
                     match doc["nextPageToken"].as_str() {
                         Some(t) if !t.is_empty() => page = Some(t.to_string()),
-                        _ => return Ok(keys),
+                        _ => return Ok(Sized { any_below: any_below || !keys.is_empty(), objects: keys }),
                     }
                 }
             }

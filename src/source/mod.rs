@@ -13,7 +13,7 @@ pub use decode::{sniff_xml_encoding, TextDecoder};
 pub use decompress::{decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
 pub use remote::parse_remote;
-pub use spool::Spool;
+pub use spool::{list_partition_dirs, Listing, Spool};
 
 use std::path::Path;
 
@@ -120,6 +120,7 @@ fn glob_files(function: &str, path: &str, names: &Names) -> Result<Vec<String>> 
 
 /// Which file names a scan takes: the format's extensions, after a
 /// compression suffix, unless `validate_extension` is off.
+#[derive(Clone, Debug)]
 pub struct Names {
     format: InputFormat,
     compression: Compression,
@@ -142,7 +143,7 @@ impl Names {
         &name[..name.len() - suffix]
     }
 
-    fn takes(&self, name: &str) -> bool {
+    pub fn takes(&self, name: &str) -> bool {
         !self.validate || has_extension(self.without_compression(name), self.format)
     }
 

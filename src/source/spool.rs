@@ -205,3 +205,70 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 }
+
+/// What one partition directory holds (sanitize_partitions): its direct
+/// children's names and sizes.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub files: Vec<(String, u64)>,
+}
+
+/// Lists each directory (local, `file://` or remote, ending with `/`):
+/// `None` for one that does not exist (remote: nothing at all below the
+/// prefix). Remote listings run concurrently, bounded by
+/// `SCHEMA_SANITIZER_ASYNC_CONCURRENCY`.
+pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option<Listing>>> {
+    let mut out: Vec<Option<Listing>> = Vec::with_capacity(dirs.len());
+    let mut remote: Vec<(usize, RemoteUri)> = Vec::new();
+    for (i, dir) in dirs.iter().enumerate() {
+        out.push(None);
+        if let Some(uri) = super::parse_remote(dir) {
+            if uri.backend == Backend::Http {
+                return Err(SanitizeError::options(format!(
+                    "{function}: http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{dir}\""
+                )));
+            }
+            remote.push((i, uri));
+            continue;
+        }
+        let local = super::file_uri_path(dir).unwrap_or(dir);
+        let Ok(entries) = std::fs::read_dir(local) else { continue };
+        let mut listing = Listing::default();
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_file() {
+                listing.files.push((entry.path().to_string_lossy().into_owned(), meta.len()));
+            }
+        }
+        out[i] = Some(listing);
+    }
+    if remote.is_empty() {
+        return Ok(out);
+    }
+    let settings = Settings::from_env();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| SanitizeError::io(format!("{function}: cannot start the listing runtime: {e}")))?;
+    let listings = remote.iter().map(|(i, uri)| {
+        let settings = &settings;
+        async move {
+            let shown = uri.object_uri(&uri.key);
+            let fail = |e: String| {
+                SanitizeError::io(format!("{function}: cannot list \"{shown}\" ({}): {e}", uri.backend.name()))
+            };
+            let store = Store::new(uri, settings).map_err(fail)?;
+            let sized = store.list_sized(uri.key.trim_end_matches('/'), false).await.map_err(fail)?;
+            let listing = sized.any_below.then(|| Listing {
+                files: sized.objects.into_iter().map(|(key, size)| (uri.object_uri(&key), size)).collect(),
+            });
+            Ok::<_, SanitizeError>((*i, listing))
+        }
+    });
+    let done: Vec<(usize, Option<Listing>)> = runtime
+        .block_on(futures::stream::iter(listings).buffer_unordered(settings.concurrency).try_collect::<Vec<_>>())?;
+    for (i, listing) in done {
+        out[i] = listing;
+    }
+    Ok(out)
+}

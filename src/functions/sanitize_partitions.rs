@@ -1,0 +1,440 @@
+//! `sanitize_partitions(source_prefix, ...)`: the Hive date/hour plan of a
+//! partitioned lake (the seed's Example 7 "Pipeline Flow"), one row per
+//! logical partition in time order, with what discovery found under each.
+//! Planning is pure ([`plan`]); discovery lists local directories or remote
+//! prefixes ([`discover`]).
+
+use crate::error::{Result, SanitizeError};
+use crate::options::{InputFormat, InputMode, Options, ParamValue};
+use crate::source::{list_partition_dirs, Listing, Names};
+use crate::value::calendar::{civil_from_days, days_from_civil};
+
+pub const FUNCTION: &str = "sanitize_partitions";
+
+/// The named parameters, in documentation order.
+pub const PARAMETERS: &[&str] = &[
+    "start_date",
+    "end_date",
+    "granularity",
+    "start_hour",
+    "end_hour",
+    "partition_template",
+    "input_format",
+    "input_mode",
+    "output_prefix",
+    "output_file_stem",
+    "validate_extension",
+    "compression",
+];
+
+/// More partitions than this is a bind error: a typo in a date, not a plan.
+const MAX_PARTITIONS: usize = 100_000;
+
+const DAILY_TEMPLATE: &str = "year={yyyy}/month={mm}/date={yyyy}-{mm}-{dd}";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Granularity {
+    Daily,
+    Hourly,
+}
+
+/// The parsed parameters of a plan.
+#[derive(Clone, Debug)]
+pub struct PlanOptions {
+    /// Days since 1970-01-01, inclusive.
+    pub start_day: i64,
+    pub end_day: i64,
+    pub granularity: Granularity,
+    pub start_hour: u32,
+    pub end_hour: u32,
+    pub template: String,
+    pub format: InputFormat,
+    pub mode: InputMode,
+    pub output_prefix: Option<String>,
+    pub output_file_stem: String,
+    /// Which file names the format takes (extension, compression suffix).
+    pub names: Names,
+}
+
+/// One logical partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    /// `year=2026/month=06/date=2026-06-25[/hour=08]`.
+    pub key: String,
+    /// The partition's directory under the source prefix (ends with `/`).
+    pub source_path: String,
+    pub output_path: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ready,
+    /// No such directory or prefix.
+    Missing,
+    /// No file with the format's extension, or only empty ones.
+    Empty,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ready => "ready",
+            Status::Missing => "missing",
+            Status::Empty => "empty",
+        }
+    }
+}
+
+/// What discovery found in one partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The files with the format's extension (direct children), sorted.
+    pub files: Vec<String>,
+    pub bytes: u64,
+    pub status: Status,
+}
+
+fn bad(parameter: &str, why: impl std::fmt::Display) -> SanitizeError {
+    SanitizeError::options(format!("{FUNCTION}: the \"{parameter}\" parameter {why}"))
+}
+
+fn text(parameter: &str, v: &ParamValue) -> Result<String> {
+    match v {
+        ParamValue::Str(s) => Ok(s.clone()),
+        other => Err(bad(parameter, format!("must be a VARCHAR, not {}", other.describe()))),
+    }
+}
+
+/// A DATE parameter (DuckDB hands DATE values over as `YYYY-MM-DD` text).
+fn date(parameter: &str, v: &ParamValue) -> Result<i64> {
+    let s = text(parameter, v).map_err(|_| bad(parameter, format!("must be a DATE, not {}", v.describe())))?;
+    let parts: Vec<&str> = s.trim().split('-').collect();
+    let parsed = match parts.as_slice() {
+        [y, m, d] if y.len() == 4 && m.len() == 2 && d.len() == 2 => {
+            match (y.parse::<i64>(), m.parse::<u32>(), d.parse::<u32>()) {
+                (Ok(y), Ok(m), Ok(d)) => days_from_civil(y, m, d),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    parsed.ok_or_else(|| bad(parameter, format!("must be a DATE (YYYY-MM-DD), not '{s}'")))
+}
+
+fn hour(parameter: &str, v: &ParamValue) -> Result<u32> {
+    let n = match v {
+        ParamValue::Int(n) => Some(*n),
+        ParamValue::Str(s) => s.trim().parse::<i64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n @ 0..=23) => Ok(n as u32),
+        Some(n) => Err(bad(parameter, format!("must be an hour from 0 to 23, not {n}"))),
+        None => Err(bad(parameter, format!("must be an INTEGER hour from 0 to 23, not {}", v.describe()))),
+    }
+}
+
+impl PlanOptions {
+    /// Parses the named parameters (NULL ones are absent).
+    pub fn parse(params: &[(&str, ParamValue)]) -> Result<PlanOptions> {
+        let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
+        let start_day = date("start_date", get("start_date").ok_or_else(|| bad("start_date", "is required"))?)?;
+        let end_day = date("end_date", get("end_date").ok_or_else(|| bad("end_date", "is required"))?)?;
+        if end_day < start_day {
+            return Err(bad("end_date", "is before start_date"));
+        }
+        let granularity = match get("granularity").map(|v| text("granularity", v)).transpose()?.as_deref() {
+            None => Granularity::Daily,
+            Some(g) if g.eq_ignore_ascii_case("daily") => Granularity::Daily,
+            Some(g) if g.eq_ignore_ascii_case("hourly") => Granularity::Hourly,
+            Some(g) => return Err(bad("granularity", format!("must be 'daily' or 'hourly', not '{g}'"))),
+        };
+        let (start_hour, end_hour) = match granularity {
+            Granularity::Daily => {
+                for name in ["start_hour", "end_hour"] {
+                    if get(name).is_some() {
+                        return Err(bad(name, "is valid only with granularity := 'hourly'"));
+                    }
+                }
+                (0, 0)
+            }
+            Granularity::Hourly => {
+                let start = get("start_hour").map(|v| hour("start_hour", v)).transpose()?.unwrap_or(0);
+                let end = get("end_hour").map(|v| hour("end_hour", v)).transpose()?.unwrap_or(23);
+                if end < start {
+                    return Err(bad("end_hour", "is before start_hour"));
+                }
+                (start, end)
+            }
+        };
+        let template = match get("partition_template") {
+            Some(v) => text("partition_template", v)?,
+            None if granularity == Granularity::Hourly => format!("{DAILY_TEMPLATE}/hour={{hh}}"),
+            None => DAILY_TEMPLATE.to_string(),
+        };
+        check_template(&template, granularity)?;
+        let format_name = get("input_format")
+            .map(|v| text("input_format", v))
+            .transpose()?
+            .ok_or_else(|| bad("input_format", "is required (the format decides which files a partition holds)"))?;
+        let options = Options::parse(FUNCTION, None, &forwarded(params, &format_name))
+            .map_err(|e| SanitizeError::options(e.message))?;
+        let output_prefix = get("output_prefix").map(|v| text("output_prefix", v)).transpose()?;
+        let output_file_stem = get("output_file_stem").map(|v| text("output_file_stem", v)).transpose()?;
+        let output_file_stem = output_file_stem.unwrap_or_else(|| "part".to_string());
+        if output_file_stem.is_empty() || output_file_stem.contains('/') {
+            return Err(bad("output_file_stem", "must be a non-empty file name without '/'"));
+        }
+        let days = (end_day - start_day + 1) as usize;
+        let per_day = if granularity == Granularity::Hourly { (end_hour - start_hour + 1) as usize } else { 1 };
+        if days.saturating_mul(per_day) > MAX_PARTITIONS {
+            return Err(bad(
+                "end_date",
+                format!(
+                    "makes a plan of {} partitions, more than {MAX_PARTITIONS}; narrow the dates",
+                    days.saturating_mul(per_day)
+                ),
+            ));
+        }
+        Ok(PlanOptions {
+            start_day,
+            end_day,
+            granularity,
+            start_hour,
+            end_hour,
+            template,
+            format: options.input_format,
+            mode: options.input_mode,
+            output_prefix,
+            output_file_stem,
+            names: Names::of(&options),
+        })
+    }
+}
+
+/// The parameters a scan would take too (format, mode, extension rules),
+/// parsed by the scan's own option parser so they mean the same.
+fn forwarded<'a>(params: &[(&'a str, ParamValue)], format: &str) -> Vec<(&'a str, ParamValue)> {
+    let mut out: Vec<(&str, ParamValue)> = params
+        .iter()
+        .filter(|(n, _)| matches!(*n, "input_mode" | "validate_extension" | "compression"))
+        .cloned()
+        .collect();
+    out.insert(0, ("input_format", ParamValue::Str(format.to_string())));
+    out
+}
+
+/// A template names each placeholder it uses from `{yyyy}`, `{mm}`, `{dd}`
+/// and `{hh}`; it must place the day, and the hour when hourly.
+fn check_template(template: &str, granularity: Granularity) -> Result<()> {
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            return Err(bad("partition_template", format!("has an unclosed '{{' in '{template}'")));
+        };
+        let name = &rest[open + 1..open + close];
+        if !matches!(name, "yyyy" | "mm" | "dd" | "hh") {
+            return Err(bad(
+                "partition_template",
+                format!("has an unknown placeholder {{{name}}}; use {{yyyy}}, {{mm}}, {{dd}} and {{hh}}"),
+            ));
+        }
+        if name == "hh" && granularity == Granularity::Daily {
+            return Err(bad("partition_template", "uses {hh}, which needs granularity := 'hourly'"));
+        }
+        rest = &rest[open + close + 1..];
+    }
+    if !template.contains("{dd}") {
+        return Err(bad("partition_template", format!("must place the day with {{dd}}: '{template}'")));
+    }
+    if granularity == Granularity::Hourly && !template.contains("{hh}") {
+        return Err(bad("partition_template", format!("must place the hour with {{hh}} when hourly: '{template}'")));
+    }
+    if template.starts_with('/') || template.ends_with('/') || template.contains("//") {
+        return Err(bad("partition_template", format!("must be relative, without empty segments: '{template}'")));
+    }
+    Ok(())
+}
+
+fn fill(template: &str, (y, m, d): (i64, u32, u32), h: u32) -> String {
+    template
+        .replace("{yyyy}", &format!("{y:04}"))
+        .replace("{mm}", &format!("{m:02}"))
+        .replace("{dd}", &format!("{d:02}"))
+        .replace("{hh}", &format!("{h:02}"))
+}
+
+/// The partitions of a plan, in time order.
+pub fn plan(source_prefix: &str, o: &PlanOptions) -> Vec<Partition> {
+    let source = source_prefix.trim_end_matches('/');
+    let output = o.output_prefix.as_deref().map(|p| p.trim_end_matches('/'));
+    let hours: Vec<u32> = match o.granularity {
+        Granularity::Daily => vec![0],
+        Granularity::Hourly => (o.start_hour..=o.end_hour).collect(),
+    };
+    let mut out = Vec::new();
+    for day in o.start_day..=o.end_day {
+        let ymd = civil_from_days(day);
+        for &h in &hours {
+            let key = fill(&o.template, ymd, h);
+            let stamp = match o.granularity {
+                Granularity::Daily => format!("{:04}{:02}{:02}", ymd.0, ymd.1, ymd.2),
+                Granularity::Hourly => format!("{:04}{:02}{:02}_{h:02}", ymd.0, ymd.1, ymd.2),
+            };
+            out.push(Partition {
+                source_path: format!("{source}/{key}/"),
+                output_path: output.map(|p| format!("{p}/{key}/{}_{stamp}.parquet", o.output_file_stem)),
+                key,
+            });
+        }
+    }
+    out
+}
+
+/// What each partition holds: its files with the format's extension (direct
+/// children only, as directory mode reads them) and their bytes. In
+/// `single_file` mode a partition may hold one such file at most.
+pub fn discover(partitions: &[Partition], o: &PlanOptions) -> Result<Vec<Found>> {
+    let dirs: Vec<String> = partitions.iter().map(|p| p.source_path.clone()).collect();
+    let listings = list_partition_dirs(FUNCTION, &dirs)?;
+    let mut found = Vec::with_capacity(partitions.len());
+    for (p, listing) in partitions.iter().zip(listings) {
+        found.push(judge(p, listing, o)?);
+    }
+    Ok(found)
+}
+
+fn judge(p: &Partition, listing: Option<Listing>, o: &PlanOptions) -> Result<Found> {
+    let Some(listing) = listing else {
+        return Ok(Found { files: Vec::new(), bytes: 0, status: Status::Missing });
+    };
+    let mut files: Vec<(String, u64)> = listing.files.into_iter().filter(|(name, _)| o.names.takes(name)).collect();
+    files.sort();
+    if o.mode == InputMode::SingleFile && files.len() > 1 {
+        return Err(SanitizeError::input(format!(
+            "{FUNCTION}: partition {} holds {} {} files (\"{}\"); pass input_mode := 'directory' to read them all as one partition",
+            p.key,
+            files.len(),
+            o.format.extensions().join(" or "),
+            p.source_path
+        )));
+    }
+    let bytes = files.iter().map(|(_, n)| n).sum();
+    let status = if bytes == 0 { Status::Empty } else { Status::Ready };
+    Ok(Found { files: files.into_iter().map(|(name, _)| name).collect(), bytes, status })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &str) -> ParamValue {
+        ParamValue::Str(v.to_string())
+    }
+
+    fn options(extra: &[(&'static str, ParamValue)]) -> Result<PlanOptions> {
+        // The first of a name wins: the test's own values, then the defaults.
+        let mut params = extra.to_vec();
+        params.extend([("start_date", s("2026-06-29")), ("end_date", s("2026-07-01")), ("input_format", s("jsonl"))]);
+        PlanOptions::parse(&params)
+    }
+
+    #[test]
+    fn daily_plan_crosses_a_month_in_order() {
+        let o = options(&[("output_prefix", s("s3://silver/events/"))]).unwrap();
+        let p = plan("gs://bronze/events/", &o);
+        let keys: Vec<&str> = p.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "year=2026/month=06/date=2026-06-29",
+                "year=2026/month=06/date=2026-06-30",
+                "year=2026/month=07/date=2026-07-01"
+            ]
+        );
+        assert_eq!(p[0].source_path, "gs://bronze/events/year=2026/month=06/date=2026-06-29/");
+        assert_eq!(
+            p[2].output_path.as_deref(),
+            Some("s3://silver/events/year=2026/month=07/date=2026-07-01/part_20260701.parquet")
+        );
+    }
+
+    #[test]
+    fn hourly_plan_with_hours_and_a_custom_template() {
+        let o = options(&[
+            ("granularity", s("hourly")),
+            ("start_hour", ParamValue::Int(22)),
+            ("partition_template", s("dt={yyyy}{mm}{dd}/hr={hh}")),
+            ("output_prefix", s("/out")),
+            ("output_file_stem", s("events")),
+        ])
+        .unwrap();
+        let p = plan("/lake", &o);
+        assert_eq!(p.len(), 6, "22 and 23 on three days");
+        assert_eq!(p[0].key, "dt=20260629/hr=22");
+        assert_eq!(p[5].key, "dt=20260701/hr=23");
+        assert_eq!(p[5].output_path.as_deref(), Some("/out/dt=20260701/hr=23/events_20260701_23.parquet"));
+        let default_hourly = options(&[("granularity", s("hourly"))]).unwrap();
+        let p = plan("/lake", &default_hourly);
+        assert_eq!(p.len(), 72);
+        assert_eq!(p[8].key, "year=2026/month=06/date=2026-06-29/hour=08");
+    }
+
+    #[test]
+    fn bad_parameters_are_bind_errors_naming_the_parameter() {
+        let cases: Vec<(Vec<(&'static str, ParamValue)>, &str)> = vec![
+            (vec![("end_date", s("2026-06-01"))], "\"end_date\" parameter is before start_date"),
+            (vec![("start_hour", ParamValue::Int(3))], "\"start_hour\" parameter is valid only with granularity"),
+            (vec![("granularity", s("hourly")), ("end_hour", ParamValue::Int(24))], "hour from 0 to 23, not 24"),
+            (
+                vec![
+                    ("granularity", s("hourly")),
+                    ("start_hour", ParamValue::Int(5)),
+                    ("end_hour", ParamValue::Int(4)),
+                ],
+                "\"end_hour\" parameter is before start_hour",
+            ),
+            (vec![("partition_template", s("year={yyyy}/month={mm}"))], "must place the day with {dd}"),
+            (vec![("partition_template", s("d={yyyy}{mm}{dd}/{x}"))], "unknown placeholder {x}"),
+            (vec![("granularity", s("hourly")), ("partition_template", s("d={dd}"))], "must place the hour"),
+            (vec![("granularity", s("weekly"))], "'daily' or 'hourly', not 'weekly'"),
+            (vec![("start_date", s("2026-13-01"))], "must be a DATE (YYYY-MM-DD), not '2026-13-01'"),
+            (vec![("start_date", s("1700-01-01"))], "more than 100000"),
+            (vec![("input_format", s("yaml"))], "input_format"),
+            (vec![("output_file_stem", s("a/b"))], "output_file_stem"),
+        ];
+        for (extra, expected) in cases {
+            let e = options(&extra).unwrap_err();
+            assert!(e.message.contains(expected), "{extra:?}: {}", e.message);
+            assert!(e.message.starts_with("sanitize_partitions: "), "{}", e.message);
+        }
+        let e = PlanOptions::parse(&[("end_date", s("2026-01-01")), ("input_format", s("csv"))]).unwrap_err();
+        assert!(e.message.contains("\"start_date\" parameter is required"), "{}", e.message);
+    }
+
+    #[test]
+    fn local_discovery_marks_ready_missing_and_empty() {
+        let root = std::env::temp_dir().join(format!("ss-partitions-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let day = |d: &str| root.join(format!("year=2026/month=06/date=2026-06-{d}"));
+        std::fs::create_dir_all(day("29")).unwrap();
+        std::fs::write(day("29").join("a.jsonl"), "{\"a\":1}\n").unwrap();
+        std::fs::write(day("29").join("notes.txt"), "x").unwrap();
+        std::fs::create_dir_all(day("30")).unwrap();
+        std::fs::write(day("30").join("empty.jsonl"), "").unwrap();
+        let o = options(&[]).unwrap();
+        let partitions = plan(root.to_str().unwrap(), &o);
+        let found = discover(&partitions, &o).unwrap();
+        let statuses: Vec<Status> = found.iter().map(|f| f.status).collect();
+        assert_eq!(statuses, [Status::Ready, Status::Empty, Status::Missing]);
+        assert_eq!((found[0].files.len(), found[0].bytes), (1, 8));
+        assert_eq!((found[1].files.len(), found[1].bytes), (1, 0));
+        // Two files in single_file mode: an error pointing at directory mode.
+        std::fs::write(day("29").join("b.jsonl"), "{\"a\":2}\n").unwrap();
+        let e = discover(&partitions, &o).unwrap_err();
+        assert!(e.message.contains("holds 2 .jsonl files") && e.message.contains("input_mode := 'directory'"), "{e}");
+        let directory = options(&[("input_mode", s("directory"))]).unwrap();
+        assert_eq!(discover(&partitions, &directory).unwrap()[0].files.len(), 2);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
