@@ -34,6 +34,11 @@ ROWS = [
     ("bad/x.jsonl", b'{"id": 1}\n{oops\n'),
     # A key with characters object stores allow but URLs must encode.
     ("odd/logs~2024 v1.jsonl", b'{"id": 5}\n'),
+    # A Hive-partitioned lake for sanitize_partitions: a ready day, a day
+    # with only a text file, then a missing day. (The GCS emulator refuses
+    # empty uploads; an empty .jsonl is covered by the local tests.)
+    ("hive/year=2026/month=06/date=2026-06-29/e.jsonl", b'{"id": 1}\n{"id": 2}\n'),
+    ("hive/year=2026/month=06/date=2026-06-30/notes.txt", b"x"),
 ]
 
 
@@ -465,3 +470,22 @@ def test_s3_without_credentials_fails_at_once_naming_them(con, monkeypatch):
     assert "no AWS credentials" in message and "AWS_ACCESS_KEY_ID" in message, message
     assert "AWS_EC2_METADATA_DISABLED" in message, message
     assert elapsed < 5, f"took {elapsed:.1f}s: something waited on the network"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_partition_discovery_lists_remote_prefixes(backend, request, remote_con, spool):
+    """sanitize_partitions (issue 14): each planned partition's prefix is
+    listed, never downloaded; ready, empty and missing as for local paths."""
+    base = request.getfixturevalue(backend)
+    got = rows(
+        remote_con,
+        f"""SELECT partition_key, source_path, files, bytes, status FROM sanitize_partitions({sql_literal(base + '/hive/')},
+            start_date := '2026-06-29', end_date := '2026-07-01', input_format := 'jsonl')""",
+    )
+    day = lambda d: f"year=2026/month={d[:2]}/date=2026-{d}"
+    assert got == [
+        (day("06-29"), f"{base}/hive/{day('06-29')}/", 1, 20, "ready"),
+        (day("06-30"), f"{base}/hive/{day('06-30')}/", 0, 0, "empty"),
+        (day("07-01"), f"{base}/hive/{day('07-01')}/", 0, 0, "missing"),
+    ]
+    assert not any(spool.iterdir()), "discovery downloaded something"
