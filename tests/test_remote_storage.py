@@ -489,3 +489,13 @@ def test_partition_discovery_lists_remote_prefixes(backend, request, remote_con,
         (day("07-01"), f"{base}/hive/{day('07-01')}/", 0, 0, "missing"),
     ]
     assert not any(spool.iterdir()), "discovery downloaded something"
+
+
+def test_registry_from_a_remote_parquet_footer(s3, remote_con):
+    """sanitize_registry_from_parquet on s3:// (issue 14 §3): a footer
+    without the key gives NULL; a missing object is an error naming it."""
+    assert rows(remote_con, f"SELECT sanitize_registry_from_parquet({sql_literal(s3 + '/pq/t.parquet')}) IS NULL") == [
+        (True,)
+    ]
+    with pytest.raises(Exception, match="no such file"):
+        remote_con.execute(f"SELECT sanitize_registry_from_parquet({sql_literal(s3 + '/pq/none.parquet')})")

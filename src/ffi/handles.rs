@@ -98,6 +98,7 @@ pub fn register_scalar_function_set(
     name: &str,
     returns: &LogicalType,
     overloads: &[(&[LogicalType], ScalarCallback)],
+    bind: Option<ScalarBind>,
 ) -> Result<(), String> {
     let c_name = c_message(name);
     // SAFETY: as in register_table_function: everything created here is
@@ -112,6 +113,9 @@ pub fn register_scalar_function_set(
             }
             ffi::duckdb_scalar_function_set_return_type(f, returns.raw());
             ffi::duckdb_scalar_function_set_function(f, Some(*callback));
+            if let Some(bind) = bind {
+                ffi::duckdb_scalar_function_set_bind(f, Some(bind));
+            }
             ffi::duckdb_add_scalar_function_to_set(set, f);
             ffi::duckdb_destroy_scalar_function(&mut f);
         }
@@ -122,6 +126,36 @@ pub fn register_scalar_function_set(
         }
     }
     Ok(())
+}
+
+/// The bind callback of a scalar function.
+pub type ScalarBind = unsafe extern "C" fn(ffi::duckdb_bind_info);
+
+/// The bind of a scalar function that reads files: refused when the
+/// client's `enable_external_access` is false, as the table functions are.
+///
+/// # Safety
+/// `info` is the bind info DuckDB passed to the running scalar bind callback.
+pub unsafe fn refuse_without_external_access(info: ffi::duckdb_bind_info, function: &str) {
+    let run = std::panic::catch_unwind(|| {
+        let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
+        // SAFETY: a live scalar bind info; the context returned is ours to destroy.
+        unsafe { ffi::duckdb_scalar_function_get_client_context(info, &mut ctx) };
+        if ctx.is_null() {
+            return true;
+        }
+        // SAFETY: a live client context, destroyed right after.
+        let access = unsafe { config_option(ctx, "enable_external_access") };
+        // SAFETY: the context we own, destroyed once.
+        unsafe { ffi::duckdb_destroy_client_context(&mut ctx) };
+        access != ParamValue::Bool(false)
+    });
+    if !matches!(run, Ok(true)) {
+        let m =
+            c_message(&format!("{function}: reading files is disabled by the setting enable_external_access = false"));
+        // SAFETY: a live scalar bind info; DuckDB copies the message.
+        unsafe { ffi::duckdb_scalar_function_bind_set_error(info, m.as_ptr()) };
+    }
 }
 
 /// Frees a value we boxed and handed to DuckDB (bind or init data).

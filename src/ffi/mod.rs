@@ -79,6 +79,7 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
     scalar::register_sanitize_registry(con)?;
     table::register_stats(con)?;
     rows::register(con, &PARTITIONS)?;
+    scalar::register_registry_from_parquet(con)?;
     guard::install_quiet_panic_hook();
     if std::env::var_os("SCHEMA_SANITIZER_PANIC_PROBE").is_some() {
         // Test-only: proves that a panic inside a callback becomes an error.

@@ -1,11 +1,14 @@
-//! `sanitize_registry()` and `sanitize_registry(VARCHAR)`, one function set.
+//! `sanitize_registry()` and `sanitize_registry(VARCHAR)`, one function set;
+//! `sanitize_registry_from_parquet(VARCHAR)`.
 
 use duckdb::ffi;
 
 use super::guard::{guard, Scalar};
-use super::handles::{register_scalar_function_set, Connection, DataChunk, FunctionInfo, Vector};
+use super::handles::{
+    refuse_without_external_access, register_scalar_function_set, Connection, DataChunk, FunctionInfo, Vector,
+};
 use super::types::LogicalType;
-use crate::functions::sanitize_registry::{canonical_registry, empty_registry};
+use crate::functions::sanitize_registry::{canonical_registry, empty_registry, registry_from_parquet};
 
 pub fn register_sanitize_registry(con: &Connection) -> Result<(), String> {
     let varchar = [LogicalType::varchar()];
@@ -14,7 +17,56 @@ pub fn register_sanitize_registry(con: &Connection) -> Result<(), String> {
         "sanitize_registry",
         &LogicalType::varchar(),
         &[(&[], empty_fn), (&varchar, canonical_fn)],
+        None,
     )
+}
+
+/// `sanitize_registry_from_parquet(path)`: the registry in a Parquet
+/// file's footer, or NULL (issue 14 §3).
+pub fn register_registry_from_parquet(con: &Connection) -> Result<(), String> {
+    let varchar = [LogicalType::varchar()];
+    register_scalar_function_set(
+        con,
+        FROM_PARQUET,
+        &LogicalType::varchar(),
+        &[(&varchar, from_parquet_fn)],
+        Some(from_parquet_bind),
+    )
+}
+
+unsafe extern "C" fn from_parquet_bind(info: ffi::duckdb_bind_info) {
+    // SAFETY: DuckDB's bind info of this call.
+    unsafe { refuse_without_external_access(info, FROM_PARQUET) }
+}
+
+const FROM_PARQUET: &str = "sanitize_registry_from_parquet";
+
+unsafe extern "C" fn from_parquet_fn(
+    info: ffi::duckdb_function_info,
+    input: ffi::duckdb_data_chunk,
+    output: ffi::duckdb_vector,
+) {
+    // SAFETY: DuckDB's pointers of this call.
+    unsafe { scalar_call(info, input, output, from_parquet) }
+}
+
+fn from_parquet(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
+    let rows = input.size();
+    let arg = input.vector(0);
+    let mut valid = vec![true; rows];
+    for (row, value) in arg.strings(rows).into_iter().enumerate() {
+        let Some(bytes) = value else {
+            valid[row] = false;
+            continue;
+        };
+        let path = std::str::from_utf8(bytes).map_err(|_| format!("{FROM_PARQUET}: the path is not valid UTF-8"))?;
+        match registry_from_parquet(FROM_PARQUET, path).map_err(|e| e.message)? {
+            Some(registry) => output.set_string(row, registry.as_bytes()),
+            None => valid[row] = false,
+        }
+    }
+    output.write_validity(&valid);
+    Ok(())
 }
 
 /// The body of a scalar callback over safe handles, its errors (and
