@@ -79,6 +79,7 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
     scalar::register_sanitize_registry(con)?;
     table::register_stats(con)?;
     rows::register(con, &PARTITIONS)?;
+    rows::register(con, &LATEST_REGISTRY)?;
     scalar::register_registry_from_parquet(con)?;
     guard::install_quiet_panic_hook();
     if std::env::var_os("SCHEMA_SANITIZER_PANIC_PROBE").is_some() {
@@ -125,5 +126,29 @@ fn partition_rows(
                 Text(Some(f.status.name().to_string())),
             ]
         })
+        .collect())
+}
+
+/// `sanitize_latest_registry(output_prefix, ...)` (functions/sanitize_partitions.rs).
+static LATEST_REGISTRY: rows::RowsFunction = rows::RowsFunction {
+    name: crate::functions::sanitize_partitions::LATEST_FUNCTION,
+    named: crate::functions::sanitize_partitions::LATEST_PARAMETERS,
+    columns: &[
+        ("partition_key", rows::ColumnType::Varchar),
+        ("path", rows::ColumnType::Varchar),
+        ("registry", rows::ColumnType::Varchar),
+    ],
+    build: latest_registry_rows,
+};
+
+fn latest_registry_rows(
+    output_prefix: &str,
+    params: &[(&str, crate::options::ParamValue)],
+) -> Result<Vec<Vec<rows::Cell>>, String> {
+    use rows::Cell::Text;
+    let found = crate::functions::sanitize_partitions::latest_registry(output_prefix, params).map_err(|e| e.message)?;
+    Ok(found
+        .into_iter()
+        .map(|(key, path, registry)| vec![Text(Some(key)), Text(Some(path)), Text(Some(registry))])
         .collect())
 }

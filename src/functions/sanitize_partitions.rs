@@ -324,6 +324,103 @@ fn judge(p: &Partition, listing: Option<Listing>, o: &PlanOptions) -> Result<Fou
     Ok(Found { files: files.into_iter().map(|(name, _)| name).collect(), bytes, status })
 }
 
+/// `sanitize_latest_registry(output_prefix, ...)`: its named parameters.
+pub const LATEST_PARAMETERS: &[&str] = &["partition_template", "granularity"];
+
+pub const LATEST_FUNCTION: &str = "sanitize_latest_registry";
+
+/// The newest partition under `output_prefix` (by the template's date and
+/// hour) whose Parquet file carries a registry in its footer: (partition
+/// key, file, registry). Newer partitions without one are passed over; the
+/// files of one partition are tried from the last name back. Lists, then
+/// reads footers only.
+pub fn latest_registry(output_prefix: &str, params: &[(&str, ParamValue)]) -> Result<Option<(String, String, String)>> {
+    let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
+    let granularity = match get("granularity").map(|v| text("granularity", v)).transpose()?.as_deref() {
+        None => Granularity::Daily,
+        Some(g) if g.eq_ignore_ascii_case("daily") => Granularity::Daily,
+        Some(g) if g.eq_ignore_ascii_case("hourly") => Granularity::Hourly,
+        Some(g) => return Err(bad("granularity", format!("must be 'daily' or 'hourly', not '{g}'"))),
+    };
+    let template = match get("partition_template") {
+        Some(v) => text("partition_template", v)?,
+        None if granularity == Granularity::Hourly => format!("{DAILY_TEMPLATE}/hour={{hh}}"),
+        None => DAILY_TEMPLATE.to_string(),
+    };
+    check_template(&template, granularity)
+        .map_err(|e| SanitizeError::options(e.message.replace(FUNCTION, LATEST_FUNCTION)))?;
+    let matcher = template_regex(&template);
+    let root = output_prefix.trim_end_matches('/');
+    let mut candidates: Vec<((String, String, String, String), String, String)> = Vec::new();
+    for file in crate::source::list_tree(LATEST_FUNCTION, output_prefix)? {
+        let Some(relative) = file.strip_prefix(root).map(|r| r.trim_start_matches('/')) else { continue };
+        let Some((dir, name)) = relative.rsplit_once('/') else { continue };
+        if !name.to_ascii_lowercase().ends_with(".parquet") {
+            continue;
+        }
+        if let Some(stamp) = match_key(&matcher, dir) {
+            candidates.push((stamp, name.to_string(), file.clone()));
+        }
+    }
+    // Newest first: by (year, month, day, hour), then file name.
+    candidates.sort();
+    for (_, _, file) in candidates.into_iter().rev() {
+        if let Some(registry) = super::sanitize_registry::registry_from_parquet(LATEST_FUNCTION, &file)? {
+            let key = file.strip_prefix(root).unwrap_or(&file).trim_start_matches('/');
+            let key = key.rsplit_once('/').map_or(key, |(dir, _)| dir).to_string();
+            return Ok(Some((key, file, registry)));
+        }
+    }
+    Ok(None)
+}
+
+/// A template as an anchored regex: each placeholder a numbered digit group
+/// (a placeholder used twice must match the same digits: checked by
+/// [`match_key`]).
+fn template_regex(template: &str) -> (regex::Regex, Vec<&'static str>) {
+    let mut pattern = String::from("^");
+    let mut order = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        pattern.push_str(&regex::escape(&rest[..open]));
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c);
+        let (name, digits): (&'static str, usize) = match &rest[open + 1..close] {
+            "yyyy" => ("yyyy", 4),
+            "mm" => ("mm", 2),
+            "dd" => ("dd", 2),
+            _ => ("hh", 2),
+        };
+        pattern.push_str(&format!("([0-9]{{{digits}}})"));
+        order.push(name);
+        rest = &rest[(close + 1).min(rest.len())..];
+    }
+    pattern.push_str(&regex::escape(rest));
+    pattern.push('$');
+    (regex::Regex::new(&pattern).unwrap_or_else(|_| regex::Regex::new("^$").expect("a valid regex")), order)
+}
+
+/// The (year, month, day, hour) of a partition directory that matches the
+/// template, as zero-padded text (so that text order is time order).
+fn match_key(matcher: &(regex::Regex, Vec<&'static str>), dir: &str) -> Option<(String, String, String, String)> {
+    let caps = matcher.0.captures(dir)?;
+    let mut found: [Option<&str>; 4] = [None; 4];
+    for (i, name) in matcher.1.iter().enumerate() {
+        let value = caps.get(i + 1)?.as_str();
+        let slot = match *name {
+            "yyyy" => 0,
+            "mm" => 1,
+            "dd" => 2,
+            _ => 3,
+        };
+        match found[slot] {
+            Some(seen) if seen != value => return None,
+            _ => found[slot] = Some(value),
+        }
+    }
+    let [y, m, d, h] = found.map(|v| v.unwrap_or("00").to_string());
+    Some((y, m, d, h))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,5 +533,19 @@ mod tests {
         let directory = options(&[("input_mode", s("directory"))]).unwrap();
         assert_eq!(discover(&partitions, &directory).unwrap()[0].files.len(), 2);
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn template_keys_order_by_time_and_repeat_consistently() {
+        let m = template_regex(DAILY_TEMPLATE);
+        let key = |d: &str| match_key(&m, d);
+        assert_eq!(
+            key("year=2026/month=06/date=2026-06-25"),
+            Some(("2026".into(), "06".into(), "25".into(), "00".into()))
+        );
+        assert_eq!(key("year=2026/month=07/date=2026-06-25"), None, "month and date disagree");
+        assert_eq!(key("year=2026/month=06/date=2026-06-25/hour=01"), None, "anchored");
+        let hourly = template_regex("dt={yyyy}{mm}{dd}/hr={hh}");
+        assert!(match_key(&hourly, "dt=20261231/hr=23") > match_key(&hourly, "dt=20261231/hr=09"));
     }
 }

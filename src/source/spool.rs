@@ -272,3 +272,38 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
     }
     Ok(out)
 }
+
+/// Every file below a prefix, at any depth (sanitize_latest_registry): local
+/// paths walked, remote keys listed (never downloaded). Empty when the
+/// prefix does not exist.
+pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
+    let Some(uri) = super::parse_remote(prefix) else {
+        let local = super::file_uri_path(prefix).unwrap_or(prefix);
+        let mut out = Vec::new();
+        let mut pending = vec![PathBuf::from(local)];
+        while let Some(dir) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => pending.push(entry.path()),
+                    Ok(t) if t.is_file() => out.push(entry.path().to_string_lossy().into_owned()),
+                    _ => {}
+                }
+            }
+        }
+        return Ok(out);
+    };
+    if uri.backend == Backend::Http {
+        return Err(SanitizeError::options(format!(
+            "{function}: http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{prefix}\""
+        )));
+    }
+    let settings = Settings::from_env();
+    let fail = |e: &dyn std::fmt::Display| {
+        SanitizeError::io(format!("{function}: cannot list \"{prefix}\" ({}): {e}", uri.backend.name()))
+    };
+    let store = Store::new(&uri, &settings).map_err(|e| fail(&e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
+    let keys = runtime.block_on(store.list(uri.key.trim_end_matches('/'), true)).map_err(|e| fail(&e))?;
+    Ok(keys.iter().map(|k| uri.object_uri(k)).collect())
+}
