@@ -351,7 +351,7 @@ pub fn latest_registry(output_prefix: &str, params: &[(&str, ParamValue)]) -> Re
         .map_err(|e| SanitizeError::options(e.message.replace(FUNCTION, LATEST_FUNCTION)))?;
     let matcher = template_regex(&template);
     let root = output_prefix.trim_end_matches('/');
-    let mut candidates: Vec<((String, String, String, String), String, String)> = Vec::new();
+    let mut candidates: Vec<(Stamp, String, String)> = Vec::new();
     for file in crate::source::list_tree(LATEST_FUNCTION, output_prefix)? {
         let Some(relative) = file.strip_prefix(root).map(|r| r.trim_start_matches('/')) else { continue };
         let Some((dir, name)) = relative.rsplit_once('/') else { continue };
@@ -373,6 +373,9 @@ pub fn latest_registry(output_prefix: &str, params: &[(&str, ParamValue)]) -> Re
     }
     Ok(None)
 }
+
+/// A partition's (year, month, day, hour) as zero-padded text: text order is time order.
+type Stamp = (String, String, String, String);
 
 /// A template as an anchored regex: each placeholder a numbered digit group
 /// (a placeholder used twice must match the same digits: checked by
@@ -401,7 +404,7 @@ fn template_regex(template: &str) -> (regex::Regex, Vec<&'static str>) {
 
 /// The (year, month, day, hour) of a partition directory that matches the
 /// template, as zero-padded text (so that text order is time order).
-fn match_key(matcher: &(regex::Regex, Vec<&'static str>), dir: &str) -> Option<(String, String, String, String)> {
+fn match_key(matcher: &(regex::Regex, Vec<&'static str>), dir: &str) -> Option<Stamp> {
     let caps = matcher.0.captures(dir)?;
     let mut found: [Option<&str>; 4] = [None; 4];
     for (i, name) in matcher.1.iter().enumerate() {
