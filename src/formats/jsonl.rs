@@ -78,7 +78,10 @@ impl<R: Read> JsonLinesReader<R> {
                 }
                 self.offset += self.input.pending().len() as u64;
                 self.input.start = self.input.buf.len();
-                if !self.fill()? {
+                // Past the range's end without a line end: no line starts in
+                // it (one long line crosses it), so it owns nothing and need
+                // not read that line to its end.
+                if range.end.is_some_and(|end| self.offset >= end) || !self.fill()? {
                     // The file ends inside the partial line: this range owns nothing.
                     self.range = Some(LineRange { skip_partial: false, start: self.offset, ..range });
                     self.entered = true;

@@ -14,8 +14,8 @@
 //! more of our threads than the user granted (one consumer, which is
 //! DuckDB's own thread, plus helpers); at `threads = 1` there is no helper.
 //! Memory: at most `lookahead` ranges are open at once, each holding one
-//! read buffer and at most `QUEUE_BATCHES` pieces, and the one range ahead
-//! the consumer owns at most `CONSUMER_QUEUE_BATCHES`.
+//! read buffer; a helper's range queues at most `QUEUE_BATCHES` pieces, and
+//! the ranges ahead the consumer owns at most `CONSUMER_QUEUE_BATCHES` in all.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -178,8 +178,15 @@ struct Worker<W: RangeWork> {
 }
 
 impl<W: RangeWork> Worker<W> {
+    /// Opens a range's work. A panic while opening (a decoder's
+    /// constructor) is an error in the range's place, like a panic while
+    /// stepping: a helper thread must never die holding a claimed range,
+    /// or the consumer would wait for it forever.
     fn open(shared: &Shared<W>, range: usize) -> Result<Worker<W>> {
-        Ok(Worker { work: (shared.opener)(range)? })
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (shared.opener)(range))) {
+            Ok(work) => Ok(Worker { work: work? }),
+            Err(_) => Err(SanitizeError::internal("a decoder panicked while opening its input")),
+        }
     }
 
     /// The next piece of the range in `out`, or the range's end. A panic in
@@ -345,13 +352,23 @@ impl<W: RangeWork> OrderedReader<W> {
         let limit = (state.head + shared.lookahead).min(state.slots.len());
         // At most one range ahead is the consumer's at a time (it bounds
         // the memory of its deeper queue).
-        let owned = (state.head + 1..state.next_unclaimed.min(limit)).find(|&r| {
+        let ahead = state.head + 1..state.next_unclaimed.min(limit);
+        // Pieces queued in every range ahead the consumer owns, finished
+        // ones included: together they stay within one deep queue.
+        let queued: usize = ahead
+            .clone()
+            .filter(|&r| state.slots[r].owner == Owner::Consumer)
+            .map(|r| state.slots[r].items.len())
+            .sum();
+        if queued >= CONSUMER_QUEUE_BATCHES {
+            return Err(state);
+        }
+        let owned = ahead.clone().find(|&r| {
             let slot = &state.slots[r];
             slot.owner == Owner::Consumer && !slot.items.back().is_some_and(is_last) && self.own.contains_key(&r)
         });
         let range = match owned {
-            Some(r) if state.slots[r].items.len() < CONSUMER_QUEUE_BATCHES => r,
-            Some(_) => return Err(state),
+            Some(r) => r,
             None if state.idle_helpers == 0 && state.next_unclaimed < limit => {
                 let r = state.next_unclaimed;
                 state.next_unclaimed += 1;
@@ -411,6 +428,8 @@ fn helper<W: RangeWork>(shared: &Shared<W>) {
                     state.next_unclaimed += 1;
                     state.slots[r].owner = Owner::Helper;
                     state.idle_helpers -= 1;
+                    // The consumer may now take on a range ahead itself.
+                    shared.changed.notify_all();
                     break r;
                 }
                 state = shared.wait(state);
@@ -572,6 +591,33 @@ mod tests {
                 assert!(err.contains("record 205"), "threads {threads}: {err}");
                 assert_eq!(last, 202, "threads {threads}");
             }
+        }
+    }
+
+    #[test]
+    fn a_panic_while_opening_a_range_is_an_error_in_its_place_not_a_hang() {
+        for threads in [1, 2, 4] {
+            let opener: Box<Opener<Decode>> = Box::new(|i| {
+                if i == 2 {
+                    panic!("constructor failed");
+                }
+                let first = 100 * i as u64;
+                Ok(Decode::new(Box::new(Numbers { next: first, end: first + 5, per_batch: 2, fail_at: None }), None))
+            });
+            let _quiet = crate::quiet::enter();
+            let mut reader = OrderedReader::new(5, threads, opener);
+            let mut batch = Batch::default();
+            let mut seen = Vec::new();
+            let err = loop {
+                match reader.next(&mut batch) {
+                    Ok(Some(Step::Piece { .. })) => seen.extend(batch.meta.iter().map(|m| m.line)),
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("no error"),
+                    Err(e) => break e.message,
+                }
+            };
+            assert!(err.contains("panicked while opening"), "threads {threads}: {err}");
+            assert_eq!(seen, [0, 1, 2, 3, 4, 100, 101, 102, 103, 104], "threads {threads}");
         }
     }
 

@@ -40,6 +40,9 @@ const AUTO_MIN_RANGE_BYTES: u64 = 1 << 20;
 const AUTO_MAX_RANGE_BYTES: u64 = 8 << 20;
 const AUTO_RANGES_PER_THREAD: u64 = 16;
 
+/// The most ranges one file is cut into, whatever `scan_range_bytes` says.
+const MAX_RANGES_PER_FILE: u64 = 1 << 16;
+
 /// Whether the files of this scan may be cut inside: JSON Lines only (a
 /// line end is a record boundary that needs no parsing to find), not
 /// compressed (a compressed stream can only be read from its start), and
@@ -62,7 +65,10 @@ pub fn plan_ranges(sizes: &[(Option<u64>, bool)], range_bytes: Option<u64>, thre
         let step = range_bytes.unwrap_or_else(|| {
             (size / (AUTO_RANGES_PER_THREAD * threads.max(1) as u64)).clamp(AUTO_MIN_RANGE_BYTES, AUTO_MAX_RANGE_BYTES)
         });
-        let step = step.max(1);
+        // At most MAX_RANGES_PER_FILE ranges: a tiny `scan_range_bytes` on a
+        // large file would otherwise cost a range record (and a queue slot)
+        // per few bytes.
+        let step = step.max(1).max(size.div_ceil(MAX_RANGES_PER_FILE));
         if size <= step {
             ranges.push(Range::whole(file));
             continue;
@@ -112,5 +118,7 @@ mod tests {
         assert_eq!(r.len(), 128, "no range above 8 MiB");
         let r = plan_ranges(&[(Some(1 << 20), true)], None, 8);
         assert_eq!(r.len(), 1, "a file below the smallest range stays whole");
+        let r = plan_ranges(&[(Some(1 << 30), true)], Some(1), 8);
+        assert_eq!(r.len() as u64, MAX_RANGES_PER_FILE, "a tiny range size is capped by the count");
     }
 }

@@ -62,7 +62,12 @@ pub fn open_range_reader(
     let seek = range.start.saturating_sub(1);
     f.seek(SeekFrom::Start(seek)).map_err(io)?;
     let line_range = LineRange { start: seek, end: range.end, skip_partial: range.start > 0, bom };
-    Ok(Box::new(JsonLinesReader::for_range(f, name, options.read_chunk_bytes, line_range)))
+    // Reads sized to the range: a range smaller than `read_chunk_bytes`
+    // does not read (or allocate) a whole chunk past its end.
+    let chunk = range.end.map_or(options.read_chunk_bytes, |end| {
+        options.read_chunk_bytes.min(((end - seek) as usize).saturating_add(1).max(MIN_CHUNK_BYTES))
+    });
+    Ok(Box::new(JsonLinesReader::for_range(f, name, chunk, line_range)))
 }
 
 /// The smallest read of a small file.

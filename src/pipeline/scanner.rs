@@ -247,6 +247,11 @@ impl RangeWork for RouteWork {
             return Ok(false);
         }
         out.deferred = false;
+        if out.raw.tape.nodes.capacity() > 0 {
+            // A recycled piece that once carried a deferred batch: do not
+            // keep that batch's memory alive in a routed piece.
+            out.raw = Batch::default();
+        }
         route_batch(&self.plan, &mut self.router, &self.batch, out);
         Ok(true)
     }
