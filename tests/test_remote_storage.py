@@ -42,6 +42,31 @@ ROWS = [
 ]
 
 
+def _parquet_with_registry() -> tuple[bytes, str]:
+    """A Parquet file whose footer carries a registry (DuckDB's KV_METADATA),
+    and that registry."""
+    import tempfile
+
+    import duckdb
+
+    registry = '{"registry_version": 1, "field_name_policy": "lower_alpha", "schema_generation": 3, "canonical_schema": {"fields": []}, "variants": {}}'
+    with tempfile.TemporaryDirectory() as d, duckdb.connect() as c:
+        path = os.path.join(d, "r.parquet")
+        literal = registry.replace("'", "''")
+        # Padding rows make the file larger than the first footer guess
+        # would matter for; only the tail is fetched either way.
+        c.execute(
+            f"COPY (SELECT i, repeat('x', 200) AS pad FROM range(2000) t(i)) TO '{path}' "
+            f"(FORMAT parquet, KV_METADATA {{'schema_sanitizer.registry': '{literal}'}})"
+        )
+        return Path(path).read_bytes(), registry
+
+
+REGISTRY_PARQUET, REGISTRY_TEXT = _parquet_with_registry()
+ROWS.append(("reg/year=2026/month=06/date=2026-06-29/part_20260629.parquet", REGISTRY_PARQUET))
+ROWS.append(("reg/year=2026/month=06/date=2026-06-28/part_20260628.parquet", REGISTRY_PARQUET))
+
+
 # Larger than one 16 MiB download range: staged in two ranged requests.
 BIG_ROWS = 400_000
 BIG_JSONL = b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * 24) for i in range(BIG_ROWS))
@@ -499,3 +524,18 @@ def test_registry_from_a_remote_parquet_footer(s3, remote_con):
     ]
     with pytest.raises(Exception, match="no such file"):
         remote_con.execute(f"SELECT sanitize_registry_from_parquet({sql_literal(s3 + '/pq/none.parquet')})")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_registries_are_read_from_remote_footers_only(backend, request, remote_con, spool):
+    """sanitize_registry_from_parquet and sanitize_latest_registry on every
+    object store (issue 14 §3): the footer comes by range requests, the
+    newest partition by one listing; nothing is staged."""
+    base = request.getfixturevalue(backend)
+    newest = "reg/year=2026/month=06/date=2026-06-29/part_20260629.parquet"
+    canonical = rows(remote_con, f"SELECT sanitize_registry({sql_literal(REGISTRY_TEXT)})")[0][0]
+    got = rows(remote_con, f"SELECT sanitize_registry_from_parquet({sql_literal(base + '/' + newest)})")
+    assert got == [(canonical,)]
+    got = rows(remote_con, f"SELECT partition_key, path, registry FROM sanitize_latest_registry({sql_literal(base + '/reg/')})")
+    assert got == [("year=2026/month=06/date=2026-06-29", f"{base}/{newest}", canonical)]
+    assert not any(spool.iterdir()), "a footer read staged a file"

@@ -28,28 +28,70 @@ pub const PARQUET_REGISTRY_KEY: &str = "schema_sanitizer.registry";
 
 /// `sanitize_registry_from_parquet(path)`: the registry in a Parquet file's
 /// footer key-value metadata, validated and in canonical form; `None` when
-/// the footer has no such key. Reads the footer only (a remote file is
-/// staged first, docs/remote.md).
+/// the footer has no such key. Reads the footer only: locally from the end
+/// of the file, remotely by range requests for the file's last bytes.
 pub fn registry_from_parquet(function: &str, path: &str) -> Result<Option<String>> {
-    use parquet::file::reader::{FileReader, SerializedFileReader};
-    let mut options = crate::options::Options::defaults(crate::options::InputFormat::Parquet);
-    options.validate_extension = false;
-    let resolved = crate::source::resolve(function, &[path.to_string()], &options)?;
-    let Some(file) = resolved.files.first() else { return Ok(None) };
-    let io = |e: &dyn std::fmt::Display| {
-        SanitizeError::input(format!("{function}: cannot read the Parquet footer of \"{path}\": {e}"))
-    };
-    let f = std::fs::File::open(file).map_err(|e| io(&e))?;
-    let reader = SerializedFileReader::new(f).map_err(|e| io(&e))?;
-    let metadata = reader.metadata().file_metadata().key_value_metadata();
+    let footer = read_footer(function, path)?;
+    let metadata = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&footer)
+        .map_err(|e| not_parquet(function, path, &e))?;
+    let pairs = metadata.file_metadata().key_value_metadata();
     let Some(text) =
-        metadata.into_iter().flatten().find(|kv| kv.key == PARQUET_REGISTRY_KEY).and_then(|kv| kv.value.clone())
+        pairs.into_iter().flatten().find(|kv| kv.key == PARQUET_REGISTRY_KEY).and_then(|kv| kv.value.clone())
     else {
         return Ok(None);
     };
     canonical_registry(&text).map(Some).map_err(|e| {
         SanitizeError::input(format!("{function}: the registry in the footer of \"{path}\" is invalid: {}", e.message))
     })
+}
+
+fn not_parquet(function: &str, path: &str, e: &dyn std::fmt::Display) -> SanitizeError {
+    SanitizeError::input(format!("{function}: cannot read the Parquet footer of \"{path}\": {e}"))
+}
+
+/// Bytes read at first from the end of a remote file: most footers fit, so
+/// one request usually does.
+const FOOTER_GUESS_BYTES: u64 = 64 << 10;
+
+/// The thrift-encoded file metadata of a Parquet file (without the 8-byte
+/// tail of length and magic).
+fn read_footer(function: &str, path: &str) -> Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let tail_of = |bytes: &[u8]| -> Result<u64> {
+        let n = bytes.len();
+        if n < 12 || &bytes[n - 4..] != b"PAR1" {
+            return Err(not_parquet(function, path, &"no PAR1 magic at the end"));
+        }
+        Ok(u32::from_le_bytes([bytes[n - 8], bytes[n - 7], bytes[n - 6], bytes[n - 5]]) as u64)
+    };
+    if let Some(mut tail) = crate::source::remote_tail(function, path, FOOTER_GUESS_BYTES)? {
+        let len = tail_of(&tail)?;
+        if len + 8 > tail.len() as u64 {
+            tail = crate::source::remote_tail(function, path, len + 8)?.unwrap_or_default();
+        }
+        let n = tail.len();
+        if (len + 8) as usize > n {
+            return Err(not_parquet(function, path, &"the footer is longer than the file"));
+        }
+        return Ok(tail[n - 8 - len as usize..n - 8].to_vec());
+    }
+    let local = crate::source::file_uri_path(path).unwrap_or(path);
+    let mut f = std::fs::File::open(local)
+        .map_err(|e| SanitizeError::io(format!("{function}: no such file \"{path}\" ({e})")))?;
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut last = [0u8; 8];
+    if size < 12 || f.seek(SeekFrom::End(-8)).is_err() || f.read_exact(&mut last).is_err() {
+        return Err(not_parquet(function, path, &"the file is too short"));
+    }
+    let len = tail_of(&[b"PAR1".as_slice(), &last].concat())?;
+    if len + 8 > size {
+        return Err(not_parquet(function, path, &"the footer is longer than the file"));
+    }
+    let mut footer = vec![0u8; len as usize];
+    f.seek(SeekFrom::End(-8 - len as i64))
+        .and_then(|_| f.read_exact(&mut footer))
+        .map_err(|e| not_parquet(function, path, &e))?;
+    Ok(footer)
 }
 
 #[cfg(test)]

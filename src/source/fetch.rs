@@ -193,6 +193,29 @@ impl Store {
         }
     }
 
+    /// The last `n` bytes of an object (all of it when it is smaller): a
+    /// Parquet footer without downloading the data before it.
+    pub(super) async fn tail(&self, key: &str, n: u64) -> std::result::Result<Vec<u8>, DownloadError> {
+        match self {
+            Store::Object(store) => {
+                let location = object_path(key).map_err(DownloadError::Http)?;
+                let size = store.head(&location).await.map_err(DownloadError::Store)?.size;
+                let bytes =
+                    store.get_range(&location, size.saturating_sub(n)..size).await.map_err(DownloadError::Store)?;
+                Ok(bytes.to_vec())
+            }
+            Store::Http { client, url } => suffix_get(client, url, n).await,
+            Store::GcsEmulator { client, host, bucket } => {
+                let url = format!(
+                    "{host}/download/storage/v1/b/{}/o/{}?alt=media",
+                    percent_encode(bucket),
+                    percent_encode(key)
+                );
+                suffix_get(client, &url, n).await
+            }
+        }
+    }
+
     /// Downloads one object into `file`.
     pub(super) async fn download(&self, key: &str, file: &Path) -> std::result::Result<(), (String, DownloadError)> {
         let failed = |e| (key.to_string(), e);
@@ -249,6 +272,27 @@ async fn stream_get(
         out.write_all(&chunk).map_err(DownloadError::Local)?;
     }
     Ok(())
+}
+
+/// The last `n` bytes by an HTTP suffix range; a server that ignores the
+/// range (200 with the whole body) still gives the right bytes.
+async fn suffix_get(client: &reqwest::Client, url: &str, n: u64) -> std::result::Result<Vec<u8>, DownloadError> {
+    let response = client
+        .get(url)
+        .header(reqwest::header::RANGE, format!("bytes=-{n}"))
+        .send()
+        .await
+        .map_err(|e| DownloadError::Http(without_query(e.to_string())))?;
+    if response.status() == reqwest::StatusCode::NOT_FOUND {
+        return Err(DownloadError::NotFound);
+    }
+    if !response.status().is_success() {
+        return Err(DownloadError::Http(format!("the server answered {}", response.status())));
+    }
+    let partial = response.status() == reqwest::StatusCode::PARTIAL_CONTENT;
+    let body = response.bytes().await.map_err(|e| DownloadError::Http(without_query(e.to_string())))?;
+    let skip = if partial { 0 } else { body.len().saturating_sub(n as usize) };
+    Ok(body[skip..].to_vec())
 }
 
 /// reqwest's messages quote the URL; a query may hold a signature.

@@ -307,3 +307,23 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
     let keys = runtime.block_on(store.list(uri.key.trim_end_matches('/'), true)).map_err(|e| fail(&e))?;
     Ok(keys.iter().map(|k| uri.object_uri(k)).collect())
 }
+
+/// The last `n` bytes of a remote object (a Parquet footer), or `None` for
+/// a local path. Nothing else of the object is downloaded.
+pub fn remote_tail(function: &str, path: &str, n: u64) -> Result<Option<Vec<u8>>> {
+    let Some(uri) = super::parse_remote(path) else { return Ok(None) };
+    let settings = Settings::from_env();
+    let shown = uri.object_uri(&uri.key);
+    let fail = |e: &dyn std::fmt::Display| {
+        SanitizeError::io(format!("{function}: cannot read \"{shown}\" ({}): {e}", uri.backend.name()))
+    };
+    let store = Store::new(&uri, &settings).map_err(|e| fail(&e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
+    match runtime.block_on(store.tail(&uri.key, n)) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(DownloadError::Store(object_store::Error::NotFound { .. }) | DownloadError::NotFound) => {
+            Err(SanitizeError::io(format!("{function}: no such file \"{shown}\" ({})", uri.backend.name())))
+        }
+        Err(e) => Err(fail(&e)),
+    }
+}
