@@ -51,6 +51,20 @@ unsafe extern "C" fn from_parquet_fn(
 }
 
 fn from_parquet(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
+    each_text(input, output, FROM_PARQUET, "path", |path| {
+        registry_from_parquet(FROM_PARQUET, path).map_err(|e| e.message)
+    })
+}
+
+/// A VARCHAR → VARCHAR scalar body: `f` maps each row's text (`what` in
+/// messages) to its result or NULL; a NULL row stays NULL.
+fn each_text(
+    input: &DataChunk,
+    output: &Vector<'_>,
+    function: &str,
+    what: &str,
+    f: impl Fn(&str) -> Result<Option<String>, String>,
+) -> Result<(), String> {
     let rows = input.size();
     let arg = input.vector(0);
     let mut valid = vec![true; rows];
@@ -59,9 +73,9 @@ fn from_parquet(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
             valid[row] = false;
             continue;
         };
-        let path = std::str::from_utf8(bytes).map_err(|_| format!("{FROM_PARQUET}: the path is not valid UTF-8"))?;
-        match registry_from_parquet(FROM_PARQUET, path).map_err(|e| e.message)? {
-            Some(registry) => output.set_string(row, registry.as_bytes()),
+        let text = std::str::from_utf8(bytes).map_err(|_| format!("{function}: the {what} is not valid UTF-8"))?;
+        match f(text)? {
+            Some(result) => output.set_string(row, result.as_bytes()),
             None => valid[row] = false,
         }
     }
@@ -111,19 +125,7 @@ unsafe extern "C" fn canonical_fn(
 
 /// `sanitize_registry(json)`: each row's registry in canonical form; NULL stays NULL.
 fn canonicalize(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
-    let rows = input.size();
-    let arg = input.vector(0);
-    let mut valid = vec![true; rows];
-    for (row, value) in arg.strings(rows).into_iter().enumerate() {
-        let Some(bytes) = value else {
-            valid[row] = false;
-            continue;
-        };
-        let text =
-            std::str::from_utf8(bytes).map_err(|_| "sanitize_registry: the registry is not valid UTF-8".to_string())?;
-        let canonical = canonical_registry(text).map_err(|e| format!("sanitize_registry: {}", e.message))?;
-        output.set_string(row, canonical.as_bytes());
-    }
-    output.write_validity(&valid);
-    Ok(())
+    each_text(input, output, "sanitize_registry", "registry", |text| {
+        canonical_registry(text).map(Some).map_err(|e| format!("sanitize_registry: {}", e.message))
+    })
 }

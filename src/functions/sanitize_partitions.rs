@@ -143,12 +143,7 @@ impl PlanOptions {
         if end_day < start_day {
             return Err(bad("end_date", "is before start_date"));
         }
-        let granularity = match get("granularity").map(|v| text("granularity", v)).transpose()?.as_deref() {
-            None => Granularity::Daily,
-            Some(g) if g.eq_ignore_ascii_case("daily") => Granularity::Daily,
-            Some(g) if g.eq_ignore_ascii_case("hourly") => Granularity::Hourly,
-            Some(g) => return Err(bad("granularity", format!("must be 'daily' or 'hourly', not '{g}'"))),
-        };
+        let granularity = granularity(get("granularity"))?;
         let (start_hour, end_hour) = match granularity {
             Granularity::Daily => {
                 for name in ["start_hour", "end_hour"] {
@@ -167,12 +162,7 @@ impl PlanOptions {
                 (start, end)
             }
         };
-        let template = match get("partition_template") {
-            Some(v) => text("partition_template", v)?,
-            None if granularity == Granularity::Hourly => format!("{DAILY_TEMPLATE}/hour={{hh}}"),
-            None => DAILY_TEMPLATE.to_string(),
-        };
-        check_template(&template, granularity)?;
+        let template = template(get("partition_template"), granularity)?;
         let format_name = get("input_format")
             .map(|v| text("input_format", v))
             .transpose()?
@@ -222,6 +212,28 @@ fn forwarded<'a>(params: &[(&'a str, ParamValue)], format: &str) -> Vec<(&'a str
         .collect();
     out.insert(0, ("input_format", ParamValue::Str(format.to_string())));
     out
+}
+
+/// The `granularity` parameter (default daily).
+fn granularity(v: Option<&ParamValue>) -> Result<Granularity> {
+    match v.map(|v| text("granularity", v)).transpose()?.as_deref() {
+        None => Ok(Granularity::Daily),
+        Some(g) if g.eq_ignore_ascii_case("daily") => Ok(Granularity::Daily),
+        Some(g) if g.eq_ignore_ascii_case("hourly") => Ok(Granularity::Hourly),
+        Some(g) => Err(bad("granularity", format!("must be 'daily' or 'hourly', not '{g}'"))),
+    }
+}
+
+/// The `partition_template` parameter, checked; by default the seed's
+/// daily layout, plus `/hour={hh}` when hourly.
+fn template(v: Option<&ParamValue>, granularity: Granularity) -> Result<String> {
+    let template = match v {
+        Some(v) => text("partition_template", v)?,
+        None if granularity == Granularity::Hourly => format!("{DAILY_TEMPLATE}/hour={{hh}}"),
+        None => DAILY_TEMPLATE.to_string(),
+    };
+    check_template(&template, granularity)?;
+    Ok(template)
 }
 
 /// A template names each placeholder it uses from `{yyyy}`, `{mm}`, `{dd}`
@@ -336,19 +348,9 @@ pub const LATEST_FUNCTION: &str = "sanitize_latest_registry";
 /// reads footers only.
 pub fn latest_registry(output_prefix: &str, params: &[(&str, ParamValue)]) -> Result<Option<(String, String, String)>> {
     let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
-    let granularity = match get("granularity").map(|v| text("granularity", v)).transpose()?.as_deref() {
-        None => Granularity::Daily,
-        Some(g) if g.eq_ignore_ascii_case("daily") => Granularity::Daily,
-        Some(g) if g.eq_ignore_ascii_case("hourly") => Granularity::Hourly,
-        Some(g) => return Err(bad("granularity", format!("must be 'daily' or 'hourly', not '{g}'"))),
-    };
-    let template = match get("partition_template") {
-        Some(v) => text("partition_template", v)?,
-        None if granularity == Granularity::Hourly => format!("{DAILY_TEMPLATE}/hour={{hh}}"),
-        None => DAILY_TEMPLATE.to_string(),
-    };
-    check_template(&template, granularity)
-        .map_err(|e| SanitizeError::options(e.message.replace(FUNCTION, LATEST_FUNCTION)))?;
+    let in_latest = |e: SanitizeError| SanitizeError::options(e.message.replace(FUNCTION, LATEST_FUNCTION));
+    let granularity = granularity(get("granularity")).map_err(in_latest)?;
+    let template = template(get("partition_template"), granularity).map_err(in_latest)?;
     let matcher = template_regex(&template);
     let root = output_prefix.trim_end_matches('/');
     let mut candidates: Vec<(Stamp, String, String)> = Vec::new();
