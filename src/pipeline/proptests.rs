@@ -258,13 +258,14 @@ proptest! {
     /// Cutting a JSON Lines file into byte ranges decoded by several threads
     /// changes nothing: the same rows in the same order, registry, drifts,
     /// counters, and the same first bad record under `stop`, at every
-    /// thread count and range size (issue 13).
+    /// thread count, range size and read size (issue 13).
     #[test]
     fn ranges_and_threads_never_change_the_result(
         lines in prop::collection::vec(messy_line(), 0..24),
         bom in any::<bool>(),
         no_final_newline in any::<bool>(),
         range in 1u64..64,
+        chunk in prop_oneof![1i64..40, Just(1 << 20)],
         threads in 1usize..9,
         on_error in prop_oneof![Just("skip_row"), Just("emit_null_row"), Just("stop")],
     ) {
@@ -284,6 +285,7 @@ proptest! {
         let base = [("on_error", ParamValue::Str(on_error.into()))];
         let mut cut = base.to_vec();
         cut.push(("scan_range_bytes", ParamValue::Int(range as i64)));
+        cut.push(("read_chunk_bytes", ParamValue::Int(chunk)));
         let comparable_run = |r: Result<(super::tests::Run, super::Stats), String>| {
             // `batches` counts decoded batches, and no batch spans two
             // ranges: the one counter that follows the cut.
