@@ -541,6 +541,20 @@ mod tests {
     }
 
     #[test]
+    fn a_partition_that_cannot_be_listed_is_an_error_not_missing() {
+        // A file where the partition's directory should be: not "missing"
+        // (that would skip its data in silence) but an error naming it.
+        let root = std::env::temp_dir().join(format!("ss-partitions-unlistable-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("year=2026/month=06")).unwrap();
+        std::fs::write(root.join("year=2026/month=06/date=2026-06-29"), "not a directory").unwrap();
+        let o = options(&[("end_date", s("2026-06-29"))]).unwrap();
+        let e = discover(&plan(root.to_str().unwrap(), &o), &o).unwrap_err();
+        assert!(e.message.contains("cannot list directory") && e.message.contains("date=2026-06-29"), "{e}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
     fn template_keys_order_by_time_and_repeat_consistently() {
         let m = template_regex(DAILY_TEMPLATE);
         let key = |d: &str| match_key(&m, d);

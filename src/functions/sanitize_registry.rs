@@ -76,8 +76,10 @@ fn read_footer(function: &str, path: &str) -> Result<Vec<u8>> {
         return Ok(tail[n - 8 - len as usize..n - 8].to_vec());
     }
     let local = crate::source::file_uri_path(path).unwrap_or(path);
-    let mut f = std::fs::File::open(local)
-        .map_err(|e| SanitizeError::io(format!("{function}: no such file \"{path}\" ({e})")))?;
+    let mut f = std::fs::File::open(local).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => SanitizeError::io(format!("{function}: no such file \"{path}\"")),
+        _ => SanitizeError::io(format!("{function}: cannot open file \"{path}\": {e}")),
+    })?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut last = [0u8; 8];
     if size < 12 || f.seek(SeekFrom::End(-8)).is_err() || f.read_exact(&mut last).is_err() {

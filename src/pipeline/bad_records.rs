@@ -7,15 +7,6 @@ use crate::error::{Result, SanitizeError};
 use crate::formats::RecordMeta;
 use crate::options::{OnError, Options};
 
-/// What the caller does with the bad record after [`BadRecords::handle`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BadAction {
-    /// Drop it (counted as skipped).
-    Skip,
-    /// Emit it as a row of NULLs (counted as emitted and nulled).
-    EmitNull,
-}
-
 /// The bad records of one probe or scan: how many, and the first one's
 /// description for the all-bad error.
 #[derive(Debug, Default)]
@@ -25,8 +16,10 @@ pub struct BadRecords {
 }
 
 impl BadRecords {
-    /// Applies `on_error` to a bad record of `file` and counts it in `stats`;
-    /// `stop` is the error naming the file, line and byte.
+    /// Counts a bad record of `file` in `stats` as `on_error` treats it
+    /// (the row itself was already dropped or emitted as NULLs by whoever
+    /// decoded it, by the same `on_error`); `stop` is the error naming the
+    /// file, line and byte.
     pub fn handle(
         &mut self,
         function: &str,
@@ -35,7 +28,7 @@ impl BadRecords {
         cause: &str,
         on_error: OnError,
         stats: &mut Stats,
-    ) -> Result<BadAction> {
+    ) -> Result<()> {
         self.count += 1;
         if self.first.is_none() {
             self.first = Some(format!("in file \"{file}\" at line {} (byte {}): {cause}", meta.line, meta.byte));
@@ -44,12 +37,12 @@ impl BadRecords {
             OnError::Stop => Err(bad_record_error(function, file, meta.line, meta.byte, cause)),
             OnError::SkipRow => {
                 stats.rows_skipped += 1;
-                Ok(BadAction::Skip)
+                Ok(())
             }
             OnError::EmitNullRow => {
                 stats.rows_nulled += 1;
                 stats.rows_emitted += 1;
-                Ok(BadAction::EmitNull)
+                Ok(())
             }
         }
     }

@@ -232,10 +232,18 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
             continue;
         }
         let local = super::file_uri_path(dir).unwrap_or(dir);
-        let Ok(entries) = std::fs::read_dir(local) else { continue };
+        let cannot = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot list directory \"{dir}\": {e}"));
+        // Only a directory that is not there is "missing"; any other failure
+        // (permissions, I/O) is an error, never a partition shown as empty.
+        let entries = match std::fs::read_dir(local) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(cannot(e)),
+        };
         let mut listing = Listing::default();
-        for entry in entries.flatten() {
-            let Ok(meta) = entry.metadata() else { continue };
+        for entry in entries {
+            let entry = entry.map_err(cannot)?;
+            let meta = entry.metadata().map_err(cannot)?;
             if meta.is_file() {
                 listing.files.push((entry.path().to_string_lossy().into_owned(), meta.len()));
             }
@@ -282,8 +290,18 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
         let mut out = Vec::new();
         let mut pending = vec![PathBuf::from(local)];
         while let Some(dir) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries.flatten() {
+            let cannot = |e: std::io::Error| {
+                SanitizeError::io(format!("{function}: cannot list directory \"{}\": {e}", dir.display()))
+            };
+            // A prefix that does not exist has no files; an unreadable
+            // directory below it is an error, not a silently older answer.
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(cannot(e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(cannot)?;
                 match entry.file_type() {
                     Ok(t) if t.is_dir() => pending.push(entry.path()),
                     Ok(t) if t.is_file() => out.push(entry.path().to_string_lossy().into_owned()),
