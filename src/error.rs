@@ -11,24 +11,33 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SanitizeError {
     pub message: String,
+    /// A strict-mode violation that ended a scan run with
+    /// `Options::drift_ends_scan` (sanitize_pipeline's strict attempt): the
+    /// caller redoes the input additively instead of reporting it.
+    pub drift: bool,
 }
 
 impl SanitizeError {
     /// A bad named parameter or argument, raised at bind time.
     pub fn options(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self { message: message.into(), drift: false }
     }
     /// Bad input data (a malformed file, a strict-mode violation, ...).
     pub fn input(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self { message: message.into(), drift: false }
     }
     /// The file system or a remote store failed.
     pub fn io(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self { message: message.into(), drift: false }
     }
     /// A broken invariant of ours: always a bug.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self { message: format!("internal error (please report): {}", message.into()) }
+        Self { message: format!("internal error (please report): {}", message.into()), drift: false }
+    }
+    /// A record the registry does not take, in a scan that asked to stop
+    /// there and fall back (`Options::drift_ends_scan`).
+    pub fn drift(message: impl Into<String>) -> Self {
+        Self { message: message.into(), drift: true }
     }
     /// Prefixes the message with the SQL function's name, DuckDB style.
     pub fn in_function(mut self, function: &str) -> Self {

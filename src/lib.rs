@@ -15,6 +15,7 @@ pub(crate) mod formats;
 pub(crate) mod functions;
 pub(crate) mod infer;
 pub(crate) mod options;
+pub(crate) mod output;
 pub(crate) mod pipeline;
 pub(crate) mod quiet;
 pub(crate) mod registry;

@@ -534,6 +534,11 @@ pub struct Options {
     /// `hive_types_autocast`: other keys get DATE, TIMESTAMP or BIGINT
     /// when every value has that form (else VARCHAR).
     pub hive_types_autocast: bool,
+    /// No parameter: sanitize_pipeline's strict attempt sets it, so the
+    /// first strict-mode violation ends the scan with a drift error
+    /// (`SanitizeError::drift`) whatever `on_error` says, and the partition
+    /// is redone additively.
+    pub drift_ends_scan: bool,
 }
 
 impl Options {
@@ -603,7 +608,9 @@ impl Options {
         // Contract values are not the user's choices.
         o.given.retain(|(n, _)| self.is_given(n));
         o.adopted = adopted_names;
+        // Not parameters: set by the caller, kept.
         o.threads = self.threads;
+        o.drift_ends_scan = self.drift_ends_scan;
         Ok(o)
     }
 
@@ -652,6 +659,7 @@ impl Options {
             hive_partitioning: None,
             hive_types: Vec::new(),
             hive_types_autocast: true,
+            drift_ends_scan: false,
         };
         for spec in OPTION_SPECS {
             if let Some(value) = spec.default.param() {

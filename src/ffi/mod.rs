@@ -14,7 +14,7 @@ use std::ffi::CString;
 
 use duckdb::ffi;
 
-use crate::functions::TABLE_FUNCTIONS;
+use crate::functions::{Cell, FixedRows, RowSource, RunContext, TABLE_FUNCTIONS};
 
 const C_API_VERSION: &str = env!("SCHEMA_SANITIZER_C_API_VERSION");
 
@@ -80,6 +80,7 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
     table::register_stats(con)?;
     rows::register(con, &PARTITIONS)?;
     rows::register(con, &LATEST_REGISTRY)?;
+    rows::register(con, &PIPELINE)?;
     scalar::register_registry_from_parquet(con)?;
     guard::install_quiet_panic_hook();
     if std::env::var_os("SCHEMA_SANITIZER_PANIC_PROBE").is_some() {
@@ -92,7 +93,8 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
 /// `sanitize_partitions(source_prefix, ...)` (functions/sanitize_partitions.rs).
 static PARTITIONS: rows::RowsFunction = rows::RowsFunction {
     name: crate::functions::sanitize_partitions::FUNCTION,
-    named: crate::functions::sanitize_partitions::PARAMETERS,
+    positional: &["source_prefix"],
+    named: || crate::functions::sanitize_partitions::PARAMETERS.to_vec(),
     columns: &[
         ("partition_key", rows::ColumnType::Varchar),
         ("source_path", rows::ColumnType::Varchar),
@@ -105,15 +107,17 @@ static PARTITIONS: rows::RowsFunction = rows::RowsFunction {
 };
 
 fn partition_rows(
-    source_prefix: &str,
+    arguments: &[String],
     params: &[(&str, crate::options::ParamValue)],
-) -> Result<Vec<Vec<rows::Cell>>, String> {
+    _context: &RunContext,
+) -> Result<Box<dyn RowSource>, String> {
     use crate::functions::sanitize_partitions::{discover, plan, PlanOptions};
-    use rows::Cell::{Int, Text};
+    use crate::functions::Cell::{Int, Text};
+    let source_prefix = &arguments[0];
     let options = PlanOptions::parse(params).map_err(|e| e.message)?;
     let partitions = plan(source_prefix, &options);
     let found = discover(&partitions, &options).map_err(|e| e.message)?;
-    Ok(partitions
+    Ok(fixed(partitions
         .into_iter()
         .zip(found)
         .map(|(p, f)| {
@@ -126,13 +130,18 @@ fn partition_rows(
                 Text(Some(f.status.name().to_string())),
             ]
         })
-        .collect())
+        .collect()))
+}
+
+fn fixed(rows: Vec<Vec<Cell>>) -> Box<dyn RowSource> {
+    Box::new(FixedRows(rows.into()))
 }
 
 /// `sanitize_latest_registry(output_prefix, ...)` (functions/sanitize_partitions.rs).
 static LATEST_REGISTRY: rows::RowsFunction = rows::RowsFunction {
     name: crate::functions::sanitize_partitions::LATEST_FUNCTION,
-    named: crate::functions::sanitize_partitions::LATEST_PARAMETERS,
+    positional: &["output_prefix"],
+    named: || crate::functions::sanitize_partitions::LATEST_PARAMETERS.to_vec(),
     columns: &[
         ("partition_key", rows::ColumnType::Varchar),
         ("path", rows::ColumnType::Varchar),
@@ -142,13 +151,44 @@ static LATEST_REGISTRY: rows::RowsFunction = rows::RowsFunction {
 };
 
 fn latest_registry_rows(
-    output_prefix: &str,
+    arguments: &[String],
     params: &[(&str, crate::options::ParamValue)],
-) -> Result<Vec<Vec<rows::Cell>>, String> {
-    use rows::Cell::Text;
-    let found = crate::functions::sanitize_partitions::latest_registry(output_prefix, params).map_err(|e| e.message)?;
-    Ok(found
+    _context: &RunContext,
+) -> Result<Box<dyn RowSource>, String> {
+    use crate::functions::Cell::Text;
+    let found = crate::functions::sanitize_partitions::latest_registry(&arguments[0], params).map_err(|e| e.message)?;
+    Ok(fixed(found
         .into_iter()
         .map(|(key, path, registry)| vec![Text(Some(key)), Text(Some(path)), Text(Some(registry))])
-        .collect())
+        .collect()))
+}
+
+/// `sanitize_pipeline(source_prefix, output_prefix, ...)` (functions/sanitize_pipeline.rs).
+static PIPELINE: rows::RowsFunction = rows::RowsFunction {
+    name: crate::functions::sanitize_pipeline::FUNCTION,
+    positional: &["source_prefix", "output_prefix"],
+    named: crate::functions::sanitize_pipeline::named_parameters,
+    columns: &PIPELINE_COLUMNS,
+    build: pipeline_rows,
+};
+
+const PIPELINE_COLUMNS: [(&str, rows::ColumnType); 14] = {
+    let names = crate::functions::sanitize_pipeline::COLUMNS;
+    let mut out = [("", rows::ColumnType::Varchar); 14];
+    let mut i = 0;
+    while i < 14 {
+        out[i] = (names[i].0, if names[i].1 { rows::ColumnType::Bigint } else { rows::ColumnType::Varchar });
+        i += 1;
+    }
+    out
+};
+
+fn pipeline_rows(
+    arguments: &[String],
+    params: &[(&str, crate::options::ParamValue)],
+    context: &RunContext,
+) -> Result<Box<dyn RowSource>, String> {
+    let run = crate::functions::sanitize_pipeline::PipelineRun::start(&arguments[0], &arguments[1], params, context)
+        .map_err(|e| e.message)?;
+    Ok(Box::new(run))
 }

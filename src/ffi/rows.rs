@@ -1,5 +1,7 @@
-//! Table functions whose whole result is computed at bind (a plan, a list):
-//! bind builds the rows, the scan hands them out a vector at a time.
+//! Table functions whose rows the engine computes (functions/): a plan or
+//! a list made whole at bind, or a run that makes its rows as it goes
+//! (`sanitize_pipeline`). Bind parses the arguments into a `RowSource`; the
+//! scan asks it for the next rows.
 
 use std::sync::Mutex;
 
@@ -10,14 +12,8 @@ use super::handles::{
     register_table_function, BindInfo, Connection, DataChunk, FunctionInfo, InitInfo, TableCallbacks,
 };
 use super::types::LogicalType;
+use crate::functions::{Cell, RowSource, RunContext};
 use crate::options::{ParamType, ParamValue};
-
-/// One value of a result row.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
-    Text(Option<String>),
-    Int(Option<i64>),
-}
 
 /// The type of a result column.
 #[derive(Clone, Copy, Debug)]
@@ -26,35 +22,39 @@ pub enum ColumnType {
     Bigint,
 }
 
-/// Computes a rows function's result from its path argument and named parameters.
-pub type BuildRows = fn(&str, &[(&str, ParamValue)]) -> Result<Vec<Vec<Cell>>, String>;
+/// Makes a rows function's source from its positional VARCHAR arguments,
+/// its named parameters and what the connection grants.
+pub type BuildRows = fn(&[String], &[(&str, ParamValue)], &RunContext) -> Result<Box<dyn RowSource>, String>;
 
-/// A rows function: its name, its one positional VARCHAR argument, its
-/// named parameters (all ANY: the builder's own checks name them), its
-/// columns, and the function computing its rows from the arguments.
+/// A rows function: its name, its positional VARCHAR arguments (named for
+/// messages), its named parameters (all ANY: the builder's own checks name
+/// them), its columns, and the function making its rows.
 pub struct RowsFunction {
     pub name: &'static str,
-    pub named: &'static [&'static str],
+    pub positional: &'static [&'static str],
+    pub named: fn() -> Vec<&'static str>,
     pub columns: &'static [(&'static str, ColumnType)],
     pub build: BuildRows,
 }
 
 struct RowsBind {
-    rows: Vec<Vec<Cell>>,
+    /// Taken by the one init of this bind.
+    source: Mutex<Option<Box<dyn RowSource>>>,
     columns: usize,
 }
 
 struct RowsState {
-    next: Mutex<usize>,
+    source: Mutex<Option<Box<dyn RowSource>>>,
 }
 
 pub fn register(con: &Connection, def: &'static RowsFunction) -> Result<(), String> {
     let named: Vec<(&str, LogicalType)> =
-        def.named.iter().map(|n| (*n, LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY))).collect();
+        (def.named)().into_iter().map(|n| (n, LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY))).collect();
+    let positional: Vec<LogicalType> = def.positional.iter().map(|_| LogicalType::varchar()).collect();
     register_table_function(
         con,
         def.name,
-        &[LogicalType::varchar()],
+        &positional,
         &named,
         Some(def),
         TableCallbacks { bind, init, scan, projection_pushdown: false },
@@ -68,22 +68,35 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
         // SAFETY: `register` gave every function using this callback its
         // `&'static RowsFunction` as extra info.
         let def = unsafe { info.extra_info::<RowsFunction>() }.ok_or("the function has no definition")?;
-        if !info.client_info().external_access {
+        let client = info.client_info();
+        if !client.external_access {
             return Err(format!(
                 "{}: reading files is disabled by the setting enable_external_access = false",
                 def.name
             ));
         }
-        let ParamValue::Str(argument) = info.parameter(0, ParamType::Varchar) else {
-            return Err(format!("{}: the first argument must be a path (VARCHAR), not NULL", def.name));
-        };
+        let mut arguments = Vec::with_capacity(def.positional.len());
+        for (i, name) in def.positional.iter().enumerate() {
+            let ParamValue::Str(argument) = info.parameter(i as u64, ParamType::Varchar) else {
+                return Err(format!("{}: the argument {name} must be a path (VARCHAR), not NULL", def.name));
+            };
+            arguments.push(argument);
+        }
         let mut params: Vec<(&str, ParamValue)> = Vec::new();
-        for name in def.named {
+        for name in (def.named)() {
             if let Some(v) = info.named_parameter(name, ParamType::Any) {
                 params.push((name, v));
             }
         }
-        let rows = (def.build)(&argument, &params)?;
+        let context = RunContext {
+            threads: client
+                .threads
+                .and_then(|t| usize::try_from(t).ok())
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+                .max(1),
+            connection_id: client.connection_id,
+        };
+        let source = (def.build)(&arguments, &params, &context)?;
         for (name, ty) in def.columns {
             let logical = match ty {
                 ColumnType::Varchar => LogicalType::varchar(),
@@ -91,7 +104,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             };
             info.add_result_column(name, &logical);
         }
-        info.set_bind_data(RowsBind { rows, columns: def.columns.len() });
+        info.set_bind_data(RowsBind { source: Mutex::new(Some(source)), columns: def.columns.len() });
         Ok(())
     });
 }
@@ -100,7 +113,12 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     // SAFETY: DuckDB passes the init info of this call.
     let info = unsafe { InitInfo::from_raw(info) };
     guard(&info, || {
-        info.set_init_data(RowsState { next: Mutex::new(0) });
+        // SAFETY: this function's bind stored a RowsBind.
+        let bind = unsafe { info.bind_data::<RowsBind>() };
+        // A bind is scanned once; a second init (a plan that scans the
+        // function twice) finds the rows taken and returns none.
+        let source = bind.source.lock().map_err(|_| "rows state poisoned".to_string())?.take();
+        info.set_init_data(RowsState { source: Mutex::new(source) });
         Ok(())
     });
 }
@@ -111,10 +129,12 @@ unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_d
     guard(&info, || {
         // SAFETY: this function's bind stored a RowsBind and its init a RowsState.
         let (bind, state) = unsafe { (info.bind_data::<RowsBind>(), info.init_data::<RowsState>()) };
-        let mut next = state.next.lock().map_err(|_| "rows state poisoned".to_string())?;
-        let start = *next;
-        let n = bind.rows.len().saturating_sub(start).min(super::handles::vector_capacity());
-        let rows = &bind.rows[start..start + n];
+        let mut source = state.source.lock().map_err(|_| "rows state poisoned".to_string())?;
+        let rows = match source.as_mut() {
+            Some(source) => source.next_rows(super::handles::vector_capacity()).map_err(|e| e.message)?,
+            None => Vec::new(),
+        };
+        let n = rows.len();
         for column in 0..bind.columns {
             let vector = output.vector(column);
             let mut valid = vec![true; n];
@@ -127,7 +147,6 @@ unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_d
             }
             vector.write_validity(&valid);
         }
-        *next = start + n;
         output.set_size(n);
         Ok(())
     });

@@ -3,6 +3,7 @@
 //! registers what is listed here.
 
 pub mod sanitize_partitions;
+pub mod sanitize_pipeline;
 pub mod sanitize_probe;
 pub mod sanitize_registry;
 
@@ -41,3 +42,36 @@ pub const ETL_COLUMNS: [&str; 4] = crate::registry::naming::RESERVED_COLUMNS;
 
 /// The columns of `sanitize_probe`.
 pub const PROBE_COLUMNS: [&str; 3] = ["schema_registry", "schema_drifts", "stats"];
+
+/// One value of a result row of the functions whose rows are computed here
+/// (src/ffi/rows.rs hands them to DuckDB).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    Text(Option<String>),
+    Int(Option<i64>),
+}
+
+/// What the calling connection grants a function (from DuckDB's settings).
+#[derive(Clone, Copy, Debug)]
+pub struct RunContext {
+    /// DuckDB's `threads`.
+    pub threads: usize,
+    /// For `sanitize_stats()`.
+    pub connection_id: Option<u64>,
+}
+
+/// A function's result rows, produced as the scan asks for them.
+pub trait RowSource: Send {
+    /// The next rows, at most `max`; none once the result is complete.
+    fn next_rows(&mut self, max: usize) -> crate::error::Result<Vec<Vec<Cell>>>;
+}
+
+/// Rows computed whole at bind (a plan, a list).
+pub struct FixedRows(pub std::collections::VecDeque<Vec<Cell>>);
+
+impl RowSource for FixedRows {
+    fn next_rows(&mut self, max: usize) -> crate::error::Result<Vec<Vec<Cell>>> {
+        let n = max.min(self.0.len());
+        Ok(self.0.drain(..n).collect())
+    }
+}

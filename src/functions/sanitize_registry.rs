@@ -21,10 +21,7 @@ pub fn canonical_registry(text: &str) -> Result<String> {
     Ok(registry.json_text())
 }
 
-/// The footer key under which a Parquet file carries its registry
-/// (`COPY ... (KV_METADATA {'schema_sanitizer.registry': ...})`, or the
-/// pipeline's writer).
-pub const PARQUET_REGISTRY_KEY: &str = "schema_sanitizer.registry";
+pub use crate::output::PARQUET_REGISTRY_KEY;
 
 /// `sanitize_registry_from_parquet(path)`: the registry in a Parquet file's
 /// footer key-value metadata, validated and in canonical form; `None` when

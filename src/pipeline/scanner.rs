@@ -184,6 +184,13 @@ impl Scanner {
         self.values_flattened += routed.values_flattened;
         for event in &mut routed.events {
             event.meta.line = self.lines.line(event.meta.line);
+            if event.violation && plan.options.drift_ends_scan {
+                let line = event.meta.line;
+                return Err(crate::error::SanitizeError::drift(format!(
+                    "{function}: the registry does not take a record of file \"{file}\" at line {line}: {}",
+                    event.cause
+                )));
+            }
             if event.violation {
                 self.bad.handle_violation(function, file, &event.meta, &event.cause, on_error, &mut self.stats)?;
             } else {

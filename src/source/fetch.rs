@@ -103,6 +103,9 @@ pub(super) enum Store {
 /// under the timeout, so a large object never runs into the timeout.
 const RANGE_BYTES: u64 = 16 << 20;
 
+/// Outputs are uploaded in parts of this size (S3's minimum is 5 MiB).
+const UPLOAD_PART_BYTES: usize = 16 << 20;
+
 impl Store {
     pub(super) fn new(uri: &RemoteUri, settings: &Settings) -> std::result::Result<Store, String> {
         // reqwest's read timeout bounds a stalled transfer, not a long one.
@@ -212,6 +215,94 @@ impl Store {
                     percent_encode(key)
                 );
                 suffix_get(client, &url, n).await
+            }
+        }
+    }
+
+    /// Uploads `file` as the object `key` in one multipart upload (the
+    /// object appears only when the upload completes; a failed upload is
+    /// aborted). A GCS emulator takes one media upload, also atomic.
+    pub(super) async fn upload(&self, key: &str, file: &Path, concurrency: usize) -> std::result::Result<(), String> {
+        use std::io::Read;
+        let mut input = std::fs::File::open(file).map_err(|e| format!("cannot read the staged file: {e}"))?;
+        match self {
+            Store::Object(store) => {
+                let location = object_path(key)?;
+                let upload = store.put_multipart(&location).await.map_err(|e| e.to_string())?;
+                let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, UPLOAD_PART_BYTES);
+                let mut buffer = vec![0u8; 1 << 20];
+                loop {
+                    let n = match input.read(&mut buffer) {
+                        Ok(n) => n,
+                        Err(e) => {
+                            let _ = writer.abort().await;
+                            return Err(format!("cannot read the staged file: {e}"));
+                        }
+                    };
+                    if n == 0 {
+                        break;
+                    }
+                    if let Err(e) = writer.wait_for_capacity(concurrency).await {
+                        let _ = writer.abort().await;
+                        return Err(e.to_string());
+                    }
+                    writer.write(&buffer[..n]);
+                }
+                writer.finish().await.map(|_| ()).map_err(|e| e.to_string())
+            }
+            Store::Http { .. } => Err("HTTP URLs cannot be written".to_string()),
+            Store::GcsEmulator { client, host, bucket } => {
+                let url = format!(
+                    "{host}/upload/storage/v1/b/{}/o?uploadType=media&name={}",
+                    percent_encode(bucket),
+                    percent_encode(key)
+                );
+                // Streamed from the file, never held whole.
+                let chunks = std::iter::from_fn(move || {
+                    let mut buffer = vec![0u8; 1 << 20];
+                    match input.read(&mut buffer) {
+                        Ok(0) => None,
+                        Ok(n) => {
+                            buffer.truncate(n);
+                            Some(Ok::<_, std::io::Error>(buffer))
+                        }
+                        Err(e) => Some(Err(e)),
+                    }
+                });
+                let body = reqwest::Body::wrap_stream(futures::stream::iter(chunks));
+                let response = client
+                    .post(&url)
+                    .header("content-type", "application/octet-stream")
+                    .body(body)
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let status = response.status();
+                if !status.is_success() {
+                    return Err(format!("POST {url}: {status}"));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether the object `key` exists.
+    pub(super) async fn exists(&self, key: &str) -> std::result::Result<bool, String> {
+        match self {
+            Store::Object(store) => match store.head(&object_path(key)?).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::NotFound { .. }) => Ok(false),
+                Err(e) => Err(e.to_string()),
+            },
+            Store::Http { .. } => Err("HTTP URLs cannot be written".to_string()),
+            Store::GcsEmulator { client, host, bucket } => {
+                let url = format!("{host}/storage/v1/b/{}/o/{}", percent_encode(bucket), percent_encode(key));
+                let response = client.get(&url).send().await.map_err(|e| e.to_string())?;
+                match response.status() {
+                    s if s.is_success() => Ok(true),
+                    reqwest::StatusCode::NOT_FOUND => Ok(false),
+                    s => Err(format!("GET {url}: {s}")),
+                }
             }
         }
     }

@@ -345,3 +345,49 @@ pub fn remote_tail(function: &str, path: &str, n: u64) -> Result<Option<Vec<u8>>
         Err(e) => Err(fail(&e)),
     }
 }
+
+/// Where outputs bound for an object store are staged before their upload:
+/// `SCHEMA_SANITIZER_SPOOL_DIR`, else the system's temporary directory.
+pub fn staging_root() -> PathBuf {
+    Settings::from_env().spool_root
+}
+
+/// A remote URI with a store for it, and a runtime to drive its requests.
+fn remote_store(function: &str, path: &str, uri: &RemoteUri) -> Result<(Store, tokio::runtime::Runtime, Settings)> {
+    let settings = Settings::from_env();
+    let shown = uri.object_uri(&uri.key);
+    let fail = |e: &dyn std::fmt::Display| {
+        SanitizeError::io(format!("{function}: cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
+    };
+    if uri.backend == Backend::Http {
+        return Err(SanitizeError::options(format!(
+            "{function}: http(s):// URLs cannot be written (\"{path}\"); write to a local path, s3://, gs:// or az://"
+        )));
+    }
+    let store = Store::new(uri, &settings).map_err(|e| fail(&e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
+    Ok((store, runtime, settings))
+}
+
+/// Uploads the local file `local` to the object-store URI `uri`, atomically
+/// (fetch.rs `Store::upload`).
+pub fn upload_file(function: &str, local: &Path, uri: &str) -> Result<()> {
+    let Some(remote) = super::parse_remote(uri) else {
+        return Err(SanitizeError::internal(format!("an upload to a local path \"{uri}\"")));
+    };
+    let (store, runtime, settings) = remote_store(function, uri, &remote)?;
+    runtime.block_on(store.upload(&remote.key, local, settings.concurrency)).map_err(|e| {
+        SanitizeError::io(format!("{function}: cannot upload \"{}\" ({}): {e}", remote.object_uri(&remote.key), remote.backend.name()))
+    })
+}
+
+/// Whether a file exists at a local path, `file://` URI or object-store URI.
+pub fn output_exists(function: &str, path: &str) -> Result<bool> {
+    let Some(remote) = super::parse_remote(path) else {
+        return Ok(Path::new(super::file_uri_path(path).unwrap_or(path)).exists());
+    };
+    let (store, runtime, _) = remote_store(function, path, &remote)?;
+    runtime.block_on(store.exists(&remote.key)).map_err(|e| {
+        SanitizeError::io(format!("{function}: cannot look up \"{}\" ({}): {e}", remote.object_uri(&remote.key), remote.backend.name()))
+    })
+}

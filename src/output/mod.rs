@@ -1,0 +1,16 @@
+//! Writing a scan's rows as Parquet (sanitize_pipeline): a plan's chunks
+//! become Arrow record batches typed as DuckDB types them (arrow_batch.rs)
+//! and go through the parquet crate's Arrow writer into a file that is
+//! published atomically, with the registry in its footer (parquet_file.rs).
+
+mod arrow_batch;
+mod parquet_file;
+#[cfg(test)]
+mod tests;
+
+pub use parquet_file::{ParquetCompression, ParquetSink, WrittenFile, ROW_GROUP_ROWS};
+
+/// The footer key-value entry that carries the registry of a written file
+/// (`COPY ... (KV_METADATA {'schema_sanitizer.registry': ...})` writes the
+/// same entry; docs/registry.md).
+pub const PARQUET_REGISTRY_KEY: &str = "schema_sanitizer.registry";

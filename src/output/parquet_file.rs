@@ -1,0 +1,190 @@
+//! One Parquet file written from a scan's chunks, published atomically:
+//! rows go to a temporary file, and only a complete file reaches its final
+//! path. Locally the temporary file sits in the target's directory and is
+//! renamed over the target; for an object store it is staged in the spool
+//! directory and uploaded in one multipart upload, which the store makes
+//! visible only when it completes (source/upload.rs). A run killed midway
+//! leaves at most a hidden `.<name>.<pid>-<n>.tmp` beside the target, never
+//! a partial file at the final path.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arrow::datatypes::SchemaRef;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{WriterProperties, WriterVersion};
+
+use super::arrow_batch::{arrow_schema, chunk_batch};
+use super::PARQUET_REGISTRY_KEY;
+use crate::error::{Result, SanitizeError};
+use crate::pipeline::{Chunk, ScanPlan};
+use crate::source::{file_uri_path, parse_remote, staging_root, upload_file};
+
+/// Rows per row group at most: DuckDB's default `ROW_GROUP_SIZE`.
+pub const ROW_GROUP_ROWS: usize = 122_880;
+
+/// The codec of the written pages (`compression` of sanitize_pipeline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParquetCompression {
+    Zstd,
+    Snappy,
+    Gzip,
+    Uncompressed,
+}
+
+impl ParquetCompression {
+    pub const NAMES: &'static str = "'zstd', 'snappy', 'gzip' or 'uncompressed'";
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "zstd" => Some(Self::Zstd),
+            "snappy" => Some(Self::Snappy),
+            "gzip" => Some(Self::Gzip),
+            "uncompressed" | "none" => Some(Self::Uncompressed),
+            _ => None,
+        }
+    }
+
+    fn codec(self) -> Compression {
+        match self {
+            // Level 3: zstd's own default, as DuckDB's writer uses it.
+            Self::Zstd => Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default()),
+            Self::Snappy => Compression::SNAPPY,
+            Self::Gzip => Compression::GZIP(GzipLevel::default()),
+            Self::Uncompressed => Compression::UNCOMPRESSED,
+        }
+    }
+}
+
+/// A file written and published.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenFile {
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// Where the finished file goes.
+enum Target {
+    Local(PathBuf),
+    /// An object-store URI: uploaded from the temporary file.
+    Remote(String),
+}
+
+/// An open Parquet file for one plan's rows. Dropping it unfinished
+/// removes the temporary file: nothing reaches the target.
+pub struct ParquetSink {
+    function: String,
+    target: Target,
+    temp: PathBuf,
+    writer: Option<ArrowWriter<BufWriter<File>>>,
+    schema: SchemaRef,
+    rows: u64,
+}
+
+/// Numbers temporary files within this process.
+static TEMP_SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+impl ParquetSink {
+    /// Opens the temporary file for `output` (a local path, `file://` URI or
+    /// object-store URI). The footer will carry the plan's registry under
+    /// [`PARQUET_REGISTRY_KEY`].
+    pub fn create(function: &str, output: &str, plan: &ScanPlan, compression: ParquetCompression) -> Result<Self> {
+        let schema = arrow_schema(plan).map_err(|e| e.in_function(function))?;
+        let sequence = TEMP_SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        let (target, dir, name) = if let Some(uri) = parse_remote(output) {
+            if uri.key.is_empty() || uri.key.ends_with('/') {
+                return Err(SanitizeError::options(format!("{function}: the output \"{output}\" names no object")));
+            }
+            let name = uri.key.rsplit('/').next().unwrap_or("part.parquet").to_string();
+            (Target::Remote(output.to_string()), staging_root(), name)
+        } else {
+            let local = PathBuf::from(file_uri_path(output).unwrap_or(output));
+            let name = local.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
+                SanitizeError::options(format!("{function}: the output \"{output}\" names no file"))
+            })?;
+            let dir = local.parent().map(Path::to_path_buf).unwrap_or_default();
+            std::fs::create_dir_all(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir }).map_err(|e| {
+                SanitizeError::io(format!("{function}: cannot create the directory of \"{output}\": {e}"))
+            })?;
+            (Target::Local(local), dir, name)
+        };
+        let temp = dir.join(format!(".{name}.{}-{sequence}.tmp", std::process::id()));
+        let file = File::options().write(true).create_new(true).open(&temp).map_err(|e| {
+            SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
+        })?;
+        let properties = WriterProperties::builder()
+            .set_compression(compression.codec())
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_writer_version(WriterVersion::PARQUET_1_0)
+            // Standard names: lists `list`/`element`, maps `key_value`.
+            .set_coerce_types(true)
+            .set_key_value_metadata(Some(vec![KeyValue::new(
+                PARQUET_REGISTRY_KEY.to_string(),
+                plan.registry_json.clone(),
+            )]))
+            .set_created_by(format!("schema_sanitizer {}", env!("CARGO_PKG_VERSION")))
+            .build();
+        let mut sink = ParquetSink {
+            function: function.to_string(),
+            target,
+            temp,
+            writer: None,
+            schema: schema.clone(),
+            rows: 0,
+        };
+        let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(properties))
+            .map_err(|e| sink.failed("cannot start the Parquet writer", &e))?;
+        sink.writer = Some(writer);
+        Ok(sink)
+    }
+
+    fn failed(&self, what: &str, e: &dyn std::fmt::Display) -> SanitizeError {
+        SanitizeError::io(format!("{}: {what} (\"{}\"): {e}", self.function, self.temp.display()))
+    }
+
+    /// Appends a chunk's rows; `first`: it holds the file's first row.
+    pub fn write(&mut self, plan: &ScanPlan, chunk: &Chunk, first: bool) -> Result<()> {
+        let batch = chunk_batch(plan, &self.schema, chunk, first).map_err(|e| e.in_function(&self.function))?;
+        let Some(writer) = self.writer.as_mut() else {
+            return Err(SanitizeError::internal("a Parquet sink written after it was finished"));
+        };
+        if let Err(e) = writer.write(&batch) {
+            return Err(self.failed("cannot write Parquet", &e));
+        }
+        self.rows += chunk.rows as u64;
+        Ok(())
+    }
+
+    /// Completes the file (footer, flush, fsync) and publishes it at the
+    /// target, replacing any file there.
+    pub fn finish(mut self) -> Result<WrittenFile> {
+        let Some(writer) = self.writer.take() else {
+            return Err(SanitizeError::internal("a Parquet sink finished twice"));
+        };
+        let buffered = writer.into_inner().map_err(|e| self.failed("cannot finish the Parquet file", &e))?;
+        let file = buffered.into_inner().map_err(|e| self.failed("cannot flush the Parquet file", &e.error()))?;
+        file.sync_all().map_err(|e| self.failed("cannot sync the Parquet file", &e))?;
+        let bytes = file.metadata().map_err(|e| self.failed("cannot read the file size", &e))?.len();
+        drop(file);
+        match &self.target {
+            Target::Local(path) => std::fs::rename(&self.temp, path).map_err(|e| {
+                SanitizeError::io(format!("{}: cannot move the finished file to \"{}\": {e}", self.function, path.display()))
+            })?,
+            Target::Remote(uri) => upload_file(&self.function, &self.temp, uri)?,
+        }
+        Ok(WrittenFile { rows: self.rows, bytes })
+    }
+}
+
+impl Drop for ParquetSink {
+    fn drop(&mut self) {
+        // Unfinished, or uploaded: the temporary file goes (after a local
+        // rename there is nothing left to remove).
+        self.writer = None;
+        let _ = std::fs::remove_file(&self.temp);
+    }
+}
