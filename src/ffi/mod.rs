@@ -117,20 +117,22 @@ fn partition_rows(
     let options = PlanOptions::parse(params).map_err(|e| e.message)?;
     let partitions = plan(source_prefix, &options);
     let found = discover(&partitions, &options).map_err(|e| e.message)?;
-    Ok(fixed(partitions
-        .into_iter()
-        .zip(found)
-        .map(|(p, f)| {
-            vec![
-                Text(Some(p.key)),
-                Text(Some(p.source_path)),
-                Text(p.output_path),
-                Int(Some(f.files.len() as i64)),
-                Int(i64::try_from(f.bytes).ok()),
-                Text(Some(f.status.name().to_string())),
-            ]
-        })
-        .collect()))
+    Ok(fixed(
+        partitions
+            .into_iter()
+            .zip(found)
+            .map(|(p, f)| {
+                vec![
+                    Text(Some(p.key)),
+                    Text(Some(p.source_path)),
+                    Text(p.output_path),
+                    Int(Some(f.files.len() as i64)),
+                    Int(i64::try_from(f.bytes).ok()),
+                    Text(Some(f.status.name().to_string())),
+                ]
+            })
+            .collect(),
+    ))
 }
 
 fn fixed(rows: Vec<Vec<Cell>>) -> Box<dyn RowSource> {
@@ -157,10 +159,12 @@ fn latest_registry_rows(
 ) -> Result<Box<dyn RowSource>, String> {
     use crate::functions::Cell::Text;
     let found = crate::functions::sanitize_partitions::latest_registry(&arguments[0], params).map_err(|e| e.message)?;
-    Ok(fixed(found
-        .into_iter()
-        .map(|(key, path, registry)| vec![Text(Some(key)), Text(Some(path)), Text(Some(registry))])
-        .collect()))
+    Ok(fixed(
+        found
+            .into_iter()
+            .map(|(key, path, registry)| vec![Text(Some(key)), Text(Some(path)), Text(Some(registry))])
+            .collect(),
+    ))
 }
 
 /// `sanitize_pipeline(source_prefix, output_prefix, ...)` (functions/sanitize_pipeline.rs).

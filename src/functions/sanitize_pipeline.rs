@@ -140,9 +140,19 @@ impl PipelineOptions {
         if get("hive_partitioning").is_none() {
             scan_params.push(("hive_partitioning", ParamValue::Bool(false)));
         }
+        // The schema mode is the run's, not one read's: strict may start
+        // from the warm-up's registry, which a scan's own check cannot see.
+        let schema_mode = match get("schema_mode") {
+            None => SchemaMode::Additive,
+            Some(ParamValue::Str(s)) => SchemaMode::parse(s)
+                .ok_or_else(|| bad("schema_mode", format!("must be 'additive' or 'strict', not '{s}'")))?,
+            Some(v) => return Err(bad("schema_mode", format!("must be a VARCHAR, not {}", v.describe()))),
+        };
+        scan_params.retain(|(n, _)| *n != "schema_mode");
         let mut scan = Options::parse(FUNCTION, None, &scan_params)?;
+        scan.schema_mode = schema_mode;
         scan.threads = context.threads.max(1);
-        if scan.schema_mode == SchemaMode::Strict && scan.registry.is_none() && warm_up.is_none() {
+        if schema_mode == SchemaMode::Strict && scan.registry.is_none() && warm_up.is_none() {
             return Err(bad(
                 "schema_mode",
                 "'strict' needs a registry to hold the partitions to: pass registry := (for example sanitize_latest_registry's) or a warm-up range",
@@ -156,7 +166,13 @@ impl PipelineOptions {
         let compression = match get("compression") {
             None => ParquetCompression::Zstd,
             Some(ParamValue::Str(s)) => ParquetCompression::parse(s).ok_or_else(|| {
-                bad("compression", format!("must be {}, not '{s}' (the input's codec is input_compression)", ParquetCompression::NAMES))
+                bad(
+                    "compression",
+                    format!(
+                        "must be {}, not '{s}' (the input's codec is input_compression)",
+                        ParquetCompression::NAMES
+                    ),
+                )
             })?,
             Some(v) => return Err(bad("compression", format!("must be a VARCHAR, not {}", v.describe()))),
         };
@@ -294,11 +310,18 @@ struct Written {
 impl PipelineRun {
     /// Plans and discovers the partitions (and the warm-up's); nothing is
     /// read yet.
-    pub fn start(source_prefix: &str, output_prefix: &str, params: &[(&str, ParamValue)], context: &RunContext) -> Result<Self> {
+    pub fn start(
+        source_prefix: &str,
+        output_prefix: &str,
+        params: &[(&str, ParamValue)],
+        context: &RunContext,
+    ) -> Result<Self> {
         let options = PipelineOptions::parse(output_prefix, params, context)?;
         let mut steps = VecDeque::new();
-        let in_pipeline =
-            |e: SanitizeError| SanitizeError { message: e.message.replacen(super::sanitize_partitions::FUNCTION, FUNCTION, 1), ..e };
+        let in_pipeline = |e: SanitizeError| SanitizeError {
+            message: e.message.replacen(super::sanitize_partitions::FUNCTION, FUNCTION, 1),
+            ..e
+        };
         if let Some(warm) = &options.warm_up {
             let partitions = plan(source_prefix, warm);
             let found = discover(&partitions, warm).map_err(in_pipeline)?;
@@ -352,9 +375,12 @@ impl PipelineRun {
             return Ok(report);
         }
         // A list of files: each is read as one file, all as one input.
-        let options = self.options.scan_options(SchemaMode::Additive, self.registry.as_deref(), InputMode::SingleFile)?;
-        let plan = plan_with(FUNCTION, &files, options, false)
-            .map_err(|e| SanitizeError { message: format!("{} (in the warm-up {})", e.message, report.partition_key), ..e })?;
+        let options =
+            self.options.scan_options(SchemaMode::Additive, self.registry.as_deref(), InputMode::SingleFile)?;
+        let plan = plan_with(FUNCTION, &files, options, false).map_err(|e| SanitizeError {
+            message: format!("{} (in the warm-up {})", e.message, report.partition_key),
+            ..e
+        })?;
         report.status = "warmed";
         report.rows_read = plan.probe_stats.rows_read;
         report.rows_skipped = plan.probe_stats.rows_skipped;
@@ -383,7 +409,10 @@ impl PipelineRun {
             }
             Status::Ready => {}
         }
-        let output = p.output_path.clone().ok_or_else(|| SanitizeError::internal("a pipeline partition without an output path"))?;
+        let output = p
+            .output_path
+            .clone()
+            .ok_or_else(|| SanitizeError::internal("a pipeline partition without an output path"))?;
         if !self.options.overwrite && output_exists(FUNCTION, &output)? {
             // Resuming: the file there is complete (writes are atomic), and
             // its footer holds the registry after it.
@@ -461,7 +490,12 @@ impl PipelineRun {
             first = false;
         }
         let file = sink.finish()?;
-        Ok(Written { file, stats: scanner.stats, registry: plan.registry_json.clone(), drifts: plan.drifts_json.clone() })
+        Ok(Written {
+            file,
+            stats: scanner.stats,
+            registry: plan.registry_json.clone(),
+            drifts: plan.drifts_json.clone(),
+        })
     }
 }
 
@@ -477,3 +511,7 @@ impl RowSource for PipelineRun {
         Ok(self.next_report()?.map(|r| vec![r.cells()]).unwrap_or_default())
     }
 }
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

@@ -66,9 +66,7 @@ pub fn chunk_batch(plan: &ScanPlan, schema: &SchemaRef, chunk: &Chunk, first: bo
     arrays.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(source, rows))));
     let stamps = TimestampMicrosecondArray::from(vec![plan.started_at_micros; rows]).with_timezone(UTC);
     arrays.push(Arc::new(stamps));
-    let first_only = |text: &str| {
-        StringArray::from_iter((0..rows).map(|i| (first && i == 0).then_some(text)))
-    };
+    let first_only = |text: &str| StringArray::from_iter((0..rows).map(|i| (first && i == 0).then_some(text)));
     arrays.push(Arc::new(first_only(&plan.registry_json)));
     arrays.push(Arc::new(first_only(&plan.drifts_json)));
     RecordBatch::try_new(Arc::clone(schema), arrays)
@@ -93,9 +91,9 @@ fn data_type(t: &TypeNode) -> std::result::Result<DataType, String> {
 fn field(name: &str, t: &TypeNode, nullable: bool) -> std::result::Result<Field, String> {
     let f = Field::new(name, data_type(t)?, nullable);
     Ok(match t {
-        TypeNode::Scalar(ScalarKind::Declared(Declared::Uuid)) => f.with_metadata(
-            [("ARROW:extension:name".to_string(), "arrow.uuid".to_string())].into_iter().collect(),
-        ),
+        TypeNode::Scalar(ScalarKind::Declared(Declared::Uuid)) => {
+            f.with_metadata([("ARROW:extension:name".to_string(), "arrow.uuid".to_string())].into_iter().collect())
+        }
         _ => f,
     })
 }
@@ -189,9 +187,9 @@ fn column_array(t: &TypeNode, c: &Column) -> std::result::Result<ArrayRef, Strin
             Arc::new(BinaryArray::try_new(offsets(o)?, Buffer::from(bytes.as_slice()), n).map_err(arrow_error)?)
         }
         (ColumnData::Fixed { data, .. }, TypeNode::Scalar(ScalarKind::Declared(d))) => fixed_array(*d, data, n)?,
-        (ColumnData::List { offsets: o, child }, TypeNode::List(e)) => {
-            Arc::new(ListArray::try_new(element_field(e)?, offsets(o)?, column_array(e, child)?, n).map_err(arrow_error)?)
-        }
+        (ColumnData::List { offsets: o, child }, TypeNode::List(e)) => Arc::new(
+            ListArray::try_new(element_field(e)?, offsets(o)?, column_array(e, child)?, n).map_err(arrow_error)?,
+        ),
         (ColumnData::List { offsets: o, child }, TypeNode::Map(entry)) => match TypeNode::map_key_value(entry) {
             Some((k, v)) => {
                 let field = map_entries_field(k, v)?;
@@ -202,12 +200,9 @@ fn column_array(t: &TypeNode, c: &Column) -> std::result::Result<ArrayRef, Strin
                     return Err("a MAP entry without exactly a key and a value".into());
                 };
                 let DataType::Struct(fields) = field.data_type() else { unreachable!("map_entries_field is a struct") };
-                let entries = StructArray::try_new(
-                    fields.clone(),
-                    vec![column_array(k, keys)?, column_array(v, values)?],
-                    None,
-                )
-                .map_err(arrow_error)?;
+                let entries =
+                    StructArray::try_new(fields.clone(), vec![column_array(k, keys)?, column_array(v, values)?], None)
+                        .map_err(arrow_error)?;
                 Arc::new(MapArray::try_new(field, offsets(o)?, entries, n, false).map_err(arrow_error)?)
             }
             None => Arc::new(
@@ -264,11 +259,12 @@ fn fixed_array(d: Declared, data: &[u8], n: Option<NullBuffer>) -> std::result::
         Declared::Uuid => {
             // DuckDB's layout flips the top bit of the 128-bit integer
             // (route/column.rs); Parquet's UUID is the 16 bytes in text order.
-            let bytes: Vec<u8> = le::<16>(data)
-                .flat_map(|c| (u128::from_le_bytes(c) ^ (1u128 << 127)).to_be_bytes())
-                .collect();
+            let bytes: Vec<u8> =
+                le::<16>(data).flat_map(|c| (u128::from_le_bytes(c) ^ (1u128 << 127)).to_be_bytes()).collect();
             Arc::new(FixedSizeBinaryArray::try_new(16, Buffer::from(bytes), n).map_err(|e| e.to_string())?)
         }
-        Declared::Blob | Declared::Interval => return Err(scalar_type(ScalarKind::Declared(d)).err().unwrap_or_default()),
+        Declared::Blob | Declared::Interval => {
+            return Err(scalar_type(ScalarKind::Declared(d)).err().unwrap_or_default())
+        }
     })
 }

@@ -8,7 +8,9 @@ mod parquet_file;
 #[cfg(test)]
 mod tests;
 
-pub use parquet_file::{ParquetCompression, ParquetSink, WrittenFile, ROW_GROUP_ROWS};
+#[cfg(test)]
+pub use parquet_file::ROW_GROUP_ROWS;
+pub use parquet_file::{ParquetCompression, ParquetSink, WrittenFile};
 
 /// The footer key-value entry that carries the registry of a written file
 /// (`COPY ... (KV_METADATA {'schema_sanitizer.registry': ...})` writes the

@@ -103,9 +103,10 @@ impl ParquetSink {
             (Target::Remote(output.to_string()), staging_root(), name)
         } else {
             let local = PathBuf::from(file_uri_path(output).unwrap_or(output));
-            let name = local.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
-                SanitizeError::options(format!("{function}: the output \"{output}\" names no file"))
-            })?;
+            let name = local
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| SanitizeError::options(format!("{function}: the output \"{output}\" names no file")))?;
             let dir = local.parent().map(Path::to_path_buf).unwrap_or_default();
             std::fs::create_dir_all(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir }).map_err(|e| {
                 SanitizeError::io(format!("{function}: cannot create the directory of \"{output}\": {e}"))
@@ -128,14 +129,8 @@ impl ParquetSink {
             )]))
             .set_created_by(format!("schema_sanitizer {}", env!("CARGO_PKG_VERSION")))
             .build();
-        let mut sink = ParquetSink {
-            function: function.to_string(),
-            target,
-            temp,
-            writer: None,
-            schema: schema.clone(),
-            rows: 0,
-        };
+        let mut sink =
+            ParquetSink { function: function.to_string(), target, temp, writer: None, schema: schema.clone(), rows: 0 };
         let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(properties))
             .map_err(|e| sink.failed("cannot start the Parquet writer", &e))?;
         sink.writer = Some(writer);
@@ -172,7 +167,11 @@ impl ParquetSink {
         drop(file);
         match &self.target {
             Target::Local(path) => std::fs::rename(&self.temp, path).map_err(|e| {
-                SanitizeError::io(format!("{}: cannot move the finished file to \"{}\": {e}", self.function, path.display()))
+                SanitizeError::io(format!(
+                    "{}: cannot move the finished file to \"{}\": {e}",
+                    self.function,
+                    path.display()
+                ))
             })?,
             Target::Remote(uri) => upload_file(&self.function, &self.temp, uri)?,
         }

@@ -13,7 +13,9 @@ pub use decode::{sniff_xml_encoding, TextDecoder};
 pub use decompress::{decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
 pub use remote::parse_remote;
-pub use spool::{list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool};
+pub use spool::{
+    list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool,
+};
 
 use std::path::Path;
 

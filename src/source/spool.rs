@@ -377,7 +377,11 @@ pub fn upload_file(function: &str, local: &Path, uri: &str) -> Result<()> {
     };
     let (store, runtime, settings) = remote_store(function, uri, &remote)?;
     runtime.block_on(store.upload(&remote.key, local, settings.concurrency)).map_err(|e| {
-        SanitizeError::io(format!("{function}: cannot upload \"{}\" ({}): {e}", remote.object_uri(&remote.key), remote.backend.name()))
+        SanitizeError::io(format!(
+            "{function}: cannot upload \"{}\" ({}): {e}",
+            remote.object_uri(&remote.key),
+            remote.backend.name()
+        ))
     })
 }
 
@@ -388,6 +392,10 @@ pub fn output_exists(function: &str, path: &str) -> Result<bool> {
     };
     let (store, runtime, _) = remote_store(function, path, &remote)?;
     runtime.block_on(store.exists(&remote.key)).map_err(|e| {
-        SanitizeError::io(format!("{function}: cannot look up \"{}\" ({}): {e}", remote.object_uri(&remote.key), remote.backend.name()))
+        SanitizeError::io(format!(
+            "{function}: cannot look up \"{}\" ({}): {e}",
+            remote.object_uri(&remote.key),
+            remote.backend.name()
+        ))
     })
 }
