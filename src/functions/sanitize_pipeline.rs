@@ -93,6 +93,11 @@ pub struct PipelineOptions {
 impl PipelineOptions {
     pub fn parse(output_prefix: &str, params: &[(&str, ParamValue)], context: &RunContext) -> Result<Self> {
         let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
+        if crate::source::parse_remote(output_prefix).is_some_and(|u| u.backend == crate::source::Backend::Http) {
+            return Err(SanitizeError::options(format!(
+                "{FUNCTION}: http(s):// URLs cannot be written (\"{output_prefix}\"); write to a local path, s3://, gs:// or az://"
+            )));
+        }
         // The plan's parameters, as sanitize_partitions takes them.
         let mut plan_params: Vec<(&str, ParamValue)> = params
             .iter()

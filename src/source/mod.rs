@@ -12,7 +12,7 @@ mod spool;
 pub use decode::{sniff_xml_encoding, TextDecoder};
 pub use decompress::{decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
-pub use remote::parse_remote;
+pub use remote::{parse_remote, Backend};
 pub use spool::{
     list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool,
 };
