@@ -227,15 +227,15 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
         con,
         "sanitize_stats",
         &[],
-        &[],
+        &[("all_connections", LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN))],
         None,
         TableCallbacks { bind: stats_bind, init: stats_init, scan: stats_scan, projection_pushdown: false },
     )
 }
 
-/// Columns of `sanitize_stats()`: (name, is_text); the rest are BIGINT
-/// except `started_at` (TIMESTAMPTZ) and `finished` (BOOLEAN).
-const STATS_COLUMNS: [&str; 16] = [
+/// Columns of `sanitize_stats()`: `function` and `path` are VARCHAR,
+/// `started_at` TIMESTAMPTZ, `finished` BOOLEAN, the rest BIGINT.
+const STATS_COLUMNS: [&str; 17] = [
     "scan_id",
     "function",
     "path",
@@ -252,6 +252,7 @@ const STATS_COLUMNS: [&str; 16] = [
     "max_depth_seen",
     "values_flattened",
     "duplicate_keys",
+    "connection_id",
 ];
 
 struct StatsBind {
@@ -275,7 +276,11 @@ unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
             };
             info.add_result_column(name, &ty);
         }
-        info.set_bind_data(StatsBind { connection_id: info.client_info().connection_id });
+        // `all_connections := true`: every connection's scans, so a second
+        // connection can watch a long run (a sanitize_pipeline) of another.
+        let all = info.named_parameter("all_connections", ParamType::Any) == Some(ParamValue::Bool(true));
+        let connection_id = if all { None } else { info.client_info().connection_id };
+        info.set_bind_data(StatsBind { connection_id });
         Ok(())
     });
 }
@@ -324,7 +329,10 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
             for (k, v) in numbers.iter().enumerate() {
                 output.vector(5 + k).set_i64(row, *v as i64);
             }
+            output.vector(16).set_i64(row, r.connection_id.map_or(0, |id| id as i64));
         }
+        let known: Vec<bool> = rows.iter().take(n).map(|r| r.connection_id.is_some()).collect();
+        output.vector(16).write_validity(&known);
         output.set_size(n);
         Ok(())
     });
