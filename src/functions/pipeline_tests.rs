@@ -199,6 +199,30 @@ fn a_partition_that_cannot_be_read_is_failed_when_on_error_reads_past_bad_input(
 }
 
 #[test]
+fn an_output_that_cannot_be_written_fails_the_run_whatever_on_error_says() {
+    let root = scratch("unwritable");
+    let source = root.join("bronze");
+    lake(&source);
+    // A file where the output directory should be.
+    let silver = root.join("silver");
+    std::fs::write(&silver, "not a directory").unwrap();
+    let err = run(
+        &source,
+        &silver,
+        &params(&[("start_date", "2026-06-01"), ("end_date", "2026-06-02"), ("on_error", "skip_row")]),
+    )
+    .unwrap_err();
+    assert!(
+        err.starts_with(
+            "sanitize_pipeline: partition year=2026/month=06/date=2026-06-01 failed: cannot create the directory"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("complete: none."), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
 fn overwrite_false_keeps_a_written_partition_and_carries_its_registry() {
     let root = scratch("resume");
     let (source, silver) = (root.join("bronze"), root.join("silver"));

@@ -435,7 +435,7 @@ impl PipelineRun {
         let attempt = match (&self.registry, strict_only) {
             (_, true) => self.write(&paths, &output, SchemaMode::Strict, false).map(|w| (w, "strict")),
             (Some(_), false) => match self.write(&paths, &output, SchemaMode::Strict, true) {
-                Err(e) if e.drift => {
+                Err(Failure::Read(e)) if e.drift => {
                     self.write(&paths, &output, SchemaMode::Additive, false).map(|w| (w, "strict_then_additive"))
                 }
                 other => other.map(|w| (w, "strict")),
@@ -455,7 +455,7 @@ impl PipelineRun {
                 self.written.push(p.key.clone());
                 Ok(report)
             }
-            Err(e) if self.options.scan.on_error != OnError::Stop => {
+            Err(Failure::Read(e)) if self.options.scan.on_error != OnError::Stop => {
                 // The user chose to read past bad input: the partition is
                 // reported failed, the registry stays as it was, and the
                 // run goes on.
@@ -463,7 +463,10 @@ impl PipelineRun {
                 report.error = Some(e.message);
                 Ok(report)
             }
-            Err(e) => Err(self.failure(p, e)),
+            // A file that cannot be written fails the run whatever
+            // `on_error` says: on_error is about input, and a run that
+            // writes nothing must not look like one that succeeded.
+            Err(Failure::Read(e) | Failure::Output(e)) => Err(self.failure(p, e)),
         }
     }
 
@@ -481,20 +484,28 @@ impl PipelineRun {
     /// Reads `paths` in `mode` from the registry so far and writes the rows
     /// to `output`. `drift_ends_scan`: the first record the registry does
     /// not take ends the attempt (nothing reaches `output`).
-    fn write(&self, paths: &[String], output: &str, mode: SchemaMode, drift_ends_scan: bool) -> Result<Written> {
-        let mut options = self.options.scan_options(mode, self.registry.as_deref(), self.options.plan.mode)?;
+    fn write(
+        &self,
+        paths: &[String],
+        output: &str,
+        mode: SchemaMode,
+        drift_ends_scan: bool,
+    ) -> Result<Written, Failure> {
+        let mut options =
+            self.options.scan_options(mode, self.registry.as_deref(), self.options.plan.mode).map_err(Failure::Read)?;
         options.drift_ends_scan = drift_ends_scan;
-        let plan = Arc::new(plan_with(FUNCTION, paths, options, true)?);
-        let mut sink = ParquetSink::create(FUNCTION, output, &plan, self.options.compression)?;
+        let plan = Arc::new(plan_with(FUNCTION, paths, options, true).map_err(Failure::Read)?);
+        let mut sink =
+            ParquetSink::create(FUNCTION, output, &plan, self.options.compression).map_err(Failure::Output)?;
         let mut scanner = Scanner::new(Arc::clone(&plan));
         scanner.log_as(self.connection_id);
         let mut chunk = Chunk::new(&plan);
         let mut first = true;
-        while scanner.next_chunk(&mut chunk)? > 0 {
-            sink.write(&plan, &chunk, first)?;
+        while scanner.next_chunk(&mut chunk).map_err(Failure::Read)? > 0 {
+            sink.write(&plan, &chunk, first).map_err(Failure::Output)?;
             first = false;
         }
-        let file = sink.finish()?;
+        let file = sink.finish().map_err(Failure::Output)?;
         Ok(Written {
             file,
             stats: scanner.stats,
@@ -502,6 +513,13 @@ impl PipelineRun {
             drifts: plan.drifts_json.clone(),
         })
     }
+}
+
+/// Why writing a partition failed: its input (which `on_error` may read
+/// past) or its output (which always ends the run).
+enum Failure {
+    Read(SanitizeError),
+    Output(SanitizeError),
 }
 
 /// A registry's `schema_generation`.

@@ -100,7 +100,11 @@ impl ParquetSink {
                 return Err(SanitizeError::options(format!("{function}: the output \"{output}\" names no object")));
             }
             let name = uri.key.rsplit('/').next().unwrap_or("part.parquet").to_string();
-            (Target::Remote(output.to_string()), staging_root(), name)
+            let root = staging_root();
+            std::fs::create_dir_all(&root).map_err(|e| {
+                SanitizeError::io(format!("{function}: cannot create the spool directory \"{}\": {e}", root.display()))
+            })?;
+            (Target::Remote(output.to_string()), root, name)
         } else {
             let local = PathBuf::from(file_uri_path(output).unwrap_or(output));
             let name = local
