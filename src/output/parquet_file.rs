@@ -17,6 +17,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::schema::types::ColumnPath;
 
 use super::arrow_batch::{arrow_schema, chunk_batch};
 use super::PARQUET_REGISTRY_KEY;
@@ -80,7 +81,11 @@ pub struct ParquetSink {
     function: String,
     target: Target,
     temp: PathBuf,
+    /// Made at the first chunk, which decides the encodings
+    /// ([`dictionary_choices`]); the file waits for it.
     writer: Option<ArrowWriter<BufWriter<File>>>,
+    file: Option<File>,
+    properties: Option<WriterProperties>,
     schema: SchemaRef,
     rows: u64,
 }
@@ -122,6 +127,7 @@ impl ParquetSink {
             SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
         })?;
         let properties = WriterProperties::builder()
+            .set_dictionary_enabled(true)
             .set_compression(compression.codec())
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_writer_version(WriterVersion::PARQUET_1_0)
@@ -133,12 +139,40 @@ impl ParquetSink {
             )]))
             .set_created_by(format!("schema_sanitizer {}", env!("CARGO_PKG_VERSION")))
             .build();
-        let mut sink =
-            ParquetSink { function: function.to_string(), target, temp, writer: None, schema: schema.clone(), rows: 0 };
-        let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(properties))
-            .map_err(|e| sink.failed("cannot start the Parquet writer", &e))?;
-        sink.writer = Some(writer);
-        Ok(sink)
+        Ok(ParquetSink {
+            function: function.to_string(),
+            target,
+            temp,
+            writer: None,
+            file: Some(file),
+            properties: Some(properties),
+            schema,
+            rows: 0,
+        })
+    }
+
+    /// The Arrow writer, made at the first batch: a top-level column whose
+    /// first batch is mostly distinct values is written PLAIN, without a
+    /// dictionary (as DuckDB's writer decides by cardinality); a dictionary
+    /// of unique values costs space and time and saves nothing.
+    fn writer_for(&mut self, first: &arrow::array::RecordBatch) -> Result<&mut ArrowWriter<BufWriter<File>>> {
+        if self.writer.is_none() {
+            let (Some(file), Some(properties)) = (self.file.take(), self.properties.take()) else {
+                return Err(SanitizeError::internal("a Parquet sink without its file"));
+            };
+            let mut builder = properties.into_builder();
+            for (name, dictionary) in dictionary_choices(first) {
+                builder = builder.set_column_dictionary_enabled(ColumnPath::from(name), dictionary);
+            }
+            let writer = ArrowWriter::try_new(
+                BufWriter::with_capacity(1 << 20, file),
+                self.schema.clone(),
+                Some(builder.build()),
+            )
+            .map_err(|e| self.failed("cannot start the Parquet writer", &e))?;
+            self.writer = Some(writer);
+        }
+        self.writer.as_mut().ok_or_else(|| SanitizeError::internal("a Parquet sink without its writer"))
     }
 
     fn failed(&self, what: &str, e: &dyn std::fmt::Display) -> SanitizeError {
@@ -148,10 +182,7 @@ impl ParquetSink {
     /// Appends a chunk's rows; `first`: it holds the file's first row.
     pub fn write(&mut self, plan: &ScanPlan, chunk: &Chunk, first: bool) -> Result<()> {
         let batch = chunk_batch(plan, &self.schema, chunk, first).map_err(|e| e.in_function(&self.function))?;
-        let Some(writer) = self.writer.as_mut() else {
-            return Err(SanitizeError::internal("a Parquet sink written after it was finished"));
-        };
-        if let Err(e) = writer.write(&batch) {
+        if let Err(e) = self.writer_for(&batch)?.write(&batch) {
             return Err(self.failed("cannot write Parquet", &e));
         }
         self.rows += chunk.rows as u64;
@@ -161,6 +192,11 @@ impl ParquetSink {
     /// Completes the file (footer, flush, fsync) and publishes it at the
     /// target, replacing any file there.
     pub fn finish(mut self) -> Result<WrittenFile> {
+        if self.writer.is_none() {
+            // No row at all: the file still has the schema and the footer.
+            let empty = arrow::array::RecordBatch::new_empty(self.schema.clone());
+            self.writer_for(&empty)?;
+        }
         let Some(writer) = self.writer.take() else {
             return Err(SanitizeError::internal("a Parquet sink finished twice"));
         };
@@ -183,11 +219,68 @@ impl ParquetSink {
     }
 }
 
+/// For each leaf column of the first batch (inside structs and lists
+/// too): whether a dictionary pays, that is whether its values are few.
+fn dictionary_choices(batch: &arrow::array::RecordBatch) -> Vec<(Vec<String>, bool)> {
+    let mut out = Vec::new();
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        leaf_choices(vec![field.name().clone()], column.as_ref(), &mut out);
+    }
+    out
+}
+
+fn leaf_choices(path: Vec<String>, column: &dyn arrow::array::Array, out: &mut Vec<(Vec<String>, bool)>) {
+    use arrow::array::AsArray;
+    use arrow::datatypes::DataType;
+    use std::collections::HashSet;
+    let values = column.len() - column.null_count();
+    let distinct = match column.data_type() {
+        DataType::Struct(fields) => {
+            for (f, child) in fields.iter().zip(column.as_struct().columns()) {
+                let mut p = path.clone();
+                p.push(f.name().clone());
+                leaf_choices(p, child.as_ref(), out);
+            }
+            return;
+        }
+        // Standard 3-level lists: `<name>.list.element`.
+        DataType::List(_) => {
+            let mut p = path;
+            p.extend(["list".to_string(), "element".to_string()]);
+            leaf_choices(p, column.as_list::<i32>().values().as_ref(), out);
+            return;
+        }
+        _ if values < 64 => return, // too few to judge
+        DataType::Utf8 => column.as_string::<i32>().iter().flatten().collect::<HashSet<_>>().len(),
+        DataType::Binary => column.as_binary::<i32>().iter().flatten().collect::<HashSet<_>>().len(),
+        t if t.is_primitive() => {
+            // The values' bytes, whatever the width.
+            let data = column.to_data();
+            let width = t.primitive_width().unwrap_or(1).max(1);
+            let bytes = &data.buffers()[0].as_slice()[data.offset() * width..(data.offset() + data.len()) * width];
+            bytes
+                .chunks_exact(width)
+                .enumerate()
+                .filter(|(i, _)| data.is_valid(*i))
+                .map(|(_, v)| v)
+                .collect::<HashSet<_>>()
+                .len()
+        }
+        _ => return,
+    };
+    out.push((path, (distinct as f64) <= DICTIONARY_MAX_DISTINCT_SHARE * values as f64));
+}
+
+/// Above this share of distinct values in the first batch, a column gets
+/// no dictionary.
+const DICTIONARY_MAX_DISTINCT_SHARE: f64 = 0.5;
+
 impl Drop for ParquetSink {
     fn drop(&mut self) {
         // Unfinished, or uploaded: the temporary file goes (after a local
         // rename there is nothing left to remove).
         self.writer = None;
+        self.file = None;
         let _ = std::fs::remove_file(&self.temp);
     }
 }

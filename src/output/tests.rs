@@ -150,3 +150,33 @@ fn compression_names_parse_and_unknown_ones_do_not() {
     assert_eq!(ParquetCompression::parse("uncompressed"), Some(ParquetCompression::Uncompressed));
     assert_eq!(ParquetCompression::parse("lzo"), None);
 }
+
+#[test]
+fn a_column_of_mostly_distinct_values_gets_no_dictionary_and_a_repetitive_one_does() {
+    use parquet::basic::Encoding;
+    let dir = scratch("dictionary");
+    let lines = (0..5000).map(|i| {
+        format!(
+            r#"{{"id": {i}, "kind": "k{}", "geo": {{"lat": {i}.5, "zone": "z{}"}}, "tags": ["t{}"]}}"#,
+            i % 3,
+            i % 2,
+            i % 4
+        )
+    });
+    let plan = plan_of(&dir, lines, &[]);
+    let target = dir.join("part.parquet");
+    write(&plan, &target, None).unwrap();
+    let reader = SerializedFileReader::new(std::fs::File::open(&target).unwrap()).unwrap();
+    let group = reader.metadata().row_group(0).clone();
+    let dictionary = |path: &str| {
+        let c = group.columns().iter().find(|c| c.column_path().string() == path).unwrap();
+        c.encodings().any(|e| e == Encoding::RLE_DICTIONARY || e == Encoding::PLAIN_DICTIONARY)
+    };
+    assert!(!dictionary("id"));
+    assert!(!dictionary("geo.lat"));
+    assert!(dictionary("kind"));
+    assert!(dictionary("geo.zone"));
+    assert!(dictionary("tags.list.element"));
+    assert!(dictionary("source_file"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
