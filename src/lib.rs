@@ -10,6 +10,7 @@
 //! check` runs clippy both ways).
 #![cfg_attr(not(feature = "extension"), allow(dead_code, unused_imports))]
 
+pub(crate) mod bigquery;
 pub(crate) mod error;
 pub(crate) mod formats;
 pub(crate) mod functions;

@@ -270,7 +270,12 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
     option!("hive_partitioning", Boolean, Null, |o, n, v| set(&mut o.hive_partitioning, Some(boolean(n, v)?))),
     option!("hive_types", Any, Null, |o, n, v| set(&mut o.hive_types, hive_types(n, v)?)),
     option!("hive_types_autocast", Boolean, B(true), |o, n, v| set(&mut o.hive_types_autocast, boolean(n, v)?)),
+    option!("bigquery_profile", Boolean, B(false), |o, n, v| set(&mut o.bigquery_profile, boolean(n, v)?),
+        contract Yes: |o| Json::from(o.bigquery_profile)),
 ];
+
+/// BigQuery's deepest RECORD nesting, the profile's `parquet_max_depth` bound.
+const BIGQUERY_MAX_DEPTH: usize = 15;
 
 /// `input_format`, for `sanitize` and `sanitize_probe` only: required, so
 /// parsed before every other option (see [`Options::parse`]).
@@ -539,6 +544,10 @@ pub struct Options {
     /// (`SanitizeError::drift`) whatever `on_error` says, and the partition
     /// is redone additively.
     pub drift_ends_scan: bool,
+    /// `bigquery_profile`: output BigQuery always accepts (docs/bigquery.md,
+    /// "The profile"): lists in lists wrapped, NULL list elements dropped,
+    /// BigQuery-safe names, microsecond timestamps, depth at most 15.
+    pub bigquery_profile: bool,
 }
 
 impl Options {
@@ -660,6 +669,7 @@ impl Options {
             hive_types: Vec::new(),
             hive_types_autocast: true,
             drift_ends_scan: false,
+            bigquery_profile: false,
         };
         for spec in OPTION_SPECS {
             if let Some(value) = spec.default.param() {
@@ -736,6 +746,24 @@ impl Options {
             return Err(
                 "schema_mode 'strict' requires a registry: pass registry := <registry JSON from a previous run>".into(),
             );
+        }
+        if self.bigquery_profile {
+            // BigQuery reads microseconds at most and 15 RECORD levels.
+            if self.timestamp_precision != TimeUnit::Micros {
+                if self.is_given("timestamp_precision") {
+                    return Err("bigquery_profile := true needs timestamp_precision 'TIMESTAMP_MICROS' (BigQuery has no nanosecond timestamps)".into());
+                }
+                self.timestamp_precision = TimeUnit::Micros;
+            }
+            if self.parquet_max_depth > BIGQUERY_MAX_DEPTH {
+                if self.is_given("parquet_max_depth") {
+                    return Err(format!(
+                        "bigquery_profile := true needs parquet_max_depth at most {BIGQUERY_MAX_DEPTH} (BigQuery's RECORD nesting), not {}",
+                        self.parquet_max_depth
+                    ));
+                }
+                self.parquet_max_depth = BIGQUERY_MAX_DEPTH;
+            }
         }
         Ok(())
     }

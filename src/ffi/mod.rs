@@ -81,6 +81,10 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
     rows::register(con, &PARTITIONS)?;
     rows::register(con, &LATEST_REGISTRY)?;
     rows::register(con, &PIPELINE)?;
+    rows::register(con, &BIGQUERY_DDL)?;
+    rows::register(con, &BIGQUERY_REGISTRY_QUERY)?;
+    rows::register(con, &PARSE_PARTITION_KEY)?;
+    scalar::register_bigquery_sidecar(con)?;
     scalar::register_registry_from_parquet(con)?;
     guard::install_quiet_panic_hook();
     if std::env::var_os("SCHEMA_SANITIZER_PANIC_PROBE").is_some() {
@@ -104,6 +108,7 @@ static PARTITIONS: rows::RowsFunction = rows::RowsFunction {
         ("status", rows::ColumnType::Varchar),
     ],
     build: partition_rows,
+    touches_files: true,
 };
 
 fn partition_rows(
@@ -150,6 +155,7 @@ static LATEST_REGISTRY: rows::RowsFunction = rows::RowsFunction {
         ("registry", rows::ColumnType::Varchar),
     ],
     build: latest_registry_rows,
+    touches_files: true,
 };
 
 fn latest_registry_rows(
@@ -174,6 +180,7 @@ static PIPELINE: rows::RowsFunction = rows::RowsFunction {
     named: crate::functions::sanitize_pipeline::named_parameters,
     columns: &PIPELINE_COLUMNS,
     build: pipeline_rows,
+    touches_files: true,
 };
 
 const PIPELINE_COLUMNS: [(&str, rows::ColumnType); 14] = {
@@ -196,3 +203,53 @@ fn pipeline_rows(
         .map_err(|e| e.message)?;
     Ok(Box::new(run))
 }
+
+/// `sanitize_bigquery_ddl(registry, table := ..., ...)` (functions/sanitize_bigquery.rs).
+static BIGQUERY_DDL: rows::RowsFunction = rows::RowsFunction {
+    name: crate::functions::sanitize_bigquery::DDL,
+    positional: &["registry"],
+    named: || crate::functions::sanitize_bigquery::DDL_PARAMETERS.to_vec(),
+    columns: &[("ddl", rows::ColumnType::Varchar)],
+    build: |arguments, params, _| {
+        let ddl = crate::functions::sanitize_bigquery::ddl(&arguments[0], params).map_err(|e| e.message)?;
+        Ok(fixed(vec![vec![Cell::Text(Some(ddl))]]))
+    },
+    touches_files: false,
+};
+
+/// `sanitize_bigquery_registry_query(external_table, ...)`: one row per query.
+static BIGQUERY_REGISTRY_QUERY: rows::RowsFunction = rows::RowsFunction {
+    name: crate::functions::sanitize_bigquery::REGISTRY_QUERY,
+    positional: &["external_table"],
+    named: || crate::functions::sanitize_bigquery::REGISTRY_QUERY_PARAMETERS.to_vec(),
+    columns: &[("kind", rows::ColumnType::Varchar), ("query", rows::ColumnType::Varchar)],
+    build: |arguments, params, _| {
+        let queries =
+            crate::functions::sanitize_bigquery::registry_query(&arguments[0], params).map_err(|e| e.message)?;
+        Ok(fixed(
+            queries
+                .into_iter()
+                .map(|(kind, q)| vec![Cell::Text(Some(kind.to_string())), Cell::Text(Some(q))])
+                .collect(),
+        ))
+    },
+    touches_files: false,
+};
+
+/// `sanitize_parse_partition_key(key, ...)`: one row.
+static PARSE_PARTITION_KEY: rows::RowsFunction = rows::RowsFunction {
+    name: crate::functions::sanitize_bigquery::PARSE_KEY,
+    positional: &["key"],
+    named: || crate::functions::sanitize_bigquery::PARSE_KEY_PARAMETERS.to_vec(),
+    columns: &[
+        ("valid", rows::ColumnType::Boolean),
+        ("partition_values", rows::ColumnType::Varchar),
+        ("reason", rows::ColumnType::Varchar),
+    ],
+    build: |arguments, params, _| {
+        let (valid, values, reason) =
+            crate::functions::sanitize_bigquery::parse_key(&arguments[0], params).map_err(|e| e.message)?;
+        Ok(fixed(vec![vec![Cell::Bool(Some(valid)), Cell::Text(values), Cell::Text(reason)]]))
+    },
+    touches_files: false,
+};

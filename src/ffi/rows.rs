@@ -20,6 +20,7 @@ use crate::options::{ParamType, ParamValue};
 pub enum ColumnType {
     Varchar,
     Bigint,
+    Boolean,
 }
 
 /// Makes a rows function's source from its positional VARCHAR arguments,
@@ -35,6 +36,8 @@ pub struct RowsFunction {
     pub named: fn() -> Vec<&'static str>,
     pub columns: &'static [(&'static str, ColumnType)],
     pub build: BuildRows,
+    /// Reads or writes files: refused without `enable_external_access`.
+    pub touches_files: bool,
 }
 
 struct RowsBind {
@@ -69,7 +72,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
         // `&'static RowsFunction` as extra info.
         let def = unsafe { info.extra_info::<RowsFunction>() }.ok_or("the function has no definition")?;
         let client = info.client_info();
-        if !client.external_access {
+        if def.touches_files && !client.external_access {
             return Err(format!(
                 "{}: reading files is disabled by the setting enable_external_access = false",
                 def.name
@@ -78,7 +81,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
         let mut arguments = Vec::with_capacity(def.positional.len());
         for (i, name) in def.positional.iter().enumerate() {
             let ParamValue::Str(argument) = info.parameter(i as u64, ParamType::Varchar) else {
-                return Err(format!("{}: the argument {name} must be a path (VARCHAR), not NULL", def.name));
+                return Err(format!("{}: the argument {name} must be a VARCHAR, not NULL", def.name));
             };
             arguments.push(argument);
         }
@@ -101,6 +104,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             let logical = match ty {
                 ColumnType::Varchar => LogicalType::varchar(),
                 ColumnType::Bigint => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
+                ColumnType::Boolean => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
             };
             info.add_result_column(name, &logical);
         }
@@ -142,7 +146,8 @@ unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_d
                 match &row[column] {
                     Cell::Text(Some(s)) => vector.set_string(r, s.as_bytes()),
                     Cell::Int(Some(v)) => vector.set_i64(r, *v),
-                    Cell::Text(None) | Cell::Int(None) => valid[r] = false,
+                    Cell::Bool(Some(b)) => vector.set_bool(r, *b),
+                    Cell::Text(None) | Cell::Int(None) | Cell::Bool(None) => valid[r] = false,
                 }
             }
             vector.write_validity(&valid);

@@ -65,22 +65,84 @@ fn each_text(
     what: &str,
     f: impl Fn(&str) -> Result<Option<String>, String>,
 ) -> Result<(), String> {
+    each_texts(input, output, function, &[what], |texts| f(texts[0]))
+}
+
+/// A scalar body over VARCHAR arguments (named `whats` in messages): `f`
+/// maps each row's texts to its result or NULL; a row with a NULL argument
+/// is NULL.
+fn each_texts(
+    input: &DataChunk,
+    output: &Vector<'_>,
+    function: &str,
+    whats: &[&str],
+    f: impl Fn(&[&str]) -> Result<Option<String>, String>,
+) -> Result<(), String> {
     let rows = input.size();
-    let arg = input.vector(0);
+    let vectors: Vec<_> = (0..whats.len()).map(|i| input.vector(i)).collect();
+    let columns: Vec<Vec<Option<&[u8]>>> = vectors.iter().map(|v| v.strings(rows)).collect();
     let mut valid = vec![true; rows];
-    for (row, value) in arg.strings(rows).into_iter().enumerate() {
-        let Some(bytes) = value else {
-            valid[row] = false;
+    let mut texts: Vec<&str> = Vec::with_capacity(whats.len());
+    for (row, valid_row) in valid.iter_mut().enumerate() {
+        texts.clear();
+        for (column, what) in columns.iter().zip(whats) {
+            let Some(bytes) = column[row] else { break };
+            texts.push(std::str::from_utf8(bytes).map_err(|_| format!("{function}: the {what} is not valid UTF-8"))?);
+        }
+        if texts.len() < whats.len() {
+            *valid_row = false;
             continue;
-        };
-        let text = std::str::from_utf8(bytes).map_err(|_| format!("{function}: the {what} is not valid UTF-8"))?;
-        match f(text)? {
+        }
+        match f(&texts)? {
             Some(result) => output.set_string(row, result.as_bytes()),
-            None => valid[row] = false,
+            None => *valid_row = false,
         }
     }
     output.write_validity(&valid);
     Ok(())
+}
+
+/// `sanitize_bigquery_sidecar_ddl(sidecar_table)` and
+/// `sanitize_bigquery_sidecar_merge(sidecar_table, external_table,
+/// partition_key)`: statement texts (issue 15 §3).
+pub fn register_bigquery_sidecar(con: &Connection) -> Result<(), String> {
+    use crate::functions::sanitize_bigquery::{SIDECAR_DDL, SIDECAR_MERGE};
+    let one = [LogicalType::varchar()];
+    register_scalar_function_set(con, SIDECAR_DDL, &LogicalType::varchar(), &[(&one, sidecar_ddl_fn)], None)?;
+    let three = [LogicalType::varchar(), LogicalType::varchar(), LogicalType::varchar()];
+    register_scalar_function_set(con, SIDECAR_MERGE, &LogicalType::varchar(), &[(&three, sidecar_merge_fn)], None)
+}
+
+unsafe extern "C" fn sidecar_ddl_fn(
+    info: ffi::duckdb_function_info,
+    input: ffi::duckdb_data_chunk,
+    output: ffi::duckdb_vector,
+) {
+    use crate::functions::sanitize_bigquery::{sidecar_table_ddl, SIDECAR_DDL};
+    // SAFETY: DuckDB's pointers of this call.
+    unsafe {
+        scalar_call(info, input, output, |input, output| {
+            each_text(input, output, SIDECAR_DDL, "sidecar_table", |t| {
+                sidecar_table_ddl(t).map(Some).map_err(|e| e.message)
+            })
+        })
+    }
+}
+
+unsafe extern "C" fn sidecar_merge_fn(
+    info: ffi::duckdb_function_info,
+    input: ffi::duckdb_data_chunk,
+    output: ffi::duckdb_vector,
+) {
+    use crate::functions::sanitize_bigquery::{sidecar_table_merge, SIDECAR_MERGE};
+    // SAFETY: DuckDB's pointers of this call.
+    unsafe {
+        scalar_call(info, input, output, |input, output| {
+            each_texts(input, output, SIDECAR_MERGE, &["sidecar_table", "external_table", "partition_key"], |t| {
+                sidecar_table_merge(t[0], t[1], t[2]).map(Some).map_err(|e| e.message)
+            })
+        })
+    }
 }
 
 /// The body of a scalar callback over safe handles, its errors (and

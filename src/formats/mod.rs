@@ -146,12 +146,15 @@ pub struct RecordMeta {
 pub struct Batch {
     pub tape: crate::value::Tape,
     pub meta: Vec<RecordMeta>,
+    /// NULL list elements `bigquery_profile` dropped from these records.
+    pub list_nulls_dropped: u64,
 }
 
 impl Batch {
     pub fn clear(&mut self) {
         self.tape.clear();
         self.meta.clear();
+        self.list_nulls_dropped = 0;
     }
     pub fn len(&self) -> usize {
         self.meta.len()

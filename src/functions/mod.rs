@@ -2,6 +2,7 @@
 //! reads, and the logic of the small functions. Pure Rust; `src/ffi`
 //! registers what is listed here.
 
+pub mod sanitize_bigquery;
 pub mod sanitize_partitions;
 pub mod sanitize_pipeline;
 pub mod sanitize_probe;
@@ -49,6 +50,7 @@ pub const PROBE_COLUMNS: [&str; 3] = ["schema_registry", "schema_drifts", "stats
 pub enum Cell {
     Text(Option<String>),
     Int(Option<i64>),
+    Bool(Option<bool>),
 }
 
 /// What the calling connection grants a function (from DuckDB's settings).

@@ -14,8 +14,11 @@ pub fn empty_registry() -> String {
 /// fields in registry order, `variants` rebuilt from `canonical_schema`.
 pub fn canonical_registry(text: &str) -> Result<String> {
     let mut registry = parse_registry(text)?;
-    let opts =
-        FinalizeOptions { policy: registry.field_name_policy, order: crate::options::ColumnOrder::SchemaContractFirst };
+    let opts = FinalizeOptions {
+        policy: registry.field_name_policy,
+        order: crate::options::ColumnOrder::SchemaContractFirst,
+        bigquery_names: false,
+    };
     // Every field is established, so finalizing only orders the outputs.
     finalize(&mut registry.root, &opts)?;
     Ok(registry.json_text())

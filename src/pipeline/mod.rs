@@ -11,14 +11,14 @@ mod ordered;
 mod parquet_tests;
 mod plan_cache;
 #[cfg(test)]
-mod proptests;
+pub(crate) mod proptests;
 mod ranges;
 mod readers;
 pub mod scan_log;
 mod scanner;
 mod stats;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub(crate) use bad_records::BadRecords;
 pub use clock::{format_utc_micros, now_utc_micros};
@@ -188,7 +188,11 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     }
     let events = finalize(
         &mut registry.root,
-        &FinalizeOptions { policy: options.field_name_policy, order: options.column_order },
+        &FinalizeOptions {
+            policy: options.field_name_policy,
+            order: options.column_order,
+            bigquery_names: options.bigquery_profile,
+        },
     )
     .map_err(|e| e.in_function(function))?;
     if !events.is_empty() {
@@ -265,7 +269,7 @@ pub(crate) fn range_reader<W: ordered::RangeWork>(
         } else {
             readers::open_range_reader(&function, &files[r.file], &names[r.file], &opts, r)?
         };
-        Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes)))
+        Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes).reshaping(opts.bigquery_profile)))
     });
     ordered::OrderedReader::new(input.ranges.len(), options.threads, opener)
 }
@@ -331,7 +335,14 @@ fn probe(
                 // The sample is no row: its values are not counted (flattened,
                 // duplicates), but its depth is the declared depth.
                 let mut sample_stats = InferStats::default();
-                absorb_record(root, declared.sample.tape.record(0), &rules, &mut sample_stats);
+                if options.bigquery_profile {
+                    // The rows will be reshaped: so is their declaration.
+                    let mut tape = declared.sample.tape.clone();
+                    crate::value::reshape_for_bigquery(&mut tape, &mut Vec::new());
+                    absorb_record(root, tape.record(0), &rules, &mut sample_stats);
+                } else {
+                    absorb_record(root, declared.sample.tape.record(0), &rules, &mut sample_stats);
+                }
                 if no_rows[absorbed] {
                     infer.max_depth_seen = infer.max_depth_seen.max(sample_stats.max_depth_seen);
                     stats.rows_read += declared.rows;
@@ -361,6 +372,7 @@ fn probe(
         lines.fix(&mut batch);
         let file = &input.names[file_index];
         stats.batches += 1;
+        stats.list_nulls_dropped += batch.list_nulls_dropped;
         for i in 0..batch.len() {
             stats.rows_read += 1;
             let meta = &batch.meta[i];

@@ -55,11 +55,20 @@ pub type Opener<W> = dyn Fn(usize) -> Result<W> + Send + Sync;
 pub struct Decode {
     reader: SendReader,
     budget: BatchBudget,
+    /// `bigquery_profile`: reshape each batch (value/reshape.rs), with
+    /// this space reused.
+    reshape: Option<Vec<crate::value::Node>>,
 }
 
 impl Decode {
     pub fn new(reader: SendReader, memory_limit: Option<u64>) -> Self {
-        Decode { reader, budget: BatchBudget::new(memory_limit) }
+        Decode { reader, budget: BatchBudget::new(memory_limit), reshape: None }
+    }
+
+    /// Reshapes every batch for BigQuery (`bigquery_profile`).
+    pub fn reshaping(mut self, on: bool) -> Self {
+        self.reshape = on.then(Vec::new);
+        self
     }
 }
 
@@ -69,6 +78,9 @@ impl RangeWork for Decode {
     fn step(&mut self, batch: &mut Batch) -> Result<bool> {
         batch.clear();
         let n = self.reader.next_batch(batch, self.budget.records())?;
+        if let Some(scratch) = self.reshape.as_mut() {
+            batch.list_nulls_dropped = crate::value::reshape_for_bigquery(&mut batch.tape, scratch);
+        }
         self.budget.observe(batch);
         Ok(n > 0)
     }

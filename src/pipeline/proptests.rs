@@ -12,7 +12,7 @@ use crate::value::{write_compact_json, Tape};
 
 /// Arbitrary JSON values, nested a few levels, over a small key alphabet so
 /// that keys repeat across records and drift actually happens.
-fn json_value() -> impl Strategy<Value = Value> {
+pub(crate) fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -40,7 +40,7 @@ fn record() -> impl Strategy<Value = Map<String, Value>> {
 /// Marks a generated non-finite number (see `json_value`).
 const NON_FINITE: &str = "\u{1}nonfinite:";
 
-fn to_lines(records: &[Map<String, Value>]) -> String {
+pub(crate) fn to_lines(records: &[Map<String, Value>]) -> String {
     records
         .iter()
         .map(|r| {

@@ -181,6 +181,7 @@ impl Scanner {
         self.stats.rows_emitted += routed.routed;
         self.stats.values_nulled += routed.values_nulled;
         self.stats.duplicate_keys += routed.duplicate_keys;
+        self.stats.list_nulls_dropped += routed.list_nulls_dropped;
         self.values_flattened += routed.values_flattened;
         for event in &mut routed.events {
             event.meta.line = self.lines.line(event.meta.line);
@@ -218,6 +219,7 @@ pub struct Routed {
     values_nulled: u64,
     duplicate_keys: u64,
     values_flattened: u64,
+    list_nulls_dropped: u64,
     /// The decoded records are in `raw`, not routed yet: the consumer
     /// routes them ([`RangeWork::step_for_idle_consumer`]).
     deferred: bool,
@@ -301,6 +303,7 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
     chunk.clear();
     out.events.clear();
     out.records = batch.len() as u64;
+    out.list_nulls_dropped = batch.list_nulls_dropped;
     out.routed = 0;
     let before = (router.values_nulled, router.duplicate_keys, router.values_flattened);
     let data_columns = chunk.columns.len() - plan.partitions.columns.len();

@@ -18,6 +18,8 @@ pub struct Stats {
     pub values_flattened: u64,
     /// Keys repeated within one object; the last occurrence wins.
     pub duplicate_keys: u64,
+    /// NULL list elements dropped under `bigquery_profile`.
+    pub list_nulls_dropped: u64,
 }
 
 impl Stats {

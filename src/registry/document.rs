@@ -363,6 +363,7 @@ mod tests {
             let opts = crate::registry::FinalizeOptions {
                 policy: reg.field_name_policy,
                 order: crate::options::ColumnOrder::SchemaContractFirst,
+                bigquery_names: false,
             };
             crate::registry::finalize(&mut reg.root, &opts).unwrap();
             let written = reg.to_json();

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::naming::{collision_name, empty_name, sanitize, RESERVED_COLUMNS};
+use super::naming::{bigquery_safe, collision_name, empty_name, sanitize, RESERVED_COLUMNS};
 use crate::error::{Result, SanitizeError};
 use crate::infer::{schema_string, StructNode, TypeNode};
 use crate::options::{ColumnOrder, FieldNamePolicy};
@@ -24,6 +24,9 @@ pub struct DriftEvent {
 pub struct FinalizeOptions {
     pub policy: FieldNamePolicy,
     pub order: ColumnOrder,
+    /// `bigquery_profile`: new names are also BigQuery-safe
+    /// (naming::bigquery_safe).
+    pub bigquery_names: bool,
 }
 
 /// Names everything born in this scan, orders the output columns and
@@ -65,7 +68,7 @@ fn finalize_struct(
     parent_established: bool,
     events: &mut Vec<DriftEvent>,
 ) {
-    assign_family_names(s, opts.policy);
+    assign_family_names(s, opts.policy, opts.bigquery_names);
     assign_version_names(s);
     order_outputs(s, opts.order);
 
@@ -130,7 +133,7 @@ fn finalize_type(
 /// the name wins, else the smallest key, and the others get a suffix hashed
 /// from their own key. The result depends only on the set of keys, never on
 /// the order the source presented them.
-fn assign_family_names(s: &mut StructNode, policy: FieldNamePolicy) {
+fn assign_family_names(s: &mut StructNode, policy: FieldNamePolicy, bigquery: bool) {
     // DuckDB identifiers are case-insensitive, so names collide by lower case.
     let mut taken: HashSet<String> =
         s.families.iter().filter(|f| !f.name.is_empty()).map(|f| f.name.to_lowercase()).collect();
@@ -139,6 +142,7 @@ fn assign_family_names(s: &mut StructNode, policy: FieldNamePolicy) {
         if f.name.is_empty() {
             let clean = sanitize(&f.source_key, policy);
             let clean = if clean.is_empty() { empty_name(&f.source_key) } else { clean };
+            let clean = if bigquery { bigquery_safe(&clean, &f.source_key) } else { clean };
             groups.entry(clean.to_lowercase()).or_default().push((i, clean));
         }
     }

@@ -50,6 +50,47 @@ pub fn sanitize(key: &str, policy: FieldNamePolicy) -> String {
     }
 }
 
+/// Prefixes BigQuery reserves for its own columns (case-insensitive).
+pub const BIGQUERY_RESERVED_PREFIXES: &[&str] = &[
+    "_TABLE_",
+    "_FILE_",
+    "_PARTITION",
+    "_ROW_TIMESTAMP",
+    "__ROOT__",
+    "_COLIDENTIFIER",
+    "_CHANGE_SEQUENCE_NUMBER",
+    "_CHANGE_TYPE",
+    "_CHANGE_TIMESTAMP",
+];
+
+/// Longest base name under `bigquery_profile`: room for a collision
+/// suffix and a version suffix within BigQuery's 300 characters.
+const BIGQUERY_MAX_BASE: usize = 240;
+
+/// A sanitized name made BigQuery-safe (`bigquery_profile`): letters,
+/// digits and `_` only (others become `_`), starting with a letter or `_`
+/// (else `_` is prepended), not starting with a reserved prefix (else `f`
+/// is prepended), and at most 240 characters (else cut, with a hash of the
+/// source key appended). Deterministic in the name and key.
+pub fn bigquery_safe(name: &str, key: &str) -> String {
+    let mut out: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if out.is_empty() {
+        return empty_name(key);
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    let upper = out.to_ascii_uppercase();
+    if BIGQUERY_RESERVED_PREFIXES.iter().any(|p| upper.starts_with(p)) {
+        out.insert(0, 'f');
+    }
+    if out.len() > BIGQUERY_MAX_BASE {
+        out.truncate(BIGQUERY_MAX_BASE - 9);
+        out = collision_name(&out, key);
+    }
+    out
+}
+
 /// FNV-1a, 32 bits: a stable hash of the dirty key (std's hasher is seeded
 /// per process and may change between Rust releases).
 pub fn stable_hash(key: &str) -> u32 {
@@ -87,6 +128,19 @@ mod tests {
         assert_eq!(sanitize("2nd place", LowerSnake), "_2nd_place");
         assert_eq!(sanitize("Já Vu", Preserve), "Já Vu");
         assert_eq!(sanitize("$$$", LowerAlpha), "");
+    }
+
+    #[test]
+    fn bigquery_safe_names() {
+        assert_eq!(bigquery_safe("Já Vu", "Já Vu"), "J__Vu");
+        assert_eq!(bigquery_safe("2nd", "2nd"), "_2nd");
+        assert_eq!(bigquery_safe("_PARTITIONTIME", "_PARTITIONTIME"), "f_PARTITIONTIME");
+        assert_eq!(bigquery_safe("_file_name", "_file_name"), "f_file_name");
+        let long = "a".repeat(400);
+        let safe = bigquery_safe(&long, &long);
+        assert_eq!(safe.len(), BIGQUERY_MAX_BASE);
+        assert_eq!(safe, bigquery_safe(&long, &long));
+        assert_eq!(bigquery_safe("amount", "amount"), "amount");
     }
 
     #[test]

@@ -8,12 +8,14 @@
 pub mod calendar;
 mod declared;
 mod declared_text;
+mod reshape;
 mod tape;
 mod time_unit;
 mod write_json;
 
 pub use declared::{Declared, MAX_DECIMAL_PRECISION};
 pub use declared_text::{decimal_value, sixteen};
+pub use reshape::reshape_for_bigquery;
 pub use tape::{DeclaredBits, Node, OpenContainer, Tape, ValueRef};
 pub use time_unit::TimeUnit;
 pub use write_json::write_compact_json;

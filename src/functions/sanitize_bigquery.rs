@@ -1,0 +1,157 @@
+//! The BigQuery functions' parameters (src/bigquery has the statements):
+//! `sanitize_bigquery_ddl`, `sanitize_bigquery_registry_query`,
+//! `sanitize_parse_partition_key` (table functions: they take named
+//! parameters), `sanitize_bigquery_sidecar_ddl` and
+//! `sanitize_bigquery_sidecar_merge` (scalars).
+
+use crate::bigquery::{
+    external_table_ddl, parse_partition_key, partition_columns, registry_columns, registry_queries, sidecar_ddl,
+    sidecar_merge, table_path, ExternalTable,
+};
+use crate::error::{Result, SanitizeError};
+use crate::options::ParamValue;
+
+pub const DDL: &str = "sanitize_bigquery_ddl";
+pub const DDL_PARAMETERS: &[&str] = &[
+    "table",
+    "source_uris",
+    "hive_uri_prefix",
+    "partition_columns",
+    "granularity",
+    "require_partition_filter",
+    "format",
+    "enable_list_inference",
+];
+
+pub const REGISTRY_QUERY: &str = "sanitize_bigquery_registry_query";
+pub const REGISTRY_QUERY_PARAMETERS: &[&str] = &["partition_columns", "granularity", "sidecar_table"];
+
+pub const PARSE_KEY: &str = "sanitize_parse_partition_key";
+pub const PARSE_KEY_PARAMETERS: &[&str] = &["partition_columns", "granularity"];
+
+pub const SIDECAR_DDL: &str = "sanitize_bigquery_sidecar_ddl";
+pub const SIDECAR_MERGE: &str = "sanitize_bigquery_sidecar_merge";
+
+fn get<'a>(params: &'a [(&str, ParamValue)], name: &str) -> Option<&'a ParamValue> {
+    params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v)
+}
+
+fn bad(function: &str, parameter: &str, why: impl std::fmt::Display) -> SanitizeError {
+    SanitizeError::options(format!("{function}: the \"{parameter}\" parameter {why}"))
+}
+
+fn text(function: &str, params: &[(&str, ParamValue)], name: &str) -> Result<Option<String>> {
+    match get(params, name) {
+        None => Ok(None),
+        Some(ParamValue::Str(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(bad(function, name, format!("must be a VARCHAR, not {}", v.describe()))),
+    }
+}
+
+fn flag(function: &str, params: &[(&str, ParamValue)], name: &str, default: bool) -> Result<bool> {
+    match get(params, name) {
+        None => Ok(default),
+        Some(ParamValue::Bool(b)) => Ok(*b),
+        Some(v) => Err(bad(function, name, format!("must be a BOOLEAN, not {}", v.describe()))),
+    }
+}
+
+/// `sanitize_bigquery_ddl(registry, table := ..., ...)`: the statement.
+pub fn ddl(registry: &str, params: &[(&str, ParamValue)]) -> Result<String> {
+    let table =
+        text(DDL, params, "table")?.ok_or_else(|| bad(DDL, "table", "is required ('project.dataset.table')"))?;
+    let table = table_path(DDL, "table", &table)?;
+    let hive_uri_prefix = text(DDL, params, "hive_uri_prefix")?.map(|p| p.trim_end_matches('/').to_string());
+    let source_uris = match get(params, "source_uris") {
+        None => match &hive_uri_prefix {
+            Some(prefix) => vec![format!("{prefix}/*")],
+            None => return Err(bad(DDL, "source_uris", "is required when hive_uri_prefix is not given")),
+        },
+        Some(ParamValue::List(items)) if !items.is_empty() => items
+            .iter()
+            .map(|i| match i {
+                ParamValue::Str(s) => Ok(s.clone()),
+                v => Err(bad(DDL, "source_uris", format!("must hold URIs (VARCHAR), not {}", v.describe()))),
+            })
+            .collect::<Result<_>>()?,
+        Some(ParamValue::Str(s)) => vec![s.clone()],
+        Some(v) => {
+            Err(bad(DDL, "source_uris", format!("must be a non-empty VARCHAR[] of URIs, not {}", v.describe())))?
+        }
+    };
+    let explicit_columns = get(params, "partition_columns").is_some();
+    let columns = partition_columns(DDL, params)?;
+    // Without a Hive prefix there are no partition columns, unless named.
+    let partition_columns = match (&hive_uri_prefix, explicit_columns && !columns.is_empty()) {
+        (Some(_), _) => columns,
+        (None, true) => return Err(bad(DDL, "hive_uri_prefix", "is required with partition_columns")),
+        (None, false) => Vec::new(),
+    };
+    let format = text(DDL, params, "format")?.unwrap_or_else(|| "PARQUET".into()).to_ascii_uppercase();
+    if format != "PARQUET" {
+        return Err(bad(
+            DDL,
+            "format",
+            format!("must be 'PARQUET' (the columns follow BigQuery's Parquet types), not '{format}'"),
+        ));
+    }
+    let names: Vec<String> = partition_columns.iter().map(|(n, _)| n.clone()).collect();
+    let enable_list_inference = flag(DDL, params, "enable_list_inference", true)?;
+    let columns = registry_columns(DDL, registry, &names, enable_list_inference)?;
+    let t = ExternalTable {
+        table,
+        source_uris,
+        hive_uri_prefix,
+        partition_columns,
+        require_partition_filter: flag(DDL, params, "require_partition_filter", false)?,
+        format,
+        enable_list_inference,
+    };
+    Ok(external_table_ddl(&t, &columns))
+}
+
+/// `sanitize_bigquery_registry_query(external_table, ...)`: `(kind, query)` rows.
+pub fn registry_query(external: &str, params: &[(&str, ParamValue)]) -> Result<Vec<(&'static str, String)>> {
+    let external = table_path(REGISTRY_QUERY, "external_table", external)?;
+    let columns = partition_columns(REGISTRY_QUERY, params)?;
+    let sidecar = text(REGISTRY_QUERY, params, "sidecar_table")?
+        .map(|s| table_path(REGISTRY_QUERY, "sidecar_table", &s))
+        .transpose()?;
+    Ok(registry_queries(&external, &columns, sidecar.as_deref()))
+}
+
+/// `sanitize_parse_partition_key(key, ...)`: whether the key is one of
+/// the table's partitions, its values as a JSON object, or why not.
+pub fn parse_key(key: &str, params: &[(&str, ParamValue)]) -> Result<(bool, Option<String>, Option<String>)> {
+    let columns = partition_columns(PARSE_KEY, params)?;
+    Ok(match parse_partition_key(key, &columns) {
+        Ok(values) => {
+            let object: serde_json::Map<String, serde_json::Value> =
+                columns.iter().zip(values).map(|((n, _), v)| (n.clone(), serde_json::Value::String(v))).collect();
+            (true, Some(serde_json::Value::Object(object).to_string()), None)
+        }
+        Err(why) => (false, None, Some(why)),
+    })
+}
+
+/// `sanitize_bigquery_sidecar_ddl(sidecar_table)`.
+pub fn sidecar_table_ddl(sidecar: &str) -> Result<String> {
+    Ok(sidecar_ddl(&table_path(SIDECAR_DDL, "sidecar_table", sidecar)?))
+}
+
+/// `sanitize_bigquery_sidecar_merge(sidecar_table, external_table, partition_key)`.
+pub fn sidecar_table_merge(sidecar: &str, external: &str, key: &str) -> Result<String> {
+    let sidecar = table_path(SIDECAR_MERGE, "sidecar_table", sidecar)?;
+    let external = table_path(SIDECAR_MERGE, "external_table", external)?;
+    let well_formed = !key.is_empty()
+        && key
+            .trim_end_matches('/')
+            .split('/')
+            .all(|s| s.split_once('=').is_some_and(|(k, v)| !k.is_empty() && !v.is_empty()));
+    if !well_formed {
+        return Err(SanitizeError::options(format!(
+            "{SIDECAR_MERGE}: the partition_key '{key}' is not a Hive key (name=value/name=value...)"
+        )));
+    }
+    Ok(sidecar_merge(&sidecar, &external, key.trim_end_matches('/')))
+}
