@@ -14,6 +14,7 @@ use crate::options::ParamValue;
 pub const DDL: &str = "sanitize_bigquery_ddl";
 pub const DDL_PARAMETERS: &[&str] = &[
     "table",
+    "table_name",
     "source_uris",
     "hive_uri_prefix",
     "partition_columns",
@@ -56,11 +57,23 @@ fn flag(function: &str, params: &[(&str, ParamValue)], name: &str, default: bool
     }
 }
 
-/// `sanitize_bigquery_ddl(registry, table := ..., ...)`: the statement.
+/// `sanitize_bigquery_ddl(registry, "table" := ..., ...)`: the statement.
 pub fn ddl(registry: &str, params: &[(&str, ParamValue)]) -> Result<String> {
-    let table =
-        text(DDL, params, "table")?.ok_or_else(|| bad(DDL, "table", "is required ('project.dataset.table')"))?;
-    let table = table_path(DDL, "table", &table)?;
+    // `table` is a keyword of DuckDB's parser: it must be written
+    // `"table" := ...`; `table_name` is the same parameter without quotes.
+    let (name, table) = match (text(DDL, params, "table")?, text(DDL, params, "table_name")?) {
+        (Some(_), Some(_)) => return Err(bad(DDL, "table_name", "and \"table\" are the same parameter; give one")),
+        (Some(t), None) => ("table", t),
+        (None, Some(t)) => ("table_name", t),
+        (None, None) => {
+            return Err(bad(
+                DDL,
+                "table",
+                "is required ('project.dataset.table'; write it \"table\" := ..., or table_name := ...)",
+            ))
+        }
+    };
+    let table = table_path(DDL, name, &table)?;
     let hive_uri_prefix = text(DDL, params, "hive_uri_prefix")?.map(|p| p.trim_end_matches('/').to_string());
     let source_uris = match get(params, "source_uris") {
         None => match &hive_uri_prefix {
@@ -126,9 +139,13 @@ pub fn parse_key(key: &str, params: &[(&str, ParamValue)]) -> Result<(bool, Opti
     let columns = partition_columns(PARSE_KEY, params)?;
     Ok(match parse_partition_key(key, &columns) {
         Ok(values) => {
-            let object: serde_json::Map<String, serde_json::Value> =
-                columns.iter().zip(values).map(|((n, _), v)| (n.clone(), serde_json::Value::String(v))).collect();
-            (true, Some(serde_json::Value::Object(object).to_string()), None)
+            // In the key's order (a serde_json map would sort the names).
+            let members: Vec<String> = columns
+                .iter()
+                .zip(values)
+                .map(|((n, _), v)| format!("{}:{}", serde_json::Value::from(n.as_str()), serde_json::Value::from(v)))
+                .collect();
+            (true, Some(format!("{{{}}}", members.join(","))), None)
         }
         Err(why) => (false, None, Some(why)),
     })
