@@ -123,7 +123,7 @@ mod tests {
             let m = key(t, "m");
             let s_key = key(t, "s");
             let text_start = t.text.len() as u32;
-            t.text.push_str("x");
+            t.text.push('x');
             t.roots.push(0);
             t.nodes.extend([
                 Node::Object { len: 2, end: 11, evidence: true },
