@@ -270,6 +270,14 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
     option!("hive_partitioning", Boolean, Null, |o, n, v| set(&mut o.hive_partitioning, Some(boolean(n, v)?))),
     option!("hive_types", Any, Null, |o, n, v| set(&mut o.hive_types, hive_types(n, v)?)),
     option!("hive_types_autocast", Boolean, B(true), |o, n, v| set(&mut o.hive_types_autocast, boolean(n, v)?)),
+    option!("max_rejects", Bigint, I(10_000), |o, n, v| set(
+        &mut o.max_rejects,
+        Some(integer(n, v, 0, i64::MAX)? as u64)
+    )),
+    option!("max_reject_bytes", Bigint, I(1024), |o, n, v| set(
+        &mut o.max_reject_bytes,
+        integer(n, v, 0, 1 << 30)? as usize
+    )),
     option!("bigquery_profile", Boolean, B(false), |o, n, v| set(&mut o.bigquery_profile, boolean(n, v)?),
         contract Yes: |o| Json::from(o.bigquery_profile)),
 ];
@@ -548,6 +556,11 @@ pub struct Options {
     /// "The profile"): lists in lists wrapped, NULL list elements dropped,
     /// BigQuery-safe names, microsecond timestamps, depth at most 15.
     pub bigquery_profile: bool,
+    /// `max_rejects`: rejects kept per scan for `sanitize_rejects()`
+    /// (0: none); `None` (the parameter given as NULL): no limit.
+    pub max_rejects: Option<u64>,
+    /// `max_reject_bytes`: a reject's raw text is cut there.
+    pub max_reject_bytes: usize,
 }
 
 impl Options {
@@ -670,6 +683,8 @@ impl Options {
             hive_types_autocast: true,
             drift_ends_scan: false,
             bigquery_profile: false,
+            max_rejects: Some(10_000),
+            max_reject_bytes: 1024,
         };
         for spec in OPTION_SPECS {
             if let Some(value) = spec.default.param() {
@@ -705,8 +720,12 @@ impl Options {
                 return Err(err(format!("unknown parameter \"{name}\"")));
             };
             // DuckDB passes NULL for `name := NULL`: keep the default, as a
-            // Python `None` does in the library the SQL surface follows.
+            // Python `None` does in the library the SQL surface follows;
+            // but `max_rejects := NULL` means no limit (issue 16).
             if matches!(value, ParamValue::Null) {
+                if spec.name == "max_rejects" {
+                    o.max_rejects = None;
+                }
                 continue;
             }
             o.given.push((spec.name, value.clone()));

@@ -84,6 +84,7 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
     rows::register(con, &BIGQUERY_DDL)?;
     rows::register(con, &BIGQUERY_REGISTRY_QUERY)?;
     rows::register(con, &PARSE_PARTITION_KEY)?;
+    rows::register(con, &REJECTS)?;
     scalar::register_bigquery_sidecar(con)?;
     scalar::register_registry_from_parquet(con)?;
     guard::install_quiet_panic_hook();
@@ -250,6 +251,59 @@ static PARSE_PARTITION_KEY: rows::RowsFunction = rows::RowsFunction {
         let (valid, values, reason) =
             crate::functions::sanitize_bigquery::parse_key(&arguments[0], params).map_err(|e| e.message)?;
         Ok(fixed(vec![vec![Cell::Bool(Some(valid)), Cell::Text(values), Cell::Text(reason)]]))
+    },
+    touches_files: false,
+};
+
+/// `sanitize_rejects()`: the rejected records and values of this
+/// connection's recent scans (pipeline/rejects.rs); `all_connections :=
+/// true` for every connection's.
+static REJECTS: rows::RowsFunction = rows::RowsFunction {
+    name: "sanitize_rejects",
+    positional: &[],
+    named: || vec!["all_connections"],
+    columns: &[
+        ("scan_id", rows::ColumnType::Bigint),
+        ("function", rows::ColumnType::Varchar),
+        ("file", rows::ColumnType::Varchar),
+        ("line", rows::ColumnType::Bigint),
+        ("byte", rows::ColumnType::Bigint),
+        ("record_index", rows::ColumnType::Bigint),
+        ("path", rows::ColumnType::Varchar),
+        ("source_key", rows::ColumnType::Varchar),
+        ("kind", rows::ColumnType::Varchar),
+        ("action", rows::ColumnType::Varchar),
+        ("raw", rows::ColumnType::Varchar),
+        ("raw_bytes", rows::ColumnType::Bigint),
+        ("message", rows::ColumnType::Varchar),
+        ("connection_id", rows::ColumnType::Bigint),
+    ],
+    build: |_, params, context| {
+        let all = params.iter().any(|(n, v)| *n == "all_connections" && *v == crate::options::ParamValue::Bool(true));
+        let rows = crate::pipeline::rejects::snapshot(if all { None } else { context.connection_id });
+        let int = |n: u64| Cell::Int(i64::try_from(n).ok());
+        Ok(fixed(
+            rows.into_iter()
+                .map(|r| {
+                    vec![
+                        int(r.scan_id),
+                        Cell::Text(Some(r.function)),
+                        Cell::Text(Some(r.file)),
+                        int(r.line),
+                        int(r.byte),
+                        int(r.record_index),
+                        Cell::Text(r.path),
+                        Cell::Text(r.source_key),
+                        Cell::Text(Some(r.kind.to_string())),
+                        Cell::Text(Some(r.action.to_string())),
+                        Cell::Text(r.raw),
+                        Cell::Int(r.raw_bytes.and_then(|n| i64::try_from(n).ok())),
+                        Cell::Text(Some(r.message)),
+                        Cell::Int(r.connection_id.and_then(|n| i64::try_from(n).ok())),
+                    ]
+                })
+                .collect(),
+        ))
     },
     touches_files: false,
 };

@@ -235,7 +235,7 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
 
 /// Columns of `sanitize_stats()`: `function` and `path` are VARCHAR,
 /// `started_at` TIMESTAMPTZ, `finished` BOOLEAN, the rest BIGINT.
-const STATS_COLUMNS: [&str; 18] = [
+const STATS_COLUMNS: [&str; 20] = [
     "scan_id",
     "function",
     "path",
@@ -253,6 +253,8 @@ const STATS_COLUMNS: [&str; 18] = [
     "values_flattened",
     "duplicate_keys",
     "list_nulls_dropped",
+    "rejects_recorded",
+    "rejects_dropped",
     "connection_id",
 ];
 
@@ -322,6 +324,8 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
                 s.values_flattened,
                 s.duplicate_keys,
                 s.list_nulls_dropped,
+                s.rejects_recorded,
+                s.rejects_dropped,
             ];
             output.vector(0).set_i64(row, r.scan_id as i64);
             output.vector(1).set_string(row, r.function.as_bytes());
@@ -331,10 +335,10 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
             for (k, v) in numbers.iter().enumerate() {
                 output.vector(5 + k).set_i64(row, *v as i64);
             }
-            output.vector(17).set_i64(row, r.connection_id.map_or(0, |id| id as i64));
+            output.vector(19).set_i64(row, r.connection_id.map_or(0, |id| id as i64));
         }
         let known: Vec<bool> = rows.iter().take(n).map(|r| r.connection_id.is_some()).collect();
-        output.vector(17).write_validity(&known);
+        output.vector(19).write_validity(&known);
         output.set_size(n);
         Ok(())
     });

@@ -97,7 +97,12 @@ impl BadRecords {
 }
 
 fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
-    SanitizeError::input(format!(
+    SanitizeError::input(bad_record_message(function, file, line, byte, cause))
+}
+
+/// What `on_error := 'stop'` says of a bad record (also a reject's message).
+pub(crate) fn bad_record_message(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> String {
+    format!(
         "{function}: bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
-    ))
+    )
 }

@@ -14,6 +14,7 @@ mod plan_cache;
 pub(crate) mod proptests;
 mod ranges;
 mod readers;
+pub mod rejects;
 pub mod scan_log;
 mod scanner;
 mod stats;

@@ -67,6 +67,11 @@ pub fn update(scan_id: u64, stats: &Stats, finished: bool) {
     });
 }
 
+/// The connection of a logged scan.
+pub fn connection_of(scan_id: u64) -> Option<u64> {
+    with_log(|log| log.iter().rev().find(|r| r.scan_id == scan_id).and_then(|r| r.connection_id))
+}
+
 /// The remembered scans of one connection (all of them for `None`), oldest first.
 pub fn snapshot(connection_id: Option<u64>) -> Vec<ScanRecord> {
     with_log(|log| {

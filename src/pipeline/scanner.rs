@@ -67,6 +67,9 @@ pub struct Scanner {
     /// Where the counters are published for `sanitize_stats()`.
     scan_id: Option<u64>,
     bad: BadRecords,
+    /// Records of the current file before this piece (`record_index`).
+    file_records: u64,
+    current_file: Option<usize>,
 }
 
 impl Scanner {
@@ -82,6 +85,8 @@ impl Scanner {
             values_flattened: 0,
             scan_id: None,
             bad: BadRecords::default(),
+            file_records: 0,
+            current_file: None,
         }
     }
 
@@ -183,8 +188,17 @@ impl Scanner {
         self.stats.duplicate_keys += routed.duplicate_keys;
         self.stats.list_nulls_dropped += routed.list_nulls_dropped;
         self.values_flattened += routed.values_flattened;
+        if self.current_file != Some(file_index) {
+            self.current_file = Some(file_index);
+            self.file_records = 0;
+        }
+        let before = self.file_records;
+        self.file_records += routed.records;
         for event in &mut routed.events {
             event.meta.line = self.lines.line(event.meta.line);
+            if let Some(scan_id) = self.scan_id.filter(|_| !plan.options.drift_ends_scan) {
+                keep_reject(plan, scan_id, file_index, before, event, &mut self.stats);
+            }
             if event.violation && plan.options.drift_ends_scan {
                 let line = event.meta.line;
                 return Err(crate::error::SanitizeError::drift(format!(
@@ -230,6 +244,12 @@ struct Event {
     meta: RecordMeta,
     cause: String,
     violation: bool,
+    /// The record's position in its batch.
+    index: usize,
+    /// A strict-mode violation's value path (source keys).
+    path: Option<String>,
+    /// A violation of a field the registry lacks.
+    unknown_field: bool,
 }
 
 /// A range's work in a scan: decode a batch, then route each record into
@@ -309,7 +329,14 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
     let data_columns = chunk.columns.len() - plan.partitions.columns.len();
     for (i, meta) in batch.meta.iter().enumerate() {
         if let Some(err) = &meta.error {
-            out.events.push(Event { meta: meta.clone(), cause: err.clone(), violation: false });
+            out.events.push(Event {
+                meta: meta.clone(),
+                cause: err.clone(),
+                violation: false,
+                index: i,
+                path: None,
+                unknown_field: false,
+            });
             if emit_null {
                 chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
                 chunk.rows += 1;
@@ -319,7 +346,14 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
         let record = batch.tape.record(i);
         if strict {
             if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
-                out.events.push(Event { meta: meta.clone(), cause: v.to_string(), violation: true });
+                out.events.push(Event {
+                    meta: meta.clone(),
+                    cause: v.to_string(),
+                    violation: true,
+                    index: i,
+                    unknown_field: v.expected.is_none(),
+                    path: Some(v.path),
+                });
                 if !emit_null {
                     continue;
                 }
@@ -332,4 +366,92 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
     out.values_nulled = router.values_nulled - before.0;
     out.duplicate_keys = router.duplicate_keys - before.1;
     out.values_flattened = router.values_flattened - before.2;
+}
+
+/// Records a reject of this scan (`sanitize_rejects()`), within
+/// `max_rejects`; past it only the count grows.
+fn keep_reject(plan: &ScanPlan, scan_id: u64, file_index: usize, before: u64, event: &Event, stats: &mut Stats) {
+    use super::rejects::{cut, record, record_kind, Reject};
+    let options = &plan.options;
+    if options.max_rejects.is_some_and(|max| stats.rejects_recorded >= max) {
+        stats.rejects_dropped += 1;
+        return;
+    }
+    stats.rejects_recorded += 1;
+    let (function, file, meta) = (plan.function.as_str(), &plan.display_files[file_index], &event.meta);
+    let (kind, action, message) = if event.violation {
+        let kind = if event.unknown_field { "unknown_field" } else { "type_mismatch" };
+        let action = match options.on_error {
+            OnError::Stop => "scan_stopped",
+            OnError::SkipRow => "row_skipped",
+            OnError::EmitNullRow => "value_nulled",
+        };
+        let cause = format!("{} (schema_mode 'strict')", event.cause);
+        (kind, action, super::bad_records::bad_record_message(function, file, meta.line, meta.byte, &cause))
+    } else {
+        let action = match options.on_error {
+            OnError::Stop => "scan_stopped",
+            OnError::SkipRow => "row_skipped",
+            OnError::EmitNullRow => "row_nulled",
+        };
+        let message = super::bad_records::bad_record_message(function, file, meta.line, meta.byte, &event.cause);
+        (record_kind(&event.cause), action, message)
+    };
+    let raw = raw_record(plan, file_index, meta.byte).map(|(text, len)| (cut(&text, options.max_reject_bytes).0, len));
+    let source_key = event.path.as_ref().map(|p| {
+        let last = p.rsplit('.').next().unwrap_or(p);
+        last.trim_end_matches("[]").to_string()
+    });
+    record(vec![Reject {
+        scan_id,
+        connection_id: super::scan_log::connection_of(scan_id),
+        function: function.to_string(),
+        file: file.clone(),
+        line: meta.line,
+        byte: meta.byte,
+        record_index: before + event.index as u64,
+        path: event.path.clone(),
+        source_key,
+        kind,
+        action,
+        raw_bytes: raw.as_ref().map(|(_, n)| *n),
+        raw: raw.map(|(t, _)| t),
+        message,
+    }]);
+}
+
+/// Longest record text read back for a reject.
+const RAW_SCAN_LIMIT: u64 = 16 << 20;
+
+/// The text of the record at `byte` of the file, read back from the file
+/// (only for rejects, so the hot path keeps no copy of any record): the
+/// rest of the line for line formats (JSON Lines, CSV), else what follows
+/// up to `max_reject_bytes`. `None` for Parquet, compressed files and
+/// UTF-16 input, whose bytes are not the record's text. With the text, its
+/// length in bytes in the file.
+fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, u64)> {
+    use crate::options::{Compression, InputFormat, TextEncoding};
+    use std::io::{BufRead, Read, Seek, SeekFrom};
+    let options = &plan.options;
+    let path = &plan.files[file_index];
+    let compressed = options.compression.of_file(path) != Compression::None;
+    if options.input_format == InputFormat::Parquet || compressed || options.input_text_encoding != TextEncoding::Utf8 {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::Start(byte)).ok()?;
+    let mut reader = std::io::BufReader::new(file).take(RAW_SCAN_LIMIT);
+    let mut bytes = Vec::new();
+    match options.input_format {
+        InputFormat::Jsonl | InputFormat::Ndjson | InputFormat::Csv => {
+            reader.read_until(b'\n', &mut bytes).ok()?;
+            while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                bytes.pop();
+            }
+        }
+        _ => {
+            reader.take(options.max_reject_bytes as u64 + 4).read_to_end(&mut bytes).ok()?;
+        }
+    }
+    Some((String::from_utf8_lossy(&bytes).into_owned(), bytes.len() as u64))
 }

@@ -20,6 +20,9 @@ pub struct Stats {
     pub duplicate_keys: u64,
     /// NULL list elements dropped under `bigquery_profile`.
     pub list_nulls_dropped: u64,
+    /// Rejects kept for `sanitize_rejects()`, and those past `max_rejects`.
+    pub rejects_recorded: u64,
+    pub rejects_dropped: u64,
 }
 
 impl Stats {
