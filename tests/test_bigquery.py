@@ -185,7 +185,7 @@ def parse_external_ddl(ddl: str) -> ExternalDdl:
     for p in properties.expressions:
         if isinstance(p, exp.FileFormatProperty):
             options["format"] = _literal(p.this)
-        elif isinstance(p, exp.Property):
+        elif type(p) is exp.Property:  # (ExternalProperty is a subclass)
             options[p.name.lower()] = _literal(p.args["value"])
     defs = _column_defs(create, "the external table")
 
@@ -287,13 +287,15 @@ def run(client: bigquery.Client, sql: str) -> tuple[list[dict], bigquery.QueryJo
     return [dict(row) for row in job.result()], job
 
 
-def native_table_ddl(table: str, ddl: ExternalDdl) -> str:
+def native_table_ddl(table: str, ddl: ExternalDdl, *, partition_columns: bool = True) -> str:
     """The native table the emulator can hold in place of our external table:
-    `CREATE TABLE` with the external DDL's column list as written, then its
-    Hive partition columns as ordinary columns (bqemulator parses no
-    `CREATE EXTERNAL TABLE ... WITH PARTITION COLUMNS`, and an external table
-    it accepts without the clause is an empty native table anyway)."""
-    partition = "".join(f",\n  `{name}` {ty}" for name, ty in ddl.partition_columns)
+    `CREATE TABLE` with the external DDL's column list as written, then (with
+    `partition_columns`) its Hive partition columns as ordinary columns.
+    bqemulator parses no `CREATE EXTERNAL TABLE ... WITH PARTITION COLUMNS`,
+    and an external table it accepts without the clause is an empty native
+    table anyway."""
+    columns = ddl.partition_columns if partition_columns else []
+    partition = "".join(f",\n  `{name}` {ty}" for name, ty in columns)
     return f"CREATE TABLE `{table}` ({ddl.column_list}{partition}\n)"
 
 
@@ -500,7 +502,7 @@ def test_malformed_ddls_fail_the_validator(con, registries):
         ),
         "extra ) in the partition list": (
             mutate(daily, "`year` INT64,", "`year` INT64),"),
-            "does not parse",
+            "only as an opaque Command",
         ),
         "a clause sqlglot parses only as a Command": (
             mutate(daily, "WITH PARTITION COLUMNS", "WITH PARTITION COLUMN"),
@@ -569,9 +571,9 @@ QUERY_LAYOUTS = {
     "daily": ("", DAILY, "year=2026/month=06/date=2026-06-02", ["2026", "06", "2026-06-02"]),
     "hourly": (", granularity := 'hourly'", HOURLY, "year=2026/month=06/date=2026-06-02/hour=07", ["2026", "06", "2026-06-02", "07"]),
     "custom": (
-        ", partition_columns := MAP {'dt': 'DATE', 'region': 'STRING', 'n.x': 'INT64'}",
-        [("dt", "DATE"), ("region", "STRING"), ("n.x", "INT64")],
-        "dt=2026-06-02/region=eu/n.x=5",
+        ", partition_columns := MAP {'dt': 'DATE', 'region': 'STRING', 'shard_1': 'INT64'}",
+        [("dt", "DATE"), ("region", "STRING"), ("shard_1", "INT64")],
+        "dt=2026-06-02/region=eu/shard_1=5",
         ["2026-06-02", "eu", "5"],
     ),
 }
@@ -589,8 +591,8 @@ def test_registry_queries_parse_strictly(con, layout):
 
     full = strict(alone[0][1])
     assert isinstance(full, exp.Select)
-    assert full.args["from"].this.sql("bigquery") == "`proj.silver.events`"
-    assert full.args["limit"].expression.this == "1"
+    assert full.args["from_"].this.sql("bigquery") == "`proj.silver.events`"
+    assert full.args["limit"].expression.sql() == "1"
     order = [o.this.sql("bigquery") for o in full.args["order"].expressions]
     assert all(o.args.get("desc") for o in full.args["order"].expressions)
     assert order[0] == "ingestion_timestamp" and "schema_generation" in order[1]
@@ -618,7 +620,7 @@ def test_registry_queries_parse_strictly(con, layout):
             assert isinstance(cast, exp.RegexpExtract)
         else:
             assert isinstance(cast, (exp.TryCast, exp.Cast)) and cast.to.sql("bigquery") == ty
-    assert sidecar.args["limit"].expression.this == "1"
+    assert sidecar.args["limit"].expression.sql() == "1"
 
 
 # --- 2. against the emulator -------------------------------------------------
@@ -786,7 +788,7 @@ FALLBACKS = {
 def test_sidecar_query_falls_back_to_full(mcon, bq, events_table, daily_silver, case):
     table, _ = events_table
     _, report = daily_silver
-    sidecar = f"{BQ_PROJECT}.lake.sidecar_{re.sub(r'\W', '_', case)}"
+    sidecar = f"{BQ_PROJECT}.lake.sidecar_" + re.sub(r"\W", "_", case)
     run(bq, scalar(mcon, "SELECT sanitize_bigquery_sidecar_ddl(?)", [sidecar]))
     key = FALLBACKS[case]
     if key == "other":
@@ -877,7 +879,13 @@ TYPE_CASES = [
     ),
     # The profile wraps the inner lists: ARRAY<STRUCT<element ARRAY<INT64>>>.
     TypeCase(
-        "list_of_lists", "BIGINT[][]", ("[[1, 2], [3]]", "NULL", "[[4], NULL, []]", "[[NULL, 5]]"),
+        "list_of_lists", "BIGINT[][]", ("[[1, 2], [3]]", "NULL", "[[4], NULL]", "[[NULL, 5]]"),
+        "ARRAY<STRUCT<`element` ARRAY<INT64>>>", "RECORD",
+        expected=lambda v: [{"element": array(e["element"])} for e in array(v)],
+    ),
+    # An inner list that is (or, its NULLs dropped, becomes) empty.
+    TypeCase(
+        "list_of_lists_empty_inner", "BIGINT[][]", ("[[4], []]", "[[1], [NULL]]", "[[]]"),
         "ARRAY<STRUCT<`element` ARRAY<INT64>>>", "RECORD",
         expected=lambda v: [{"element": array(e["element"])} for e in array(v)],
     ),
@@ -889,11 +897,36 @@ TYPE_CASES = [
 ]
 
 
+def null_array_elements(value, path: str = "") -> list[str]:
+    """Where a list holds a NULL element (BigQuery: "an array element in a
+    table can never be NULL"; the profile drops them)."""
+    if isinstance(value, list):
+        found = [f"{path}[{i}]" for i, e in enumerate(value) if e is None]
+        return found + [p for i, e in enumerate(value) for p in null_array_elements(e, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [p for k, e in value.items() for p in null_array_elements(e, f"{path}.{k}")]
+    return []
+
+
+# The profile writes, for an empty inner list of a list of lists, a NULL
+# element of the outer list (bug, reported): [[4], []] is written as
+# [{element: [4]}, NULL], which BigQuery's "no NULL array elements" refuses.
+PROFILE_EMPTY_INNER_BUG = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="bigquery_profile writes an empty inner list of a list of lists as a NULL element of the outer list",
+)
+
+
 def normalize_etl(row: dict) -> dict:
     return {**row, "ingestion_timestamp": utc(row["ingestion_timestamp"])}
 
 
-@pytest.mark.parametrize("case", TYPE_CASES, ids=[c.name for c in TYPE_CASES])
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, marks=PROFILE_EMPTY_INNER_BUG) if c.name == "list_of_lists_empty_inner" else c for c in TYPE_CASES],
+    ids=[c.name for c in TYPE_CASES],
+)
 def test_type_mapping_through_a_load_job(con, bq_client, dataset, tmp_path, case: TypeCase):
     # The input, written by DuckDB; the file BigQuery gets, by sanitize_pipeline.
     source = tmp_path / "bronze" / "year=2026/month=06/date=2026-06-29" / "in.parquet"
@@ -908,6 +941,10 @@ def test_type_mapping_through_a_load_job(con, bq_client, dataset, tmp_path, case
     )
     assert [r["status"] for r in report] == ["written"], report
     path = Path(report[0]["output_path"])
+    if case.profile:
+        # pyarrow's read of the file: the profile left no NULL array element.
+        written = pq.ParquetFile(str(path)).read(columns=["id", "c"]).to_pylist()
+        assert [(r["id"], null_array_elements(r["c"])) for r in written if null_array_elements(r["c"])] == []
 
     ddl = parse_external_ddl(
         scalar(con, "SELECT ddl FROM sanitize_bigquery_ddl(?, table_name := 'p.d.t', hive_uri_prefix := 'gs://b/t')",
@@ -917,8 +954,9 @@ def test_type_mapping_through_a_load_job(con, bq_client, dataset, tmp_path, case
     # BigQuery matches by name; bqemulator by position: the orders agree.
     assert pq.ParquetFile(str(path)).schema_arrow.names == [n for n, _ in ddl.columns]
 
+    # The file's columns only (bqemulator loads by position).
     table = f"{BQ_PROJECT}.{dataset}.t"
-    run(bq_client, native_table_ddl(table, ddl))
+    run(bq_client, native_table_ddl(table, ddl, partition_columns=False))
     schema = {f.name: f for f in bq_client.get_table(table).schema}
     assert schema["c"].field_type == case.field_type
     assert schema["c"].mode == ("REPEATED" if case.bigquery_type.startswith("ARRAY<") else "NULLABLE")
@@ -930,11 +968,8 @@ def test_type_mapping_through_a_load_job(con, bq_client, dataset, tmp_path, case
         raise
     assert job.output_rows == len(case.values)
 
-    got, _ = run(bq_client, f"SELECT * EXCEPT (`year`, `month`, `date`) FROM `{table}` ORDER BY id")
+    got, _ = run(bq_client, f"SELECT * FROM `{table}` ORDER BY id")
     result = con.execute(f"SELECT * FROM read_parquet({sql_literal(str(path))}, hive_partitioning = false) ORDER BY id")
     names = [d[0] for d in result.description]
     expected = [normalize_etl({**dict(zip(names, row)), "c": case.expected(row[0])}) for row in result.fetchall()]
     assert [normalize_etl(r) for r in got] == expected
-    # The partition columns, not in the file, are NULL.
-    nulls, _ = run(bq_client, f"SELECT COUNTIF(`year` IS NULL AND `month` IS NULL AND `date` IS NULL) AS n FROM `{table}`")
-    assert nulls == [{"n": len(case.values)}]
