@@ -70,6 +70,19 @@ pub struct Scanner {
     /// Records of the current file before this piece (`record_index`).
     file_records: u64,
     current_file: Option<usize>,
+    /// This scan's rejects, handed to `sanitize_rejects()` when the scan
+    /// ends or is dropped; not when a drift ended it (sanitize_pipeline
+    /// discards that attempt and reads the input again).
+    rejects: Vec<super::rejects::Reject>,
+    discard_rejects: bool,
+}
+
+impl Drop for Scanner {
+    fn drop(&mut self) {
+        if !self.discard_rejects {
+            super::rejects::record(std::mem::take(&mut self.rejects));
+        }
+    }
 }
 
 impl Scanner {
@@ -87,6 +100,8 @@ impl Scanner {
             bad: BadRecords::default(),
             file_records: 0,
             current_file: None,
+            rejects: Vec::new(),
+            discard_rejects: false,
         }
     }
 
@@ -133,6 +148,7 @@ impl Scanner {
             let range = match reader.next(&mut self.routed).map_err(|e| e.in_function(function))? {
                 None => {
                     self.publish(true);
+                    super::rejects::record(std::mem::take(&mut self.rejects));
                     // A probe that read the rows has checked this at bind.
                     self.bad.check_not_all_bad(function, self.stats.rows_read, &plan.options)?;
                     chunk.clear();
@@ -196,10 +212,13 @@ impl Scanner {
         self.file_records += routed.records;
         for event in &mut routed.events {
             event.meta.line = self.lines.line(event.meta.line);
-            if let Some(scan_id) = self.scan_id.filter(|_| !plan.options.drift_ends_scan) {
-                keep_reject(plan, scan_id, file_index, before, event, &mut self.stats);
+            if let Some(scan_id) = self.scan_id {
+                if let Some(r) = reject(plan, scan_id, file_index, before, event, &mut self.stats) {
+                    self.rejects.push(r);
+                }
             }
             if event.violation && plan.options.drift_ends_scan {
+                self.discard_rejects = true;
                 let line = event.meta.line;
                 return Err(crate::error::SanitizeError::drift(format!(
                     "{function}: the registry does not take a record of file \"{file}\" at line {line}: {}",
@@ -368,14 +387,21 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
     out.values_flattened = router.values_flattened - before.2;
 }
 
-/// Records a reject of this scan (`sanitize_rejects()`), within
-/// `max_rejects`; past it only the count grows.
-fn keep_reject(plan: &ScanPlan, scan_id: u64, file_index: usize, before: u64, event: &Event, stats: &mut Stats) {
-    use super::rejects::{cut, record, record_kind, Reject};
+/// A reject of this scan for `sanitize_rejects()`, within `max_rejects`;
+/// past it only the count grows.
+fn reject(
+    plan: &ScanPlan,
+    scan_id: u64,
+    file_index: usize,
+    before: u64,
+    event: &Event,
+    stats: &mut Stats,
+) -> Option<super::rejects::Reject> {
+    use super::rejects::{cut, record_kind, Reject};
     let options = &plan.options;
     if options.max_rejects.is_some_and(|max| stats.rejects_recorded >= max) {
         stats.rejects_dropped += 1;
-        return;
+        return None;
     }
     stats.rejects_recorded += 1;
     let (function, file, meta) = (plan.function.as_str(), &plan.display_files[file_index], &event.meta);
@@ -402,7 +428,7 @@ fn keep_reject(plan: &ScanPlan, scan_id: u64, file_index: usize, before: u64, ev
         let last = p.rsplit('.').next().unwrap_or(p);
         last.trim_end_matches("[]").to_string()
     });
-    record(vec![Reject {
+    Some(Reject {
         scan_id,
         connection_id: super::scan_log::connection_of(scan_id),
         function: function.to_string(),
@@ -417,7 +443,7 @@ fn keep_reject(plan: &ScanPlan, scan_id: u64, file_index: usize, before: u64, ev
         raw_bytes: raw.as_ref().map(|(_, n)| *n),
         raw: raw.map(|(t, _)| t),
         message,
-    }]);
+    })
 }
 
 /// Longest record text read back for a reject.
