@@ -629,7 +629,15 @@ def test_registry_queries_parse_strictly(con, layout):
         if ty == "STRING":
             assert isinstance(cast, exp.RegexpExtract)
         else:
-            assert isinstance(cast, (exp.TryCast, exp.Cast)) and cast.to.sql("bigquery") == ty
+            # SAFE_CAST: a value that is not the type gives NULL (no row), not an error.
+            assert isinstance(cast, exp.TryCast) and cast.args.get("safe") and cast.to.sql("bigquery") == ty
+    # The key is the sidecar's row for this table.
+    pointer = join.this
+    assert isinstance(pointer, exp.Subquery) and pointer.alias == "s"
+    assert pointer.this.args["from_"].this.sql("bigquery") == "`proj.meta.sidecar`"
+    assert pointer.this.args["where"].this.sql("bigquery") == "external_table_name = 'proj.silver.events'"
+    assert sidecar.args["from_"].this.sql("bigquery") == "`proj.silver.events` AS e"
+    assert [o.this.sql("bigquery") for o in sidecar.args["order"].expressions][2:] == [f"e.`{n}`" for n, _ in columns]
     assert sidecar.args["limit"].expression.sql() == "1"
 
 
@@ -772,10 +780,18 @@ def test_sidecar_query_returns_the_pointed_partitions_registry(mcon, bq, events_
     _, report = daily_silver
     sidecar = f"{BQ_PROJECT}.lake.sidecar_day{day}"
     run(bq, scalar(mcon, "SELECT sanitize_bigquery_sidecar_ddl(?)", [sidecar]))
-    key = report[day]["partition_key"]
-    _, job = run(bq, scalar(mcon, "SELECT sanitize_bigquery_sidecar_merge(?, ?, ?)", [sidecar, table, key]))
-    assert job.num_dml_affected_rows == 1
     queries = registry_queries(mcon, table, sidecar)
+
+    def point_at(index: int) -> int:
+        key = report[index]["partition_key"]
+        _, job = run(bq, scalar(mcon, "SELECT sanitize_bigquery_sidecar_merge(?, ?, ?)", [sidecar, table, key]))
+        return job.num_dml_affected_rows
+
+    # The daily run's pointer, then a re-run of `day` (a past date, but for
+    # the last one) moves it, and the query follows.
+    assert point_at(2) == 1
+    assert run(bq, queries["sidecar"])[0] == [{"schema_registry": report[2]["registry"]}]
+    assert point_at(day) == (0 if day == 2 else 1)
     rows, _ = run(bq, queries["sidecar"])
     assert rows == [{"schema_registry": report[day]["registry"]}]
     assert report[day]["registry"] == scalar(mcon, "SELECT sanitize_registry_from_parquet(?)", [report[day]["output_path"]])
@@ -933,23 +949,13 @@ def null_array_elements(value, path: str = "") -> list[str]:
     return []
 
 
-# The profile writes, for an empty inner list of a list of lists, a NULL
-# element of the outer list (bug, reported): [[4], []] is written as
-# [{element: [4]}, NULL], which BigQuery's "no NULL array elements" refuses.
-PROFILE_EMPTY_INNER_BUG = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bigquery_profile writes an empty inner list of a list of lists as a NULL element of the outer list",
-)
-
-
 def normalize_etl(row: dict) -> dict:
     return {**row, "ingestion_timestamp": utc(row["ingestion_timestamp"])}
 
 
 @pytest.mark.parametrize(
     "case",
-    [pytest.param(c, marks=PROFILE_EMPTY_INNER_BUG) if c.name == "list_of_lists_empty_inner" else c for c in TYPE_CASES],
+    TYPE_CASES,
     ids=[c.name for c in TYPE_CASES],
 )
 def test_type_mapping_through_a_load_job(con, bq_client, dataset, tmp_path, case: TypeCase):

@@ -7,8 +7,10 @@
 //!   `element`, holding it: `[[1, 2], [3]]` is read as
 //!   `[{"element": [1, 2]}, {"element": [3]}]`, which BigQuery reads as
 //!   `ARRAY<STRUCT<element ARRAY<INT64>>>` (its documented workaround).
-//! - A NULL element of a list is dropped and counted (BigQuery: "an array
-//!   element in a table can never be NULL").
+//! - A list element that would be written as NULL is dropped and counted
+//!   (BigQuery: "an array element in a table can never be NULL"): a null,
+//!   and a container holding no value (`[]`, `{}`, `{"a": null}`), which
+//!   the engine writes as NULL.
 
 use super::tape::{Node, Tape};
 
@@ -16,7 +18,7 @@ use super::tape::{Node, Tape};
 pub const WRAPPED_LIST_FIELD: &str = "element";
 
 /// Reshapes every record of `tape` in place (`scratch` is reused space);
-/// returns the NULL list elements dropped.
+/// returns the list elements dropped (nulls and value-less containers).
 pub fn reshape_for_bigquery(tape: &mut Tape, scratch: &mut Vec<Node>) -> u64 {
     if !tape.nodes.iter().any(|n| matches!(n, Node::List { .. })) {
         return 0;
@@ -37,6 +39,18 @@ pub fn reshape_for_bigquery(tape: &mut Tape, scratch: &mut Vec<Node>) -> u64 {
     dropped
 }
 
+/// When the value at `i` holds no value at all (a null, or a container
+/// without evidence), the index past it.
+fn valueless(src: &[Node], i: usize) -> Option<usize> {
+    match src[i] {
+        Node::Null => Some(i + 1),
+        Node::List { end, evidence: false, .. }
+        | Node::Object { end, evidence: false, .. }
+        | Node::Map { end, evidence: false, .. } => Some(end as usize),
+        _ => None,
+    }
+}
+
 /// Copies the value at `i` into `out`, reshaped; returns the index past it.
 fn copy(src: &[Node], i: usize, in_list: bool, key: Node, out: &mut Vec<Node>, dropped: &mut u64) -> usize {
     match src[i] {
@@ -50,9 +64,9 @@ fn copy(src: &[Node], i: usize, in_list: bool, key: Node, out: &mut Vec<Node>, d
             out.push(Node::List { len: 0, end: 0, evidence });
             let (mut j, mut len) = (i + 1, 0);
             while j < end as usize {
-                if matches!(src[j], Node::Null) {
+                if let Some(next) = valueless(src, j) {
                     *dropped += 1;
-                    j += 1;
+                    j = next;
                     continue;
                 }
                 j = copy(src, j, true, key, out, dropped);
@@ -153,5 +167,27 @@ mod tests {
         assert_eq!(dropped, 3);
         assert_eq!(record_json(&t, 0), r#"{"m":[{"element":[1]},{"element":[2]}],"s":"x"}"#);
         assert_eq!(record_json(&t, 1), r#"{"k":[]}"#);
+    }
+
+    #[test]
+    fn list_elements_holding_no_value_are_dropped_too() {
+        // {"m": [[4], [], {}]}
+        let mut t = tape_of(|t| {
+            let m = key(t, "m");
+            t.roots.push(0);
+            t.nodes.extend([
+                Node::Object { len: 1, end: 7, evidence: true },
+                m,
+                Node::List { len: 3, end: 7, evidence: true },
+                Node::List { len: 1, end: 5, evidence: true },
+                Node::Int(4),
+                Node::List { len: 0, end: 6, evidence: false },
+                Node::Object { len: 0, end: 7, evidence: false },
+            ]);
+        });
+        assert_eq!(record_json(&t, 0), r#"{"m":[[4],[],{}]}"#);
+        let dropped = reshape_for_bigquery(&mut t, &mut Vec::new());
+        assert_eq!(dropped, 2);
+        assert_eq!(record_json(&t, 0), r#"{"m":[{"element":[4]}]}"#);
     }
 }
