@@ -34,4 +34,15 @@ mod test_support {
     pub fn cases(default: u32) -> u32 {
         std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
     }
+
+    /// A new empty directory under the system's temporary directory, named
+    /// for the test (`tag`), the process and a counter.
+    pub fn scratch_dir(tag: &str) -> std::path::PathBuf {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir =
+            std::env::temp_dir().join(format!("ss-{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 }

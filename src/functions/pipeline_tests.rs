@@ -13,15 +13,7 @@ use crate::options::{InputFormat, Options, ParamValue};
 const CONTEXT: RunContext = RunContext { threads: 2, connection_id: None };
 
 fn scratch(name: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ss-pipeline-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::test_support::scratch_dir(&format!("pipeline-{name}"))
 }
 
 /// Ten daily partitions, 2026-06-01 to -10, five records each; day 5 adds

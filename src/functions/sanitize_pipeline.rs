@@ -22,16 +22,9 @@ use crate::source::output_exists;
 
 pub const FUNCTION: &str = "sanitize_pipeline";
 
-/// The pipeline's own named parameters; every scan option is taken too
-/// ([`named_parameters`]).
+/// The pipeline's own named parameters, beyond the plan's; every scan
+/// option is taken too ([`named_parameters`]).
 const OWN_PARAMETERS: &[&str] = &[
-    "start_date",
-    "end_date",
-    "granularity",
-    "start_hour",
-    "end_hour",
-    "partition_template",
-    "output_file_stem",
     "warm_up_start_date",
     "warm_up_end_date",
     "warm_up_start_hour",
@@ -41,11 +34,19 @@ const OWN_PARAMETERS: &[&str] = &[
     "input_compression",
 ];
 
+/// The plan's parameters, as `sanitize_partitions` takes them: all of its
+/// own but the output prefix (the second argument here) and `compression`
+/// (the output's codec here; the input's is `input_compression`).
+fn is_plan_parameter(name: &str) -> bool {
+    super::sanitize_partitions::PARAMETERS.contains(&name) && !matches!(name, "output_prefix" | "compression")
+}
+
 /// Every named parameter: the plan's, the warm-up's, the output's, and the
-/// scan options (`compression` is the output's codec here; the input's is
-/// `input_compression`).
+/// scan options.
 pub fn named_parameters() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = OWN_PARAMETERS.to_vec();
+    let mut names: Vec<&'static str> =
+        super::sanitize_partitions::PARAMETERS.iter().copied().filter(|n| is_plan_parameter(n)).collect();
+    names.extend(OWN_PARAMETERS);
     for spec in OPTION_SPECS.iter().chain([&crate::options::INPUT_FORMAT_SPEC]) {
         if !names.contains(&spec.name) {
             names.push(spec.name);
@@ -99,25 +100,8 @@ impl PipelineOptions {
             )));
         }
         // The plan's parameters, as sanitize_partitions takes them.
-        let mut plan_params: Vec<(&str, ParamValue)> = params
-            .iter()
-            .filter(|(n, _)| {
-                matches!(
-                    *n,
-                    "start_date"
-                        | "end_date"
-                        | "granularity"
-                        | "start_hour"
-                        | "end_hour"
-                        | "partition_template"
-                        | "input_format"
-                        | "input_mode"
-                        | "output_file_stem"
-                        | "validate_extension"
-                )
-            })
-            .cloned()
-            .collect();
+        let mut plan_params: Vec<(&str, ParamValue)> =
+            params.iter().filter(|(n, _)| is_plan_parameter(n)).cloned().collect();
         if let Some(v) = get("input_compression") {
             plan_params.push(("compression", v.clone()));
         }

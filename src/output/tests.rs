@@ -16,15 +16,7 @@ use crate::options::{InputFormat, Options, ParamValue};
 use crate::pipeline::{plan_scan, Chunk, ScanPlan, Scanner};
 
 fn scratch(name: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ss-output-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::test_support::scratch_dir(&format!("output-{name}"))
 }
 
 fn plan_of(dir: &Path, lines: impl Iterator<Item = String>, params: &[(&str, ParamValue)]) -> Arc<ScanPlan> {
