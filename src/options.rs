@@ -270,6 +270,8 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
     option!("hive_partitioning", Boolean, Null, |o, n, v| set(&mut o.hive_partitioning, Some(boolean(n, v)?))),
     option!("hive_types", Any, Null, |o, n, v| set(&mut o.hive_types, hive_types(n, v)?)),
     option!("hive_types_autocast", Boolean, B(true), |o, n, v| set(&mut o.hive_types_autocast, boolean(n, v)?)),
+    option!("rescue_column", Varchar, Null, |o, n, v| set(&mut o.rescue_column, Some(rescue_name(n, v)?)),
+        contract Yes: |o| o.rescue_column.as_deref().map_or(Json::Null, Json::from)),
     option!("max_rejects", Bigint, I(10_000), |o, n, v| set(
         &mut o.max_rejects,
         Some(integer(n, v, 0, i64::MAX)? as u64)
@@ -281,6 +283,16 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
     option!("bigquery_profile", Boolean, B(false), |o, n, v| set(&mut o.bigquery_profile, boolean(n, v)?),
         contract Yes: |o| Json::from(o.bigquery_profile)),
 ];
+
+/// `rescue_column`: a non-empty name without NUL.
+fn rescue_name(name: &str, value: &ParamValue) -> Parsed<String> {
+    match value {
+        ParamValue::Str(s) if !s.is_empty() && !s.contains('\0') => Ok(s.clone()),
+        other => {
+            Err(format!("the \"{name}\" parameter must be a non-empty column name (VARCHAR), not {}", other.describe()))
+        }
+    }
+}
 
 /// BigQuery's deepest RECORD nesting, the profile's `parquet_max_depth` bound.
 const BIGQUERY_MAX_DEPTH: usize = 15;
@@ -561,6 +573,9 @@ pub struct Options {
     pub max_rejects: Option<u64>,
     /// `max_reject_bytes`: a reject's raw text is cut there.
     pub max_reject_bytes: usize,
+    /// `rescue_column`: the name of the column that keeps the values no
+    /// typed column took (issue 16 §2); `None`: off.
+    pub rescue_column: Option<String>,
 }
 
 impl Options {
@@ -602,6 +617,11 @@ impl Options {
         for (spec, value) in self.contract_specs() {
             let name = spec.name;
             let Some(theirs) = contract.get(name) else { continue };
+            // A null in the contract (an option that was off, such as
+            // rescue_column) constrains nothing.
+            if theirs.is_null() {
+                continue;
+            }
             if self.is_given(name) {
                 let ours = value(&self);
                 if &ours != theirs {
@@ -685,6 +705,7 @@ impl Options {
             bigquery_profile: false,
             max_rejects: Some(10_000),
             max_reject_bytes: 1024,
+            rescue_column: None,
         };
         for spec in OPTION_SPECS {
             if let Some(value) = spec.default.param() {

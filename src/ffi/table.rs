@@ -108,6 +108,9 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
             for c in &plan.partitions.columns {
                 info.add_result_column(&c.name, &LogicalType::for_node(&TypeNode::Scalar(partition_kind(c.ty))));
             }
+            if let Some(rescue) = &plan.options.rescue_column {
+                info.add_result_column(rescue, &LogicalType::varchar());
+            }
             info.add_result_column(ETL_COLUMNS[0], &LogicalType::varchar());
             info.add_result_column(ETL_COLUMNS[1], &LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ));
             info.add_result_column(ETL_COLUMNS[2], &LogicalType::varchar());
@@ -235,7 +238,7 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
 
 /// Columns of `sanitize_stats()`: `function` and `path` are VARCHAR,
 /// `started_at` TIMESTAMPTZ, `finished` BOOLEAN, the rest BIGINT.
-const STATS_COLUMNS: [&str; 20] = [
+const STATS_COLUMNS: [&str; 21] = [
     "scan_id",
     "function",
     "path",
@@ -253,6 +256,7 @@ const STATS_COLUMNS: [&str; 20] = [
     "values_flattened",
     "duplicate_keys",
     "list_nulls_dropped",
+    "values_rescued",
     "rejects_recorded",
     "rejects_dropped",
     "connection_id",
@@ -324,6 +328,7 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
                 s.values_flattened,
                 s.duplicate_keys,
                 s.list_nulls_dropped,
+                s.values_rescued,
                 s.rejects_recorded,
                 s.rejects_dropped,
             ];
@@ -335,10 +340,10 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
             for (k, v) in numbers.iter().enumerate() {
                 output.vector(5 + k).set_i64(row, *v as i64);
             }
-            output.vector(19).set_i64(row, r.connection_id.map_or(0, |id| id as i64));
+            output.vector(20).set_i64(row, r.connection_id.map_or(0, |id| id as i64));
         }
         let known: Vec<bool> = rows.iter().take(n).map(|r| r.connection_id.is_some()).collect();
-        output.vector(19).write_validity(&known);
+        output.vector(20).write_validity(&known);
         output.set_size(n);
         Ok(())
     });

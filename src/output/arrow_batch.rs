@@ -39,6 +39,9 @@ pub fn arrow_schema(plan: &ScanPlan) -> Result<SchemaRef> {
         let ty = data_type(&TypeNode::Scalar(partition_kind(c.ty))).map_err(|why| unwritable(&c.name, &why))?;
         fields.push(Field::new(&c.name, ty, true));
     }
+    if let Some(rescue) = &plan.options.rescue_column {
+        fields.push(Field::new(rescue, DataType::Utf8, true));
+    }
     let [source_file, ingestion_timestamp, registry, drifts] = ETL_COLUMN_NAMES;
     fields.push(Field::new(source_file, DataType::Utf8, true));
     fields.push(Field::new(ingestion_timestamp, DataType::Timestamp(ArrowUnit::Microsecond, Some(UTC.into())), true));
@@ -59,7 +62,9 @@ pub fn chunk_batch(plan: &ScanPlan, schema: &SchemaRef, chunk: &Chunk, first: bo
     let mut arrays: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     let data_types = plan.schema.output_versions().map(|v| v.ty.clone());
     let partition_types = plan.partitions.columns.iter().map(|c| TypeNode::Scalar(partition_kind(c.ty)));
-    for ((ty, column), field) in data_types.chain(partition_types).zip(&chunk.columns).zip(schema.fields()) {
+    let rescue_type = plan.options.rescue_column.as_ref().map(|_| TypeNode::Scalar(ScalarKind::Str));
+    let types = data_types.chain(partition_types).chain(rescue_type);
+    for ((ty, column), field) in types.zip(&chunk.columns).zip(schema.fields()) {
         arrays.push(column_array(&ty, column).map_err(|why| unwritable(field.name(), &why))?);
     }
     let source = &plan.display_files[chunk.file_index];

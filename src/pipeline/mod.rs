@@ -199,6 +199,7 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     if !events.is_empty() {
         registry.schema_generation += 1;
     }
+    check_rescue_name(function, &registry.root, &options)?;
     // A clash is an error when partitioning was asked for; detected, it
     // turns partitioning off (the data field keeps its name, as before).
     let partitions = match check_partition_names(function, &registry.root, &partitions) {
@@ -254,7 +255,7 @@ pub(crate) fn range_reader<W: ordered::RangeWork>(
     input: &Input<'_>,
     options: &Options,
     no_rows: Vec<bool>,
-    work: impl Fn(ordered::Decode) -> W + Send + Sync + 'static,
+    work: impl Fn(ordered::Decode, usize) -> W + Send + Sync + 'static,
 ) -> ordered::OrderedReader<W> {
     let (function, files, names, ranges, opts) = (
         input.function.to_string(),
@@ -270,7 +271,7 @@ pub(crate) fn range_reader<W: ordered::RangeWork>(
         } else {
             readers::open_range_reader(&function, &files[r.file], &names[r.file], &opts, r)?
         };
-        Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes).reshaping(opts.bigquery_profile)))
+        Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes).reshaping(opts.bigquery_profile), r.file))
     });
     ordered::OrderedReader::new(input.ranges.len(), options.threads, opener)
 }
@@ -355,7 +356,7 @@ fn probe(
     };
     let mut batch = Batch::default();
     let mut bad = BadRecords::default();
-    let mut reader = range_reader(input, options, no_rows.clone(), |decode| decode);
+    let mut reader = range_reader(input, options, no_rows.clone(), |decode, _| decode);
     let mut lines = LineCursor::default();
     while let Some(step) = reader.next(&mut batch).map_err(|e| e.in_function(function))? {
         let range = match step {
@@ -435,6 +436,24 @@ fn sniff_csv_dialect(function: &str, files: &[String], names: &[String], options
     options
         .check_csv_dialect()
         .map_err(|e| SanitizeError::options(format!("{function}: {e} (after csv_auto_detect)")))?;
+    Ok(())
+}
+
+/// The rescue column may not take a data column's or an ETL column's name.
+fn check_rescue_name(function: &str, root: &StructNode, options: &Options) -> Result<()> {
+    let Some(name) = &options.rescue_column else { return Ok(()) };
+    let lower = name.to_lowercase();
+    if RESERVED_COLUMNS.contains(&lower.as_str()) {
+        return Err(SanitizeError::options(format!(
+            "{function}: the \"rescue_column\" parameter names \"{name}\", a column every scan already adds"
+        )));
+    }
+    if let Some(v) = root.output_versions().find(|v| v.output_name.to_lowercase() == lower) {
+        return Err(SanitizeError::options(format!(
+            "{function}: the \"rescue_column\" parameter names \"{name}\", and a data field already makes the column \"{}\"; choose another name",
+            v.output_name
+        )));
+    }
     Ok(())
 }
 

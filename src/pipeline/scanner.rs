@@ -39,7 +39,16 @@ impl Chunk {
         let mut columns = columns_for_struct(&plan.schema);
         columns
             .extend(plan.partitions.columns.iter().map(|c| Column::for_type(&TypeNode::Scalar(partition_kind(c.ty)))));
+        if plan.options.rescue_column.is_some() {
+            columns.push(Column::for_type(&TypeNode::Scalar(ScalarKind::Str)));
+        }
         Chunk { columns, rows: 0, file_index: 0 }
+    }
+
+    /// How many leading columns are the data columns (then the partition
+    /// columns, then the rescue column when there is one).
+    pub fn data_columns(&self, plan: &ScanPlan) -> usize {
+        self.columns.len() - plan.partitions.columns.len() - usize::from(plan.options.rescue_column.is_some())
     }
     fn clear(&mut self) {
         self.columns.iter_mut().for_each(Column::clear);
@@ -109,6 +118,11 @@ impl Scanner {
     /// per output of the schema's root; projection pushdown): the others
     /// stay empty. Bad records are judged on the whole record as before.
     pub fn project(&mut self, wanted: Vec<bool>) {
+        // The rescue column holds what the typed columns did not take, so
+        // every column is routed to know it, whichever the query reads.
+        if self.plan.options.rescue_column.is_some() {
+            return;
+        }
         self.router = consumer_router(&self.plan, Some(wanted.clone()));
         self.wanted = Some(wanted);
     }
@@ -141,8 +155,8 @@ impl Scanner {
             let reader = self.reader.get_or_insert_with(|| {
                 let input = Input { function, files: &plan.files, names: &plan.display_files, ranges: &plan.ranges };
                 let (shared, wanted) = (Arc::clone(&plan), self.wanted.clone());
-                range_reader(&input, &plan.options, Vec::new(), move |decode| {
-                    RouteWork::new(decode, Arc::clone(&shared), wanted.clone())
+                range_reader(&input, &plan.options, Vec::new(), move |decode, file_index| {
+                    RouteWork::new(decode, Arc::clone(&shared), wanted.clone(), file_index)
                 })
             });
             let range = match reader.next(&mut self.routed).map_err(|e| e.in_function(function))? {
@@ -166,7 +180,7 @@ impl Scanner {
             if self.routed.deferred {
                 // A helper left the routing to this thread, which was idle.
                 let raw = std::mem::take(&mut self.routed.raw);
-                route_batch(&plan, &mut self.router, &raw, &mut self.routed);
+                route_batch(&plan, &mut self.router, &raw, file_index, &mut self.routed);
                 self.routed.raw = raw;
             }
             self.take_counts(file_index)?;
@@ -180,7 +194,7 @@ impl Scanner {
             // A chunk is one file's rows: its partition values are constants.
             let partitions = &plan.partitions;
             if !partitions.columns.is_empty() {
-                let data = chunk.columns.len() - partitions.columns.len();
+                let data = chunk.data_columns(&plan);
                 for (column, value) in chunk.columns[data..].iter_mut().zip(&partitions.values[file_index]) {
                     column.push_partition(value, chunk.rows);
                 }
@@ -203,6 +217,7 @@ impl Scanner {
         self.stats.values_nulled += routed.values_nulled;
         self.stats.duplicate_keys += routed.duplicate_keys;
         self.stats.list_nulls_dropped += routed.list_nulls_dropped;
+        self.stats.values_rescued += routed.values_rescued;
         self.values_flattened += routed.values_flattened;
         if self.current_file != Some(file_index) {
             self.current_file = Some(file_index);
@@ -216,6 +231,9 @@ impl Scanner {
                 if let Some(r) = reject(plan, scan_id, file_index, before, event, &mut self.stats) {
                     self.rejects.push(r);
                 }
+            }
+            if event.rescued.is_some() {
+                continue;
             }
             if event.violation && plan.options.drift_ends_scan {
                 self.discard_rejects = true;
@@ -253,6 +271,8 @@ pub struct Routed {
     duplicate_keys: u64,
     values_flattened: u64,
     list_nulls_dropped: u64,
+    /// Values kept in the rescue column.
+    values_rescued: u64,
     /// The decoded records are in `raw`, not routed yet: the consumer
     /// routes them ([`RangeWork::step_for_idle_consumer`]).
     deferred: bool,
@@ -269,6 +289,8 @@ struct Event {
     path: Option<String>,
     /// A violation of a field the registry lacks.
     unknown_field: bool,
+    /// A value kept in the rescue column (not a bad record).
+    rescued: Option<crate::route::RescueKind>,
 }
 
 /// A range's work in a scan: decode a batch, then route each record into
@@ -279,11 +301,14 @@ pub struct RouteWork {
     batch: Batch,
     router: Router,
     plan: Arc<ScanPlan>,
+    /// The file of the range (a rescued bad record's raw text is read back
+    /// from it).
+    file_index: usize,
 }
 
 impl RouteWork {
-    fn new(decode: Decode, plan: Arc<ScanPlan>, wanted: Option<Vec<bool>>) -> Self {
-        RouteWork { decode, batch: Batch::default(), router: consumer_router(&plan, wanted), plan }
+    fn new(decode: Decode, plan: Arc<ScanPlan>, wanted: Option<Vec<bool>>, file_index: usize) -> Self {
+        RouteWork { decode, batch: Batch::default(), router: consumer_router(&plan, wanted), plan, file_index }
     }
 }
 
@@ -300,7 +325,7 @@ impl RangeWork for RouteWork {
             // keep that batch's memory alive in a routed piece.
             out.raw = Batch::default();
         }
-        route_batch(&self.plan, &mut self.router, &self.batch, out);
+        route_batch(&self.plan, &mut self.router, &self.batch, self.file_index, out);
         Ok(true)
     }
 
@@ -324,7 +349,8 @@ impl RangeWork for RouteWork {
 
 /// A router for this plan and projection.
 fn consumer_router(plan: &ScanPlan, wanted: Option<Vec<bool>>) -> Router {
-    let mut router = Router::new(plan.options.schema_mode == SchemaMode::Additive);
+    let mut router =
+        Router::new(plan.options.schema_mode == SchemaMode::Additive).rescuing(plan.options.rescue_column.is_some());
     if let Some(wanted) = wanted {
         router.project(wanted);
     }
@@ -334,7 +360,7 @@ fn consumer_router(plan: &ScanPlan, wanted: Option<Vec<bool>>) -> Router {
 /// Routes a decoded batch into `out`: each good record into the columns of
 /// the final schema, each bad record (and strict-mode violation) into
 /// `out.events` with `on_error`'s action on its row already taken.
-fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Routed) {
+fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: usize, out: &mut Routed) {
     let rules = plan.rules();
     let strict = plan.options.schema_mode == SchemaMode::Strict;
     let emit_null = plan.options.on_error == OnError::EmitNullRow;
@@ -345,7 +371,9 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
     out.list_nulls_dropped = batch.list_nulls_dropped;
     out.routed = 0;
     let before = (router.values_nulled, router.duplicate_keys, router.values_flattened);
-    let data_columns = chunk.columns.len() - plan.partitions.columns.len();
+    let data_columns = chunk.data_columns(plan);
+    let rescue_col = plan.options.rescue_column.is_some().then(|| chunk.columns.len() - 1);
+    out.values_rescued = 0;
     for (i, meta) in batch.meta.iter().enumerate() {
         if let Some(err) = &meta.error {
             out.events.push(Event {
@@ -355,15 +383,31 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
                 index: i,
                 path: None,
                 unknown_field: false,
+                rescued: None,
             });
             if emit_null {
                 chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
+                if let Some(col) = rescue_col {
+                    // The whole record, as its text.
+                    match raw_record(plan, file_index, meta.byte) {
+                        Some((text, _)) => {
+                            let (raw, _) = super::rejects::cut(&text, plan.options.max_reject_bytes);
+                            let object = format!("{{\"_raw\":{}}}", serde_json::Value::from(raw));
+                            chunk.columns[col].push_text(&object);
+                        }
+                        None => chunk.columns[col].push_null(),
+                    }
+                }
                 chunk.rows += 1;
             }
             continue;
         }
         let record = batch.tape.record(i);
-        if strict {
+        // With a rescue column, what strict mode does not take is rescued
+        // by the router: the record is no bad record.
+        // (sanitize_pipeline's strict attempt still stops at the first
+        // value that does not fit, to read the partition again additively.)
+        if strict && (rescue_col.is_none() || plan.options.drift_ends_scan) {
             if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
                 out.events.push(Event {
                     meta: meta.clone(),
@@ -372,6 +416,7 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
                     index: i,
                     unknown_field: v.expected.is_none(),
                     path: Some(v.path),
+                    rescued: None,
                 });
                 if !emit_null {
                     continue;
@@ -379,6 +424,24 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, out: &mut Ro
             }
         }
         router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
+        if let (Some(col), Some(rescuer)) = (rescue_col, router.rescue.as_mut()) {
+            match rescuer.take_object() {
+                Some(object) => chunk.columns[col].push_text(&object),
+                None => chunk.columns[col].push_null(),
+            }
+            for r in rescuer.values.drain(..) {
+                out.values_rescued += 1;
+                out.events.push(Event {
+                    meta: meta.clone(),
+                    cause: format!("the value at {} ({}) was kept in the rescue column", r.path, r.kind.name()),
+                    violation: false,
+                    index: i,
+                    path: Some(r.path),
+                    unknown_field: false,
+                    rescued: Some(r.kind),
+                });
+            }
+        }
         out.routed += 1;
         chunk.rows += 1;
     }
@@ -405,7 +468,13 @@ fn reject(
     }
     stats.rejects_recorded += 1;
     let (function, file, meta) = (plan.function.as_str(), &plan.display_files[file_index], &event.meta);
-    let (kind, action, message) = if event.violation {
+    let (kind, action, message) = if let Some(kind) = event.rescued {
+        (
+            kind.name(),
+            "value_rescued",
+            format!("{function}: in file \"{file}\" at line {} (byte {}): {}", meta.line, meta.byte, event.cause),
+        )
+    } else if event.violation {
         let kind = if event.unknown_field { "unknown_field" } else { "type_mismatch" };
         let action = match options.on_error {
             OnError::Stop => "scan_stopped",

@@ -23,6 +23,8 @@ pub struct Stats {
     /// Rejects kept for `sanitize_rejects()`, and those past `max_rejects`.
     pub rejects_recorded: u64,
     pub rejects_dropped: u64,
+    /// Values kept in the rescue column instead of being nulled.
+    pub values_rescued: u64,
 }
 
 impl Stats {

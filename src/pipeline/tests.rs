@@ -109,7 +109,9 @@ fn run_planned_with(
     let mut options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
     options.threads = threads;
     let plan = Arc::new(planner(function, paths, options).map_err(|e| e.message)?);
-    let names = plan.schema.output_versions().map(|v| v.output_name.clone()).collect();
+    let mut names: Vec<String> = plan.schema.output_versions().map(|v| v.output_name.clone()).collect();
+    names.extend(plan.partitions.columns.iter().map(|c| c.name.clone()));
+    names.extend(plan.options.rescue_column.clone());
     let mut scanner = Scanner::new(Arc::clone(&plan));
     let mut chunk = Chunk::new(&plan);
     let mut rows = Vec::new();
@@ -338,4 +340,24 @@ fn boundary_sizes_and_a_drift_in_the_last_row() {
         assert_eq!(r.column("i_v2_string")[n - 1], json!("last"));
         assert_eq!(r.column("i")[n - 2], json!(n as i64 - 2));
     }
+}
+
+#[test]
+fn the_rescue_column_keeps_what_strict_mode_does_not_take_by_path() {
+    let reg = run("{\"a\": {\"b\": 1}, \"items\": [1], \"n\": 1}\n", &[]).unwrap().plan.registry_json.clone();
+    let params =
+        [("registry", s(&reg)), ("schema_mode", s("strict")), ("rescue_column", s("_r")), ("on_error", s("skip_row"))];
+    let r = run(
+        "{\"a\": {\"b\": \"x\"}, \"items\": [1, \"y\", 2, \"z\"], \"n\": 2, \"new\": [1]}\n{\"a\": {\"b\": 3}, \"n\": 99999999999999999999}\n",
+        &params,
+    )
+    .unwrap();
+    // Present values that fit stay typed; the others are kept by path (in
+    // the order they are met: unknown fields first), list elements
+    // together under `items[]`.
+    assert_eq!(r.column("n"), [json!(2), Value::Null]);
+    assert_eq!(r.column("items"), [json!([1, null, 2, null]), Value::Null]);
+    // (A struct row as its children in order.)
+    assert_eq!(r.column("a"), [json!([null]), json!([3])]);
+    assert_eq!(r.column("_r"), [json!(r#"{"new":[1],"a.b":"x","items[]":["y","z"]}"#), json!(r#"{"n":1e20}"#)]);
 }

@@ -3,8 +3,10 @@
 //! Every other member of the family gets NULL for the row.
 
 mod column;
+mod rescue;
 
 pub use column::{columns_for_struct, Column, ColumnData};
+pub use rescue::{RescueKind, Rescuer};
 
 use crate::infer::{
     choose_version, classify, has_duplicate_keys, schema_string, string_keyed_value, type_takes, Classified, Growth,
@@ -32,6 +34,8 @@ pub struct Router {
     wanted: Option<Vec<bool>>,
     /// The next `write_slots` call is the record's own level.
     top_level: bool,
+    /// `rescue_column`: values no column took are kept here, not lost.
+    pub rescue: Option<Rescuer>,
 }
 
 const NO_VALUE: usize = usize::MAX;
@@ -46,7 +50,15 @@ impl Router {
             scratch: Vec::new(),
             wanted: None,
             top_level: false,
+            rescue: None,
         }
+    }
+
+    /// Keeps the values no column takes (`rescue_column`) instead of
+    /// nulling them.
+    pub fn rescuing(mut self, on: bool) -> Self {
+        self.rescue = on.then(Rescuer::default);
+        self
     }
 
     /// Writes only the top-level columns marked `true` (projection
@@ -92,6 +104,9 @@ impl Router {
                 None => {
                     if !v.is_empty_or_null() {
                         self.values_nulled += 1;
+                        if let Some(r) = self.rescue.as_mut() {
+                            r.keep(Some(key), v, RescueKind::UnknownField);
+                        }
                     }
                 }
             }
@@ -136,6 +151,9 @@ impl Router {
                         };
                         if chosen.is_none() {
                             self.values_nulled += 1;
+                            if let Some(r) = self.rescue.as_mut() {
+                                r.keep(Some(&family.source_key), c.value, RescueKind::TypeMismatch);
+                            }
                         }
                         classified = Some(c);
                     }
@@ -144,7 +162,13 @@ impl Router {
             match (chosen, classified) {
                 (Some(v), Some(c)) if v == vi => {
                     let ty = &s.families[fi].versions[vi].ty;
+                    if let Some(r) = self.rescue.as_mut() {
+                        r.enter(&s.families[fi].source_key);
+                    }
                     self.write_value(ty, &c, col, rules);
+                    if let Some(r) = self.rescue.as_mut() {
+                        r.leave();
+                    }
                 }
                 _ => col.push_null(),
             }
@@ -194,10 +218,16 @@ impl Router {
                     (TypeNode::List(_), ValueClass::List) | (TypeNode::Map(_), ValueClass::Map)
                 );
                 if own_kind {
+                    if let Some(r) = self.rescue.as_mut() {
+                        r.enter("[]");
+                    }
                     for e in c.value.elements() {
                         let ec = classify(e, c.level.inside_list(), rules);
                         // An empty element keeps its position as a NULL element.
                         self.write_value(elem, &ec, child, rules);
+                    }
+                    if let Some(r) = self.rescue.as_mut() {
+                        r.leave();
                     }
                 } else {
                     // A singleton becomes a one-element list.
@@ -253,9 +283,12 @@ impl Router {
             Some(flattened) => self.values_flattened += u64::from(flattened),
             None => {
                 // The chosen version cannot hold this value: never a reason
-                // to crash the host; count it as nulled.
+                // to crash the host; count it as nulled (and rescue it).
                 col.push_null();
                 self.values_nulled += 1;
+                if let Some(r) = self.rescue.as_mut() {
+                    r.keep(None, c.value, RescueKind::OutOfRange);
+                }
             }
         }
     }
