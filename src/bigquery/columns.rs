@@ -87,7 +87,8 @@ fn bigquery_type(t: &TypeNode, path: &str, depth: usize, li: bool) -> std::resul
     Ok(match t {
         TypeNode::Scalar(k) => scalar_type(*k).map_err(|why| refuse(&why))?,
         TypeNode::List(e) => match e.as_ref() {
-            TypeNode::List(_) | TypeNode::Map(_) => {
+            // (A list of maps is a list of records: a MAP reads as one.)
+            TypeNode::List(_) => {
                 return Err(refuse(
                     "it is a list of lists, and BigQuery has no ARRAY<ARRAY<...>> (bigquery_profile := true makes it a list of structs)",
                 ))
@@ -105,6 +106,11 @@ fn bigquery_type(t: &TypeNode, path: &str, depth: usize, li: bool) -> std::resul
         },
         // Parquet's MAP reads as a record holding the repeated key/value
         // records (`key_value`): two RECORD levels.
+        // A map whose entry is not exactly key and value is a list of
+        // records in DuckDB and in the file.
+        TypeNode::Map(entry) if TypeNode::map_key_value(entry).is_none() => {
+            bigquery_type(&TypeNode::List(entry.clone()), path, depth, li)?
+        }
         TypeNode::Map(entry) => match entry.as_ref() {
             TypeNode::Struct(_) => {
                 if depth + 1 > MAX_RECORD_DEPTH {

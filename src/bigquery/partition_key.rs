@@ -105,7 +105,11 @@ pub fn parse_partition_key(key: &str, columns: &PartitionColumns) -> std::result
                     && v.parse::<i64>().is_ok()
             }
             "DATE" => is_date(v),
-            "TIMESTAMP" => v.len() >= 10 && is_date(&v[..10]),
+            // A date, then nothing or a time part (`T`/space, digits and
+            // `:.-+Z`); byte slicing only after checking the boundary.
+            "TIMESTAMP" => {
+                v.get(..10).is_some_and(is_date) && v[10..].chars().all(|c| c.is_ascii_digit() || " T:.-+Z".contains(c))
+            }
             _ => !v.is_empty(),
         };
         if !fits {
@@ -151,6 +155,10 @@ mod tests {
         ] {
             assert!(parse_partition_key(bad, &daily).is_err(), "{bad}");
         }
+        let ts = vec![("ts".to_string(), "TIMESTAMP".to_string())];
+        assert!(parse_partition_key("ts=2026-07-05 08:00:00", &ts).is_ok());
+        assert!(parse_partition_key("ts=2026-07-0é", &ts).is_err());
+        assert!(parse_partition_key("ts=2026-07-05garbage", &ts).is_err());
         let custom = vec![("dt".to_string(), "STRING".to_string())];
         assert_eq!(parse_partition_key("dt=20260705", &custom), Ok(vec!["20260705".into()]));
     }

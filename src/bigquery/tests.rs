@@ -64,6 +64,11 @@ fn every_type_the_engine_emits_maps_or_is_refused_naming_the_column() {
             Ok("ARRAY<STRUCT<`a` INT64>>"),
         ),
         (json!({"kind": "list", "element": {"kind": "list", "element": scalar("int64")}}), Err("list of lists")),
+        // A list of maps is a list of records (a MAP group reads as one).
+        (
+            json!({"kind": "list", "element": {"kind": "map", "fields": [field("key", scalar("string")), field("value", scalar("int64"))]}}),
+            Ok("ARRAY<STRUCT<`key_value` ARRAY<STRUCT<`key` STRING, `value` INT64>>>>"),
+        ),
         (
             json!({"kind": "struct", "fields": [field("b", scalar("boolean")), field("t", json!({"kind": "list", "element": scalar("date")}))]}),
             Ok("STRUCT<`b` BOOL, `t` ARRAY<DATE>>"),

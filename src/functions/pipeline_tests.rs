@@ -236,6 +236,34 @@ fn overwrite_false_keeps_a_written_partition_and_carries_its_registry() {
 }
 
 #[test]
+fn a_skipped_partition_never_carries_an_older_registry_than_the_runs() {
+    let root = scratch("older");
+    let (source, silver) = (root.join("bronze"), root.join("silver"));
+    lake(&source);
+    // Day 4 written alone, from scratch: the first shape.
+    run(&source, &silver, &params(&[("start_date", "2026-06-04"), ("end_date", "2026-06-04")])).unwrap();
+    // A warm-up over days 1 to 5 learns day 5's drift in the same
+    // generation; the existing day 4, no newer, must not replace it.
+    let reports = run(
+        &source,
+        &silver,
+        &params(&[
+            ("start_date", "2026-06-04"),
+            ("end_date", "2026-06-05"),
+            ("overwrite", "false"),
+            ("warm_up_start_date", "2026-06-01"),
+            ("warm_up_end_date", "2026-06-05"),
+        ]),
+    )
+    .unwrap();
+    let got: Vec<_> = reports.iter().map(|r| (r.status, r.pass)).collect();
+    assert_eq!(got, [("warmed", Some("additive")), ("skipped_exists", None), ("written", Some("strict"))]);
+    assert_eq!(reports[1].registry, reports[0].registry, "the warm-up's registry is kept");
+    assert!(reports[0].registry.as_deref().unwrap().contains("extra"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
 fn missing_and_empty_partitions_are_skipped_and_a_directory_partition_reads_every_file() {
     let root = scratch("skips");
     let (source, silver) = (root.join("bronze"), root.join("silver"));

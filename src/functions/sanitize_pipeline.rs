@@ -406,8 +406,16 @@ impl PipelineRun {
             // Resuming: the file there is complete (writes are atomic), and
             // its footer holds the registry after it.
             report.status = "skipped_exists";
+            // Its registry is carried only when it is newer than the run's
+            // (a warm-up's, or a later partition's, is not thrown away).
             if let Some(registry) = crate::functions::sanitize_registry::registry_from_parquet(FUNCTION, &output)? {
-                self.registry = Some(registry);
+                let newer = match self.registry.as_deref() {
+                    None => true,
+                    Some(current) => generation(&registry) > generation(current),
+                };
+                if newer {
+                    self.registry = Some(registry);
+                }
             }
             return Ok(report);
         }

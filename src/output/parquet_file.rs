@@ -4,7 +4,7 @@
 //! renamed over the target; for an object store it is staged in the spool
 //! directory and uploaded in one multipart upload, which the store makes
 //! visible only when it completes (source/upload.rs). A run killed midway
-//! leaves at most a hidden `.<name>.<pid>-<n>.tmp` beside the target, never
+//! leaves at most a hidden `.<name>.<pid>-<time>-<n>.tmp` beside the target, never
 //! a partial file at the final path.
 
 use std::fs::File;
@@ -122,7 +122,10 @@ impl ParquetSink {
             })?;
             (Target::Local(local), dir, name)
         };
-        let temp = dir.join(format!(".{name}.{}-{sequence}.tmp", std::process::id()));
+        // The process, the time and a counter: a file a killed run left
+        // (a container reuses its pid) never blocks the next run's.
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let temp = dir.join(format!(".{name}.{}-{nanos}-{sequence}.tmp", std::process::id()));
         let file = File::options().write(true).create_new(true).open(&temp).map_err(|e| {
             SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
         })?;

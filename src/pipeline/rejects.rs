@@ -40,7 +40,8 @@ pub struct Reject {
 }
 
 impl Reject {
-    fn size(&self) -> usize {
+    /// Its memory, roughly (the store's budget counts it).
+    pub fn size(&self) -> usize {
         std::mem::size_of::<Reject>()
             + self.function.len()
             + self.file.len()

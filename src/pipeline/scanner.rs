@@ -83,6 +83,7 @@ pub struct Scanner {
     /// ends or is dropped; not when a drift ended it (sanitize_pipeline
     /// discards that attempt and reads the input again).
     rejects: Vec<super::rejects::Reject>,
+    rejects_bytes: usize,
     discard_rejects: bool,
 }
 
@@ -110,6 +111,7 @@ impl Scanner {
             file_records: 0,
             current_file: None,
             rejects: Vec::new(),
+            rejects_bytes: 0,
             discard_rejects: false,
         }
     }
@@ -229,7 +231,14 @@ impl Scanner {
             event.meta.line = self.lines.line(event.meta.line);
             if let Some(scan_id) = self.scan_id {
                 if let Some(r) = reject(plan, scan_id, file_index, before, event, &mut self.stats) {
-                    self.rejects.push(r);
+                    // Within the store's budget even under max_rejects := NULL.
+                    if self.rejects_bytes >= super::rejects::REJECTS_BUDGET_BYTES {
+                        self.stats.rejects_recorded -= 1;
+                        self.stats.rejects_dropped += 1;
+                    } else {
+                        self.rejects_bytes += r.size();
+                        self.rejects.push(r);
+                    }
                 }
             }
             if event.rescued.is_some() {
@@ -237,6 +246,12 @@ impl Scanner {
             }
             if event.violation && plan.options.drift_ends_scan {
                 self.discard_rejects = true;
+                // The attempt ends here: shown as ended, without the rejects
+                // it will not keep.
+                self.stats.rejects_recorded = 0;
+                if let Some(id) = self.scan_id {
+                    super::scan_log::update(id, &self.stats, true);
+                }
                 let line = event.meta.line;
                 return Err(crate::error::SanitizeError::drift(format!(
                     "{function}: the registry does not take a record of file \"{file}\" at line {line}: {}",

@@ -248,6 +248,12 @@ impl Store {
                     }
                     writer.write(&buffer[..n]);
                 }
+                // Every part sent before completing: a failed part aborts
+                // the upload instead of leaving it open (finish would not).
+                if let Err(e) = writer.wait_for_capacity(0).await {
+                    let _ = writer.abort().await;
+                    return Err(e.to_string());
+                }
                 writer.finish().await.map(|_| ()).map_err(|e| e.to_string())
             }
             Store::Http { .. } => Err("HTTP URLs cannot be written".to_string()),
