@@ -256,11 +256,14 @@ mod profile {
         fn the_ddl_never_refuses_a_registry_built_under_the_profile(
             records in prop::collection::vec(record(), 1..6),
             policy in prop_oneof![Just("lower_alpha"), Just("lower_snake"), Just("preserve")],
+            // A low threshold makes objects into maps (two BigQuery RECORD levels).
+            map_threshold in prop_oneof![Just(1i64), Just(2), Just(200)],
         ) {
             let params = [
                 ("bigquery_profile", ParamValue::Bool(true)),
                 ("field_name_policy", ParamValue::Str(policy.to_string())),
                 ("on_error", ParamValue::Str("skip_row".into())),
+                ("map_inference_threshold", ParamValue::Int(map_threshold)),
             ];
             let scanned = run(&to_lines(&records), &params);
             // A source field that sanitizes to an ETL column's name is

@@ -21,25 +21,51 @@ pub struct MapRules<'a> {
     /// Source-key paths (`payload.counts`; a list's elements have their
     /// list's path) that are maps whatever their key count.
     pub paths: &'a [String],
+    /// `bigquery_profile`: the deepest RECORD level allowed (15). A map is
+    /// two RECORD levels for BigQuery (the map and its `key_value`
+    /// entries), one more than the struct it replaces, so a struct whose
+    /// subtree would then pass the limit stays a struct.
+    pub record_limit: Option<usize>,
 }
 
 /// Applies the rules to every struct below `root` (the record itself stays
 /// a struct: it is the table). Returns the paths that became maps.
 pub fn infer_maps(root: &mut StructNode, rules: &MapRules<'_>) -> Vec<String> {
     let mut made = Vec::new();
-    visit_families(root, "", false, rules, &mut made);
+    visit_families(root, "", false, rules, &mut made, 0);
     made
+}
+
+/// The RECORD levels of a type, itself included (a map counts two, as
+/// BigQuery reads it).
+fn record_height(ty: &TypeNode) -> usize {
+    match ty {
+        TypeNode::Struct(s) => {
+            1 + s.families.iter().flat_map(|f| &f.versions).map(|v| record_height(&v.ty)).max().unwrap_or(0)
+        }
+        TypeNode::Map(e) => 1 + record_height(e),
+        TypeNode::List(e) => record_height(e),
+        TypeNode::Scalar(_) => 0,
+    }
 }
 
 /// A field that already has a map version gets map versions only: a map
 /// never turns back into a struct.
-fn visit_families(s: &mut StructNode, prefix: &str, established: bool, rules: &MapRules<'_>, made: &mut Vec<String>) {
+/// `depth`: the RECORD levels around `s`'s fields (0 at the record).
+fn visit_families(
+    s: &mut StructNode,
+    prefix: &str,
+    established: bool,
+    rules: &MapRules<'_>,
+    made: &mut Vec<String>,
+    depth: usize,
+) {
     for family in &mut s.families {
         let path =
             if prefix.is_empty() { family.source_key.clone() } else { format!("{prefix}.{}", family.source_key) };
         let was_map = family.versions.iter().any(|v| matches!(v.ty, TypeNode::Map(_)));
         for v in &mut family.versions {
-            visit(&mut v.ty, established || v.established, was_map, &path, rules, made);
+            visit(&mut v.ty, established || v.established, was_map, &path, rules, made, depth);
         }
     }
 }
@@ -51,21 +77,24 @@ fn visit(
     path: &str,
     rules: &MapRules<'_>,
     made: &mut Vec<String>,
+    depth: usize,
 ) {
+    let fits = rules.record_limit.is_none_or(|limit| depth + record_height(ty) < limit);
     match ty {
         TypeNode::Struct(s) => {
             let forced = was_map || rules.paths.iter().any(|p| p == path);
             let by_count = rules.threshold.is_some_and(|t| s.families.len() > t);
-            if !established && !s.families.is_empty() && (forced || by_count) {
+            if !established && !s.families.is_empty() && (forced || by_count) && fits {
                 if let Some(value) = value_type(s).or_else(|| forced.then_some(TypeNode::Scalar(ScalarKind::Json))) {
                     *ty = map_of(value);
                     made.push(path.to_string());
                     return;
                 }
             }
-            visit_families(s, path, established, rules, made);
+            visit_families(s, path, established, rules, made, depth + 1);
         }
-        TypeNode::List(e) | TypeNode::Map(e) => visit(e, established, was_map, path, rules, made),
+        TypeNode::List(e) => visit(e, established, was_map, path, rules, made, depth),
+        TypeNode::Map(e) => visit(e, established, was_map, path, rules, made, depth + 1),
         TypeNode::Scalar(_) => {}
     }
 }
@@ -155,11 +184,62 @@ mod tests {
     }
 
     #[test]
+    fn under_a_record_limit_a_struct_that_would_pass_it_as_a_map_stays_a_struct() {
+        // {"a": {"b": {"k1": 1, "k2": 2, "k3": 3}}}: `a.b` is at RECORD
+        // level 2; as a map its entries would be level 3.
+        let build = || {
+            let mut root = StructNode::default();
+            let mut inner = StructNode::default();
+            for k in ["k1", "k2", "k3"] {
+                inner.add_family(Family {
+                    source_key: k.into(),
+                    name: String::new(),
+                    versions: vec![Version {
+                        number: 1,
+                        ty: TypeNode::Scalar(ScalarKind::Int),
+                        established: false,
+                        output_name: String::new(),
+                    }],
+                    registry_position: None,
+                });
+            }
+            let mut a = StructNode::default();
+            a.add_family(Family {
+                source_key: "b".into(),
+                name: String::new(),
+                versions: vec![Version {
+                    number: 1,
+                    ty: TypeNode::Struct(inner),
+                    established: false,
+                    output_name: String::new(),
+                }],
+                registry_position: None,
+            });
+            root.add_family(Family {
+                source_key: "a".into(),
+                name: String::new(),
+                versions: vec![Version {
+                    number: 1,
+                    ty: TypeNode::Struct(a),
+                    established: false,
+                    output_name: String::new(),
+                }],
+                registry_position: None,
+            });
+            root
+        };
+        let rules = |limit| MapRules { threshold: Some(2), paths: &[], record_limit: limit };
+        assert_eq!(infer_maps(&mut build(), &rules(None)), ["a.b"]);
+        assert_eq!(infer_maps(&mut build(), &rules(Some(3))), ["a.b"]);
+        assert!(infer_maps(&mut build(), &rules(Some(2))).is_empty());
+    }
+
+    #[test]
     fn many_keys_of_one_type_make_a_map() {
         let wide: Vec<String> = (0..5).map(|i| format!("\"id{i}\": {i}")).collect();
         let line = format!("{{\"counts\": {{{}}}, \"small\": {{\"a\": 1}}}}", wide.join(","));
         let mut root = probe(&[&line, r#"{"counts": {"id9": 2.5}}"#]);
-        let made = infer_maps(&mut root, &MapRules { threshold: Some(4), paths: &[] });
+        let made = infer_maps(&mut root, &MapRules { threshold: Some(4), paths: &[], record_limit: None });
         assert_eq!(made, ["counts"]);
         assert_eq!(kind(&root, "counts"), map_of(TypeNode::Scalar(ScalarKind::Float)));
         assert!(matches!(kind(&root, "small"), TypeNode::Struct(_)));
@@ -168,9 +248,9 @@ mod tests {
     #[test]
     fn values_that_do_not_reconcile_keep_the_struct_unless_forced() {
         let mut root = probe(&[r#"{"m": {"a": 1, "b": "x", "c": 2}}"#]);
-        assert!(infer_maps(&mut root, &MapRules { threshold: Some(2), paths: &[] }).is_empty());
+        assert!(infer_maps(&mut root, &MapRules { threshold: Some(2), paths: &[], record_limit: None }).is_empty());
         let paths = ["m".to_string()];
-        assert_eq!(infer_maps(&mut root, &MapRules { threshold: None, paths: &paths }), ["m"]);
+        assert_eq!(infer_maps(&mut root, &MapRules { threshold: None, paths: &paths, record_limit: None }), ["m"]);
         assert_eq!(kind(&root, "m"), map_of(TypeNode::Scalar(ScalarKind::Json)));
     }
 
@@ -178,7 +258,7 @@ mod tests {
     fn nested_paths_and_struct_values_merge() {
         let mut root = probe(&[r#"{"p": {"c": {"x": {"n": 1}, "y": {"n": 2, "k": "a"}}}}"#]);
         let paths = ["p.c".to_string()];
-        assert_eq!(infer_maps(&mut root, &MapRules { threshold: None, paths: &paths }), ["p.c"]);
+        assert_eq!(infer_maps(&mut root, &MapRules { threshold: None, paths: &paths, record_limit: None }), ["p.c"]);
         let TypeNode::Struct(p) = kind(&root, "p") else { panic!() };
         let TypeNode::Map(entry) = &p.family("c").unwrap().versions[0].ty else { panic!() };
         let TypeNode::Struct(e) = entry.as_ref() else { panic!() };
@@ -197,7 +277,7 @@ mod tests {
             established: false,
             output_name: String::new(),
         });
-        assert_eq!(infer_maps(&mut root, &MapRules { threshold: None, paths: &[] }), ["m"]);
+        assert_eq!(infer_maps(&mut root, &MapRules { threshold: None, paths: &[], record_limit: None }), ["m"]);
         assert_eq!(root.families[0].versions[1].ty, map_of(TypeNode::Scalar(ScalarKind::Str)));
     }
 
@@ -205,6 +285,6 @@ mod tests {
     fn established_structs_stay_structs() {
         let mut root = probe(&[r#"{"m": {"a": 1, "b": 2, "c": 3}}"#]);
         root.families[0].versions[0].established = true;
-        assert!(infer_maps(&mut root, &MapRules { threshold: Some(1), paths: &[] }).is_empty());
+        assert!(infer_maps(&mut root, &MapRules { threshold: Some(1), paths: &[], record_limit: None }).is_empty());
     }
 }

@@ -184,7 +184,12 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     }
     if options.input_format != InputFormat::Parquet {
         // Objects keyed by data become maps; a Parquet struct is declared.
-        let rules = MapRules { threshold: options.map_inference_threshold, paths: &options.map_paths };
+        let rules = MapRules {
+            threshold: options.map_inference_threshold,
+            paths: &options.map_paths,
+            // BigQuery's 15 RECORD levels (the profile caps parquet_max_depth there too).
+            record_limit: options.bigquery_profile.then_some(15),
+        };
         infer_maps(&mut registry.root, &rules);
     }
     let events = finalize(

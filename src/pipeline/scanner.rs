@@ -364,8 +364,9 @@ impl RangeWork for RouteWork {
 
 /// A router for this plan and projection.
 fn consumer_router(plan: &ScanPlan, wanted: Option<Vec<bool>>) -> Router {
-    let mut router =
-        Router::new(plan.options.schema_mode == SchemaMode::Additive).rescuing(plan.options.rescue_column.is_some());
+    let mut router = Router::new(plan.options.schema_mode == SchemaMode::Additive)
+        .rescuing(plan.options.rescue_column.is_some())
+        .dropping_null_elements(plan.options.bigquery_profile);
     if let Some(wanted) = wanted {
         router.project(wanted);
     }
@@ -383,9 +384,8 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
     chunk.clear();
     out.events.clear();
     out.records = batch.len() as u64;
-    out.list_nulls_dropped = batch.list_nulls_dropped;
     out.routed = 0;
-    let before = (router.values_nulled, router.duplicate_keys, router.values_flattened);
+    let before = (router.values_nulled, router.duplicate_keys, router.values_flattened, router.list_nulls_dropped);
     let data_columns = chunk.data_columns(plan);
     let rescue_col = plan.options.rescue_column.is_some().then(|| chunk.columns.len() - 1);
     out.values_rescued = 0;
@@ -463,6 +463,8 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
     out.values_nulled = router.values_nulled - before.0;
     out.duplicate_keys = router.duplicate_keys - before.1;
     out.values_flattened = router.values_flattened - before.2;
+    // Dropped when decoding (value/reshape.rs) or when routing.
+    out.list_nulls_dropped = batch.list_nulls_dropped + (router.list_nulls_dropped - before.3);
 }
 
 /// A reject of this scan for `sanitize_rejects()`, within `max_rejects`;

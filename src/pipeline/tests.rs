@@ -361,3 +361,18 @@ fn the_rescue_column_keeps_what_strict_mode_does_not_take_by_path() {
     assert_eq!(r.column("a"), [json!([null]), json!([3])]);
     assert_eq!(r.column("_r"), [json!(r#"{"new":[1],"a.b":"x","items[]":["y","z"]}"#), json!(r#"{"n":1e20}"#)]);
 }
+
+#[test]
+fn under_the_bigquery_profile_a_list_element_no_type_takes_is_dropped_not_null() {
+    let profile = ("bigquery_profile", ParamValue::Bool(true));
+    let reg = run("{\"l\": [1, 2]}\n", &[profile.clone()]).unwrap().plan.registry_json.clone();
+    let params = [profile, ("registry", s(&reg)), ("schema_mode", s("strict")), ("on_error", s("emit_null_row"))];
+    let r = run("{\"l\": [1, \"x\", 3]}\n", &params).unwrap();
+    assert_eq!(r.column("l"), [json!([1, 3])]);
+    // Without the profile (a registry without it) the element keeps its
+    // place as a NULL.
+    let plain = run("{\"l\": [1, 2]}\n", &[]).unwrap().plan.registry_json.clone();
+    let params = [("registry", s(&plain)), ("schema_mode", s("strict")), ("on_error", s("emit_null_row"))];
+    let r = run("{\"l\": [1, \"x\", 3]}\n", &params).unwrap();
+    assert_eq!(r.column("l"), [json!([1, null, 3])]);
+}

@@ -118,6 +118,44 @@ impl Column {
 }
 
 impl Column {
+    /// Removes the last row (and, for lists and structs, what it holds).
+    pub fn pop_last(&mut self) {
+        if self.valid.pop().is_none() {
+            return;
+        }
+        match &mut self.data {
+            ColumnData::Bool(v) => {
+                v.pop();
+            }
+            ColumnData::Int(v) => {
+                v.pop();
+            }
+            ColumnData::Date(v) => {
+                v.pop();
+            }
+            ColumnData::Float(v) => {
+                v.pop();
+            }
+            ColumnData::Fixed { width, data } => data.truncate(data.len().saturating_sub(*width)),
+            ColumnData::Str { offsets, bytes } => {
+                offsets.pop();
+                bytes.truncate(*offsets.last().unwrap_or(&0) as usize);
+            }
+            ColumnData::Binary { offsets, bytes } => {
+                offsets.pop();
+                bytes.truncate(*offsets.last().unwrap_or(&0) as usize);
+            }
+            ColumnData::List { offsets, child } => {
+                offsets.pop();
+                let keep = *offsets.last().unwrap_or(&0) as usize;
+                while child.len() > keep {
+                    child.pop_last();
+                }
+            }
+            ColumnData::Struct { children } => children.iter_mut().for_each(Column::pop_last),
+        }
+    }
+
     /// Appends one VARCHAR value (a map key).
     pub fn push_text(&mut self, text: &str) {
         if let ColumnData::Str { offsets, bytes } = &mut self.data {

@@ -36,6 +36,11 @@ pub struct Router {
     top_level: bool,
     /// `rescue_column`: values no column took are kept here, not lost.
     pub rescue: Option<Rescuer>,
+    /// `bigquery_profile`: a list element no type takes is dropped, not
+    /// written as NULL (BigQuery has no NULL array elements).
+    drop_null_elements: bool,
+    /// Elements so dropped.
+    pub list_nulls_dropped: u64,
 }
 
 const NO_VALUE: usize = usize::MAX;
@@ -51,7 +56,16 @@ impl Router {
             wanted: None,
             top_level: false,
             rescue: None,
+            drop_null_elements: false,
+            list_nulls_dropped: 0,
         }
+    }
+
+    /// Drops the list elements that would be written as NULL
+    /// (`bigquery_profile`).
+    pub fn dropping_null_elements(mut self, on: bool) -> Self {
+        self.drop_null_elements = on;
+        self
     }
 
     /// Keeps the values no column takes (`rescue_column`) instead of
@@ -225,6 +239,10 @@ impl Router {
                         let ec = classify(e, c.level.inside_list(), rules);
                         // An empty element keeps its position as a NULL element.
                         self.write_value(elem, &ec, child, rules);
+                        if self.drop_null_elements && child.valid.last() == Some(&false) {
+                            child.pop_last();
+                            self.list_nulls_dropped += 1;
+                        }
                     }
                     if let Some(r) = self.rescue.as_mut() {
                         r.leave();

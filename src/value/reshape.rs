@@ -7,6 +7,9 @@
 //!   `element`, holding it: `[[1, 2], [3]]` is read as
 //!   `[{"element": [1, 2]}, {"element": [3]}]`, which BigQuery reads as
 //!   `ARRAY<STRUCT<element ARRAY<INT64>>>` (its documented workaround).
+//! - A declared map (Parquet MAP) becomes the record BigQuery reads it as,
+//!   `{"key_value": [{"key": ..., "value": ...}, ...]}`, so that depth
+//!   limits count its two RECORD levels as BigQuery does.
 //! - A list element that would be written as NULL is dropped and counted
 //!   (BigQuery: "an array element in a table can never be NULL"): a null,
 //!   and a container holding no value (`[]`, `{}`, `{"a": null}`), which
@@ -17,22 +20,28 @@ use super::tape::{Node, Tape};
 /// The field that holds an inner list.
 pub const WRAPPED_LIST_FIELD: &str = "element";
 
+/// The field that holds a map's entries (Parquet's name for them).
+pub const MAP_ENTRIES_FIELD: &str = "key_value";
+
 /// Reshapes every record of `tape` in place (`scratch` is reused space);
 /// returns the list elements dropped (nulls and value-less containers).
 pub fn reshape_for_bigquery(tape: &mut Tape, scratch: &mut Vec<Node>) -> u64 {
-    if !tape.nodes.iter().any(|n| matches!(n, Node::List { .. })) {
+    if !tape.nodes.iter().any(|n| matches!(n, Node::List { .. } | Node::Map { .. })) {
         return 0;
     }
-    // The key of the wrapping objects: appended once, so every text range
+    // The keys of the wrapping objects: appended once, so every text range
     // already on the tape stays valid.
     let key = Node::Key { start: tape.text.len() as u32, len: WRAPPED_LIST_FIELD.len() as u32 };
     tape.text.push_str(WRAPPED_LIST_FIELD);
+    let entries_key = Node::Key { start: tape.text.len() as u32, len: MAP_ENTRIES_FIELD.len() as u32 };
+    tape.text.push_str(MAP_ENTRIES_FIELD);
+    let keys = Keys { element: key, entries: entries_key };
     scratch.clear();
     scratch.reserve(tape.nodes.len());
     let mut dropped = 0;
     for root in tape.roots.iter_mut() {
         let at = scratch.len() as u32;
-        copy(&tape.nodes, *root as usize, false, key, scratch, &mut dropped);
+        copy(&tape.nodes, *root as usize, false, keys, scratch, &mut dropped);
         *root = at;
     }
     std::mem::swap(&mut tape.nodes, scratch);
@@ -51,13 +60,37 @@ fn valueless(src: &[Node], i: usize) -> Option<usize> {
     }
 }
 
+/// The keys the reshaping adds.
+#[derive(Clone, Copy)]
+struct Keys {
+    element: Node,
+    entries: Node,
+}
+
 /// Copies the value at `i` into `out`, reshaped; returns the index past it.
-fn copy(src: &[Node], i: usize, in_list: bool, key: Node, out: &mut Vec<Node>, dropped: &mut u64) -> usize {
+fn copy(src: &[Node], i: usize, in_list: bool, keys: Keys, out: &mut Vec<Node>, dropped: &mut u64) -> usize {
     match src[i] {
+        // A map is a list of entries under `key_value`.
+        Node::Map { end, evidence, .. } => {
+            let wrapper = out.len();
+            out.push(Node::Object { len: 1, end: 0, evidence });
+            out.push(keys.entries);
+            let at = out.len();
+            out.push(Node::List { len: 0, end: 0, evidence });
+            let (mut j, mut len) = (i + 1, 0);
+            while j < end as usize {
+                j = copy(src, j, true, keys, out, dropped);
+                len += 1;
+            }
+            let end_out = out.len() as u32;
+            out[at] = Node::List { len, end: end_out, evidence };
+            out[wrapper] = Node::Object { len: 1, end: end_out, evidence };
+            end as usize
+        }
         Node::List { end, evidence, .. } => {
             let wrapper = in_list.then(|| {
                 out.push(Node::Object { len: 1, end: 0, evidence });
-                out.push(key);
+                out.push(keys.element);
                 out.len() - 2
             });
             let at = out.len();
@@ -69,7 +102,7 @@ fn copy(src: &[Node], i: usize, in_list: bool, key: Node, out: &mut Vec<Node>, d
                     j = next;
                     continue;
                 }
-                j = copy(src, j, true, key, out, dropped);
+                j = copy(src, j, true, keys, out, dropped);
                 len += 1;
             }
             let end_out = out.len() as u32;
@@ -79,7 +112,7 @@ fn copy(src: &[Node], i: usize, in_list: bool, key: Node, out: &mut Vec<Node>, d
             }
             end as usize
         }
-        Node::Object { len, end, evidence } | Node::Map { len, end, evidence } => {
+        Node::Object { len, end, evidence } => {
             let at = out.len();
             out.push(src[i]);
             let mut j = i + 1;
@@ -89,14 +122,10 @@ fn copy(src: &[Node], i: usize, in_list: bool, key: Node, out: &mut Vec<Node>, d
                     j += 1;
                     continue;
                 }
-                // A map's elements are its {key, value} entries.
-                j = copy(src, j, false, key, out, dropped);
+                j = copy(src, j, false, keys, out, dropped);
             }
             let end_out = out.len() as u32;
-            out[at] = match src[i] {
-                Node::Map { .. } => Node::Map { len, end: end_out, evidence },
-                _ => Node::Object { len, end: end_out, evidence },
-            };
+            out[at] = Node::Object { len, end: end_out, evidence };
             end as usize
         }
         scalar => {
@@ -189,5 +218,40 @@ mod tests {
         let dropped = reshape_for_bigquery(&mut t, &mut Vec::new());
         assert_eq!(dropped, 2);
         assert_eq!(record_json(&t, 0), r#"{"m":[{"element":[4]}]}"#);
+    }
+}
+
+#[cfg(test)]
+mod map_tests {
+    use super::*;
+    use crate::value::write_compact_json;
+
+    #[test]
+    fn a_declared_map_becomes_its_key_value_record() {
+        // {"m": MAP {"a": 1}}
+        let mut t = Tape::default();
+        let key = |t: &mut Tape, k: &str| {
+            let start = t.text.len() as u32;
+            t.text.push_str(k);
+            Node::Key { start, len: k.len() as u32 }
+        };
+        let (m, k, v) = (key(&mut t, "m"), key(&mut t, "key"), key(&mut t, "value"));
+        let a_start = t.text.len() as u32;
+        t.text.push('a');
+        t.roots.push(0);
+        t.nodes.extend([
+            Node::Object { len: 1, end: 8, evidence: true },
+            m,
+            Node::Map { len: 1, end: 8, evidence: true },
+            Node::Object { len: 2, end: 8, evidence: true },
+            k,
+            Node::Str { start: a_start, len: 1 },
+            v,
+            Node::Int(1),
+        ]);
+        assert_eq!(reshape_for_bigquery(&mut t, &mut Vec::new()), 0);
+        let mut s = String::new();
+        write_compact_json(t.record(0), &mut s);
+        assert_eq!(s, r#"{"m":{"key_value":[{"key":"a","value":1}]}}"#);
     }
 }
