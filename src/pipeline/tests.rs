@@ -365,7 +365,7 @@ fn the_rescue_column_keeps_what_strict_mode_does_not_take_by_path() {
 #[test]
 fn under_the_bigquery_profile_a_list_element_no_type_takes_is_dropped_not_null() {
     let profile = ("bigquery_profile", ParamValue::Bool(true));
-    let reg = run("{\"l\": [1, 2]}\n", &[profile.clone()]).unwrap().plan.registry_json.clone();
+    let reg = run("{\"l\": [1, 2]}\n", std::slice::from_ref(&profile)).unwrap().plan.registry_json.clone();
     let params = [profile, ("registry", s(&reg)), ("schema_mode", s("strict")), ("on_error", s("emit_null_row"))];
     let r = run("{\"l\": [1, \"x\", 3]}\n", &params).unwrap();
     assert_eq!(r.column("l"), [json!([1, 3])]);
