@@ -554,6 +554,25 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_file_is_a_partitions_file_and_a_link_cycle_ends() {
+        let root = std::env::temp_dir().join(format!("ss-partitions-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let day = root.join("year=2026/month=06/date=2026-06-29");
+        std::fs::create_dir_all(&day).unwrap();
+        std::fs::write(root.join("real.jsonl"), "{\"a\": 1}\n").unwrap();
+        std::os::unix::fs::symlink(root.join("real.jsonl"), day.join("e.jsonl")).unwrap();
+        // A link back up the tree: walking it must end.
+        std::os::unix::fs::symlink(&root, day.join("loop")).unwrap();
+        let o = options(&[("end_date", s("2026-06-29"))]).unwrap();
+        let found = discover(&plan(root.to_str().unwrap(), &o), &o).unwrap();
+        assert_eq!((found[0].status, found[0].files.len(), found[0].bytes), (Status::Ready, 1, 9));
+        let files = crate::source::list_tree("t", root.to_str().unwrap()).unwrap();
+        assert_eq!(files.iter().filter(|f| f.ends_with("e.jsonl")).count(), 1, "{files:?}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
     #[test]
     fn template_keys_order_by_time_and_repeat_consistently() {
         let m = template_regex(DAILY_TEMPLATE);

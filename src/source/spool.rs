@@ -243,7 +243,10 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
         let mut listing = Listing::default();
         for entry in entries {
             let entry = entry.map_err(cannot)?;
-            let meta = entry.metadata().map_err(cannot)?;
+            // Followed through a symbolic link, as directory mode and
+            // DuckDB's globs read a linked file (DirEntry::metadata would
+            // see the link, and the partition would look empty).
+            let meta = std::fs::metadata(entry.path()).map_err(cannot)?;
             if meta.is_file() {
                 listing.files.push((entry.path().to_string_lossy().into_owned(), meta.len()));
             }
@@ -289,7 +292,11 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
         let local = super::file_uri_path(prefix).unwrap_or(prefix);
         let mut out = Vec::new();
         let mut pending = vec![PathBuf::from(local)];
+        let mut walked = std::collections::HashSet::new();
         while let Some(dir) = pending.pop() {
+            if !walked.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
+                continue;
+            }
             let cannot = |e: std::io::Error| {
                 SanitizeError::io(format!("{function}: cannot list directory \"{}\": {e}", dir.display()))
             };
@@ -302,9 +309,11 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
             };
             for entry in entries {
                 let entry = entry.map_err(cannot)?;
-                match entry.file_type() {
-                    Ok(t) if t.is_dir() => pending.push(entry.path()),
-                    Ok(t) if t.is_file() => out.push(entry.path().to_string_lossy().into_owned()),
+                // Links followed, as for partitions; a directory reached
+                // twice (a link cycle) is walked once.
+                match std::fs::metadata(entry.path()) {
+                    Ok(m) if m.is_dir() => pending.push(entry.path()),
+                    Ok(m) if m.is_file() => out.push(entry.path().to_string_lossy().into_owned()),
                     _ => {}
                 }
             }
