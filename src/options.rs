@@ -282,7 +282,38 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
     )),
     option!("bigquery_profile", Boolean, B(false), |o, n, v| set(&mut o.bigquery_profile, boolean(n, v)?),
         contract Yes: |o| Json::from(o.bigquery_profile)),
+    option!("pin_types", Any, Null, |o, n, v| set(&mut o.pin_types, pin_types(n, v)?),
+    contract Yes: |o| if o.pin_types.is_empty() {
+        Json::Null
+    } else {
+        Json::Object(o.pin_types.iter().map(|(p, t)| (p.clone(), Json::from(t.name()))).collect())
+    }),
+    option!("freeze", VarcharList, EmptyList, |o, n, v| set(&mut o.freeze, strings(n, v)?),
+        contract Yes: |o| if o.freeze.is_empty() { Json::Null } else { Json::from(o.freeze.clone()) }),
 ];
+
+/// `pin_types`: a STRUCT or MAP of source-key path to type name.
+fn pin_types(name: &str, value: &ParamValue) -> Parsed<Vec<(String, PinType)>> {
+    let ParamValue::Map(pairs) = value else {
+        return Err(format!(
+            "the \"{name}\" parameter must be a MAP or STRUCT of field path to type name such as MAP {{'amount': 'DOUBLE'}}, not {}",
+            value.describe()
+        ));
+    };
+    let valid = || PinType::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+    pairs
+        .iter()
+        .map(|(path, ty)| match ty {
+            ParamValue::Str(t) => PinType::parse(t.trim())
+                .map(|p| (path.clone(), p))
+                .ok_or_else(|| format!("the \"{name}\" type of '{path}' must be one of {}, not '{t}'", valid())),
+            other => Err(format!(
+                "the \"{name}\" type of '{path}' must be a type name such as 'DOUBLE', not {}",
+                other.describe()
+            )),
+        })
+        .collect()
+}
 
 /// `rescue_column`: a non-empty name without NUL.
 fn rescue_name(name: &str, value: &ParamValue) -> Parsed<String> {
@@ -424,6 +455,36 @@ named_enum!(
         Boolean = "BOOLEAN",
     }
 );
+named_enum!(
+    /// A type `pin_types` may fix a field to, by DuckDB's name.
+    PinType {
+        Boolean = "BOOLEAN",
+        Bigint = "BIGINT",
+        Double = "DOUBLE",
+        Varchar = "VARCHAR",
+        Date = "DATE",
+        Timestamp = "TIMESTAMP",
+        Time = "TIME",
+        Json = "JSON",
+    }
+);
+
+impl PinType {
+    /// The engine's type for the pin (timestamps in the scan's unit).
+    pub fn kind(self, timestamp_unit: TimeUnit) -> crate::infer::ScalarKind {
+        use crate::infer::ScalarKind as K;
+        match self {
+            PinType::Boolean => K::Bool,
+            PinType::Bigint => K::Int,
+            PinType::Double => K::Float,
+            PinType::Varchar => K::Str,
+            PinType::Date => K::Date,
+            PinType::Timestamp => K::Timestamp(timestamp_unit),
+            PinType::Time => K::Time,
+            PinType::Json => K::Json,
+        }
+    }
+}
 named_enum!(OnError { Stop = "stop", SkipRow = "skip_row", EmitNullRow = "emit_null_row" });
 named_enum!(
     /// How text input is compressed: `auto` goes by the file name's
@@ -576,6 +637,12 @@ pub struct Options {
     /// `rescue_column`: the name of the column that keeps the values no
     /// typed column took (issue 16 §2); `None`: off.
     pub rescue_column: Option<String>,
+    /// `pin_types`: source-key path → the one type of that field.
+    pub pin_types: Vec<(String, PinType)>,
+    /// `freeze`: source-key paths under which additive mode adds nothing.
+    pub freeze: Vec<String>,
+    /// Both compiled (`finish`); `None` when neither is given.
+    pub policies: Option<crate::infer::Policies>,
 }
 
 impl Options {
@@ -706,6 +773,9 @@ impl Options {
             max_rejects: Some(10_000),
             max_reject_bytes: 1024,
             rescue_column: None,
+            pin_types: Vec::new(),
+            freeze: Vec::new(),
+            policies: None,
         };
         for spec in OPTION_SPECS {
             if let Some(value) = spec.default.param() {
@@ -805,11 +875,32 @@ impl Options {
                 self.parquet_max_depth = BIGQUERY_MAX_DEPTH;
             }
         }
-        Ok(())
+        // Last: a TIMESTAMP pin takes the unit decided above.
+        self.compile_policies()
     }
 }
 
 impl Options {
+    /// `pin_types` and `freeze` as the engine's policy tree, with parsers
+    /// that read any string a pin may take (every rule on, this scan's
+    /// separators, tokens, formats and patterns).
+    fn compile_policies(&mut self) -> std::result::Result<(), String> {
+        let (decimal, thousands) = self.float_separators;
+        let mut parsers = self.parsers.clone();
+        parsers.integers = true;
+        parsers.floats = Some(FloatFormat { decimal, thousands });
+        parsers.iso_timestamps = true;
+        parsers.iso_dates = true;
+        parsers.iso_times = true;
+        if parsers.true_tokens.is_empty() && parsers.false_tokens.is_empty() {
+            parsers.true_tokens = vec!["true".into()];
+            parsers.false_tokens = vec!["false".into()];
+        }
+        let pins: Vec<_> = self.pin_types.iter().map(|(p, t)| (p.clone(), t.kind(self.timestamp_precision))).collect();
+        self.policies = crate::infer::Policies::compile(&pins, &self.freeze, parsers)?;
+        Ok(())
+    }
+
     /// The quote, escape and comment bytes must differ from each other and
     /// from the delimiter's bytes, or a cell could not be read one way.
     pub fn check_csv_dialect(&self) -> std::result::Result<(), String> {
@@ -855,6 +946,13 @@ fn json_param(v: &serde_json::Value) -> Option<ParamValue> {
         Value::String(s) => ParamValue::Str(s.clone()),
         Value::Array(items) => ParamValue::List(
             items.iter().map(|i| i.as_str().map(|s| ParamValue::Str(s.to_string()))).collect::<Option<Vec<_>>>()?,
+        ),
+        // `pin_types`: path → type name.
+        Value::Object(members) => ParamValue::Map(
+            members
+                .iter()
+                .map(|(k, v)| v.as_str().map(|s| (k.clone(), ParamValue::Str(s.to_string()))))
+                .collect::<Option<Vec<_>>>()?,
         ),
         _ => return None,
     })

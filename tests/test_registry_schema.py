@@ -17,6 +17,7 @@ def test_registries_validate_against_the_published_schema(con):
         "sanitize_csv('test/data/csv/basic.csv', csv_delimiter := ',', parse_integers := true)",
         "sanitize_parquet('test/data/real/pandas_decimal.parquet')",
         "sanitize_jsonl('test/data/hive/lake/**/*.jsonl')",
+        "sanitize_jsonl('test/data/policies/day1.jsonl', pin_types := MAP {'amount': 'DOUBLE'}, freeze := ['device'])",
     ]
     for call in cases:
         registry = con.execute(f"SELECT schema_registry FROM {call} WHERE schema_registry IS NOT NULL").fetchone()[0]

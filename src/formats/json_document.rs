@@ -156,6 +156,11 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
             }
             self.documents += 1;
             added += 1;
+            // A malformed document has no end to find: reading resumes at
+            // the next line that starts with `{` in its first column (where
+            // documents written one per line, or pretty-printed, begin), so
+            // one damaged document does not take the rest of the file.
+            let used = if matches!(decoded, Decoded::Malformed) { next_document_line(text) } else { used };
             self.input.consume(used.max(1).min(loaded.valid_end - self.input.start));
         }
         Ok(added)
@@ -164,6 +169,12 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
     fn bytes_read(&self) -> u64 {
         self.input.chunks.bytes_read
     }
+}
+
+/// Where the next document may begin after a malformed one: the start of
+/// the next line whose first byte is `{`, or the end of the text.
+fn next_document_line(text: &str) -> usize {
+    text.get(1..).and_then(|rest| rest.find("\n{")).map_or(text.len(), |i| i + 2)
 }
 
 /// `json_array`: `[ {...}, {...} ]`, each element a row.
@@ -411,5 +422,21 @@ mod tests {
         assert!(out[0].2.starts_with("malformed JSON in the document"), "{out:?}");
         let out = doc(b"\"text\"").unwrap();
         assert_eq!(out[0].2, "the document is a JSON string, not an object");
+    }
+
+    #[test]
+    fn reading_resumes_after_a_malformed_document_at_the_next_line_opening_one() {
+        // Document 2 is cut short; documents 3 and 4 (one pretty-printed,
+        // whose indented inner `{` is no start) are still read.
+        let text = b"{\"a\": 1}\n{\"a\": \n{\"a\": 3}\n{\n  \"b\": [\n  {\"c\": 1}]\n}\n";
+        let out = doc(text).unwrap();
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert_eq!((out[0].0, out[0].2.as_str()), (1, "{\"a\":1}"));
+        assert!(out[1].2.starts_with("malformed JSON in document 2"), "{out:?}");
+        assert_eq!((out[2].0, out[2].2.as_str()), (3, "{\"a\":3}"));
+        assert_eq!((out[3].0, out[3].2.as_str()), (4, "{\"b\":[{\"c\":1}]}"));
+        // Nothing opens a line after the damage: it is the rest of the file.
+        let out = doc(b"{\"a\": 1}\n{\"a\": [\n  {\"b\": 2}\n").unwrap();
+        assert_eq!(out.len(), 2, "{out:?}");
     }
 }

@@ -19,6 +19,8 @@ pub struct Rules<'a> {
     pub parsers: &'a ScalarParsers,
     /// Unit of timestamp versions born in this scan (`timestamp_precision`).
     pub timestamp_unit: TimeUnit,
+    /// `pin_types` and `freeze` (infer/policy.rs); `None`: none given.
+    pub policies: Option<&'a super::policy::Policies>,
 }
 
 /// How deep a value sits: containers and structs above it.

@@ -30,6 +30,7 @@
 
 use super::classify::{classify, Classified, Level, Rules, ValueClass};
 use super::declared::{holds, join};
+use super::policy::PolicyNode;
 use super::schema::{Family, ScalarKind, StructNode, TypeNode, Version};
 use crate::value::ValueRef;
 
@@ -64,6 +65,9 @@ pub struct InferStats {
 pub struct Ctx<'a> {
     pub rules: Rules<'a>,
     pub stats: InferStats,
+    /// Where the record being absorbed is in the policy tree (`pin_types`,
+    /// `freeze`); `None` without policies, or off every policy path.
+    policy: Option<&'a PolicyNode>,
 }
 
 /// Absorbs one record (an object) into the root struct. Returns false when
@@ -72,7 +76,7 @@ pub fn absorb_record(root: &mut StructNode, record: ValueRef<'_>, rules: &Rules<
     if !matches!(record.node(), crate::value::Node::Object { .. }) {
         return false;
     }
-    let mut ctx = Ctx { rules: *rules, stats: *stats };
+    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: rules.policies.map(|p| &p.root) };
     absorb_object_into_struct(root, record, Level::default(), &mut ctx);
     *stats = ctx.stats;
     true
@@ -96,7 +100,35 @@ fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level:
             Some(&i) => i,
             None => node.add_family(new_family(key)),
         };
-        absorb_into_family(&mut node.families[fi], &c, ctx);
+        let Some(policy) = ctx.policy else {
+            absorb_into_family(&mut node.families[fi], &c, ctx);
+            continue;
+        };
+        let child = policy.child(key);
+        let family = &mut node.families[fi];
+        if let Some(kind) = child.and_then(|p| p.pin) {
+            pin_family(family, kind);
+            continue;
+        }
+        if child.is_some_and(|p| p.frozen) && family.versions.iter().any(|v| v.established) {
+            // Frozen with a shape from the registry: nothing grows here;
+            // what does not fit is rescued or nulled when routed.
+            continue;
+        }
+        ctx.policy = child;
+        absorb_into_family(family, &c, ctx);
+        ctx.policy = Some(policy);
+    }
+}
+
+/// A pinned field: one version of the pinned type, opened by its first
+/// value; values never change it (the router converts them).
+fn pin_family(family: &mut Family, kind: ScalarKind) {
+    family.pin = Some(kind);
+    let ty = TypeNode::Scalar(kind);
+    if !family.versions.iter().any(|v| v.ty == ty) {
+        let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
+        family.versions.push(Version { number, ty, established: false, output_name: String::new() });
     }
 }
 
@@ -140,7 +172,13 @@ pub fn has_duplicate_keys(object: ValueRef<'_>) -> bool {
 }
 
 fn new_family(key: &str) -> Family {
-    Family { source_key: key.to_string(), name: String::new(), versions: Vec::new(), registry_position: None }
+    Family {
+        source_key: key.to_string(),
+        name: String::new(),
+        versions: Vec::new(),
+        registry_position: None,
+        pin: None,
+    }
 }
 
 fn note_depth(c: &Classified<'_>, ctx: &mut Ctx<'_>) {

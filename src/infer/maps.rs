@@ -108,6 +108,7 @@ pub fn map_of(value: TypeNode) -> TypeNode {
             name: String::new(),
             versions: vec![Version { number: 1, ty, established: false, output_name: String::new() }],
             registry_position: None,
+            pin: None,
         });
     }
     TypeNode::Map(Box::new(TypeNode::Struct(entry)))
@@ -166,6 +167,7 @@ mod tests {
             scalar_object_key: "v",
             parsers: &parsers,
             timestamp_unit: crate::infer::TimeUnit::Micros,
+            policies: None,
         };
         let mut root = StructNode::default();
         let mut stats = InferStats::default();
@@ -201,6 +203,7 @@ mod tests {
                         output_name: String::new(),
                     }],
                     registry_position: None,
+                    pin: None,
                 });
             }
             let mut a = StructNode::default();
@@ -214,6 +217,7 @@ mod tests {
                     output_name: String::new(),
                 }],
                 registry_position: None,
+                pin: None,
             });
             root.add_family(Family {
                 source_key: "a".into(),
@@ -225,6 +229,7 @@ mod tests {
                     output_name: String::new(),
                 }],
                 registry_position: None,
+                pin: None,
             });
             root
         };

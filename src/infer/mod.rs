@@ -10,6 +10,7 @@ mod declared;
 mod hash;
 mod lattice;
 mod maps;
+mod policy;
 mod schema;
 
 pub use crate::value::{Declared, MAX_DECIMAL_PRECISION};
@@ -19,4 +20,5 @@ pub use lattice::{
     absorb_record, choose_version, has_duplicate_keys, string_keyed_value, type_takes, Growth, InferStats,
 };
 pub use maps::{infer_maps, MapRules};
+pub use policy::Policies;
 pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};

@@ -55,6 +55,9 @@ pub struct Family {
     pub versions: Vec<Version>,
     /// Position in the starting registry, for `schema_contract_first`.
     pub registry_position: Option<usize>,
+    /// `pin_types`: every value goes to the version of this type, converted
+    /// (infer/policy.rs); the field gets no other version.
+    pub pin: Option<ScalarKind>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

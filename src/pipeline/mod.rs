@@ -11,10 +11,14 @@ mod ordered;
 mod parquet_tests;
 mod plan_cache;
 #[cfg(test)]
+mod policy_tests;
+#[cfg(test)]
 pub(crate) mod proptests;
 mod ranges;
 mod readers;
 pub mod rejects;
+#[cfg(test)]
+mod rescue_proptests;
 pub mod scan_log;
 mod scanner;
 mod stats;
@@ -93,6 +97,7 @@ impl Options {
             // Parquet strings are declared strings, not text awaiting a type.
             parsers: if self.input_format == InputFormat::Parquet { &NO_PARSERS } else { &self.parsers },
             timestamp_unit: self.timestamp_precision,
+            policies: self.policies.as_ref(),
         }
     }
 }
@@ -145,7 +150,12 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     // The registry's contract decides the options this scan does not give.
     let mut options = options.with_contract(function, registry.contract.as_ref())?;
     // After the contract: it may set timestamp_precision.
+    if let Some(policies) = &options.policies {
+        policies.apply_pins(&mut registry.root).map_err(|m| SanitizeError::options(format!("{function}: {m}")))?;
+    }
+    // A pin or a freeze decides value by value, which only the rows can tell.
     let declared_probe = for_scan
+        && options.policies.is_none()
         && options.input_format == InputFormat::Parquet
         && options.schema_mode == SchemaMode::Additive
         && options.timestamp_precision != TimeUnit::Nanos;

@@ -304,8 +304,12 @@ struct Event {
     path: Option<String>,
     /// A violation of a field the registry lacks.
     unknown_field: bool,
-    /// A value kept in the rescue column (not a bad record).
+    /// A value kept in the rescue column, or nulled (not a bad record).
     rescued: Option<crate::route::RescueKind>,
+    /// For `rescued`: whether the rescue column kept it (else it was nulled).
+    kept: bool,
+    /// For `rescued`: the value as JSON (a reject's `raw`).
+    value: Option<String>,
 }
 
 /// A range's work in a scan: decode a batch, then route each record into
@@ -364,7 +368,9 @@ impl RangeWork for RouteWork {
 
 /// A router for this plan and projection.
 fn consumer_router(plan: &ScanPlan, wanted: Option<Vec<bool>>) -> Router {
-    let mut router = Router::new(plan.options.schema_mode == SchemaMode::Additive)
+    // A frozen path's values were not all taken by the schema.
+    let frozen = plan.options.policies.as_ref().is_some_and(|p| p.any_frozen);
+    let mut router = Router::new(plan.options.schema_mode == SchemaMode::Additive && !frozen)
         .rescuing(plan.options.rescue_column.is_some())
         .dropping_null_elements(plan.options.bigquery_profile);
     if let Some(wanted) = wanted {
@@ -389,6 +395,7 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
     let data_columns = chunk.data_columns(plan);
     let rescue_col = plan.options.rescue_column.is_some().then(|| chunk.columns.len() - 1);
     out.values_rescued = 0;
+    let record_nulled_values = plan.options.max_rejects != Some(0);
     for (i, meta) in batch.meta.iter().enumerate() {
         if let Some(err) = &meta.error {
             out.events.push(Event {
@@ -399,6 +406,8 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
                 path: None,
                 unknown_field: false,
                 rescued: None,
+                kept: false,
+                value: None,
             });
             if emit_null {
                 chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
@@ -422,8 +431,11 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
         // by the router: the record is no bad record.
         // (sanitize_pipeline's strict attempt still stops at the first
         // value that does not fit, to read the partition again additively.)
+        let nulled_before = router.values_nulled;
+        let mut violated = false;
         if strict && (rescue_col.is_none() || plan.options.drift_ends_scan) {
             if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
+                violated = true;
                 out.events.push(Event {
                     meta: meta.clone(),
                     cause: v.to_string(),
@@ -432,6 +444,8 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
                     unknown_field: v.expected.is_none(),
                     path: Some(v.path),
                     rescued: None,
+                    kept: false,
+                    value: None,
                 });
                 if !emit_null {
                     continue;
@@ -454,6 +468,24 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
                     path: Some(r.path),
                     unknown_field: false,
                     rescued: Some(r.kind),
+                    kept: true,
+                    value: Some(r.json),
+                });
+            }
+        } else if router.values_nulled > nulled_before && record_nulled_values && !violated {
+            // Without a rescue column the values are lost: which ones, for
+            // sanitize_rejects() (a second pass over this record only).
+            for r in router.nulled_values(&plan.schema, record, &rules) {
+                out.events.push(Event {
+                    meta: meta.clone(),
+                    cause: format!("the value at {} ({}) was written as NULL", r.path, r.kind.name()),
+                    violation: false,
+                    index: i,
+                    path: Some(r.path),
+                    unknown_field: false,
+                    rescued: Some(r.kind),
+                    kept: false,
+                    value: Some(r.json),
                 });
             }
         }
@@ -488,7 +520,7 @@ fn reject(
     let (kind, action, message) = if let Some(kind) = event.rescued {
         (
             kind.name(),
-            "value_rescued",
+            if event.kept { "value_rescued" } else { "value_nulled" },
             format!("{function}: in file \"{file}\" at line {} (byte {}): {}", meta.line, meta.byte, event.cause),
         )
     } else if event.violation {
@@ -509,7 +541,13 @@ fn reject(
         let message = super::bad_records::bad_record_message(function, file, meta.line, meta.byte, &event.cause);
         (record_kind(&event.cause), action, message)
     };
-    let raw = raw_record(plan, file_index, meta.byte).map(|(text, len)| (cut(&text, options.max_reject_bytes).0, len));
+    // A value's own text; a record's, read back from its file.
+    let raw = match &event.value {
+        Some(json) => Some((cut(json, options.max_reject_bytes).0, json.len() as u64)),
+        None => {
+            raw_record(plan, file_index, meta.byte).map(|(text, len)| (cut(&text, options.max_reject_bytes).0, len))
+        }
+    };
     let source_key = event.path.as_ref().map(|p| {
         let last = p.rsplit('.').next().unwrap_or(p);
         last.trim_end_matches("[]").to_string()
@@ -563,6 +601,16 @@ fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, 
         }
         _ => {
             reader.take(options.max_reject_bytes as u64 + 4).read_to_end(&mut bytes).ok()?;
+            // A JSON document ends where the reader resumes after a
+            // malformed one: the next line opening with `{`.
+            if options.input_format == InputFormat::Json {
+                if let Some(i) = bytes.get(1..).and_then(|rest| rest.windows(2).position(|w| w == b"\n{")) {
+                    bytes.truncate(i + 1);
+                    while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                        bytes.pop();
+                    }
+                }
+            }
         }
     }
     Some((String::from_utf8_lossy(&bytes).into_owned(), bytes.len() as u64))

@@ -261,6 +261,7 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
                 name: String::new(),
                 versions: Vec::new(),
                 registry_position: Some(node.families.len()),
+                pin: None,
             }),
         };
         let family = &mut node.families[fi];

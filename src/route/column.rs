@@ -450,7 +450,13 @@ mod tests {
         tape.roots.push(0);
         let parsers = ScalarParsers::default();
         let limits = DepthLimits { arrow_max_depth: 32, parquet_max_depth: 15 };
-        let rules = Rules { limits, scalar_object_key: "v", parsers: &parsers, timestamp_unit: TimeUnit::Micros };
+        let rules = Rules {
+            limits,
+            scalar_object_key: "v",
+            parsers: &parsers,
+            timestamp_unit: TimeUnit::Micros,
+            policies: None,
+        };
         let c = classify(tape.record(0), Level::default(), &rules);
         let mut out = Vec::new();
         encode_declared(d, &c, &mut out).then_some(out)

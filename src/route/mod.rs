@@ -3,16 +3,18 @@
 //! Every other member of the family gets NULL for the row.
 
 mod column;
+mod pin;
 mod rescue;
 
 pub use column::{columns_for_struct, Column, ColumnData};
-pub use rescue::{RescueKind, Rescuer};
+pub use rescue::{RescueKind, Rescued, Rescuer};
 
 use crate::infer::{
     choose_version, classify, has_duplicate_keys, schema_string, string_keyed_value, type_takes, Classified, Growth,
     Level, Rules, ScalarKind, StructNode, TypeNode, ValueClass,
 };
 use crate::value::ValueRef;
+use pin::{pinned_value, PinnedValue};
 
 /// Counters and scratch space of one materialization pass.
 pub struct Router {
@@ -41,6 +43,9 @@ pub struct Router {
     drop_null_elements: bool,
     /// Elements so dropped.
     pub list_nulls_dropped: u64,
+    /// Finds which values a record lost ([`Router::nulled_values`]); made
+    /// the first time a record loses one.
+    finder: Option<Box<(Router, Vec<Column>)>>,
 }
 
 const NO_VALUE: usize = usize::MAX;
@@ -58,7 +63,26 @@ impl Router {
             rescue: None,
             drop_null_elements: false,
             list_nulls_dropped: 0,
+            finder: None,
         }
+    }
+
+    /// The values `record` loses when written (nulled: out of range, not
+    /// fitting a pin or a frozen path, or strict mode's misfits), with their
+    /// paths, for `sanitize_rejects()` when no rescue column keeps them. A
+    /// second, rescuing pass into scratch columns: run only for a record
+    /// whose writing nulled something, so a clean scan pays nothing.
+    pub fn nulled_values(&mut self, root: &StructNode, record: ValueRef<'_>, rules: &Rules<'_>) -> Vec<Rescued> {
+        let (trusted, drop) = (self.trusted, self.drop_null_elements);
+        let finder = self.finder.get_or_insert_with(|| {
+            Box::new((Router::new(trusted).rescuing(true).dropping_null_elements(drop), columns_for_struct(root)))
+        });
+        let (router, columns) = &mut **finder;
+        router.write_record(root, record, columns, rules);
+        columns.iter_mut().for_each(Column::clear);
+        let Some(rescuer) = router.rescue.as_mut() else { return Vec::new() };
+        rescuer.take_object();
+        std::mem::take(&mut rescuer.values)
     }
 
     /// Drops the list elements that would be written as NULL
@@ -158,7 +182,11 @@ impl Router {
                     let c = classify(ValueRef { tape: any.tape, idx }, level, rules);
                     if c.class != ValueClass::Nothing {
                         let family = &s.families[fi];
-                        chosen = if self.trusted && family.versions.len() == 1 {
+                        chosen = if let Some(kind) = family.pin {
+                            // A pinned field has its one version; the
+                            // value is converted when written.
+                            family.versions.iter().position(|v| v.ty == TypeNode::Scalar(kind))
+                        } else if self.trusted && family.versions.len() == 1 {
                             Some(0)
                         } else {
                             choose_version(family, &c, Growth::None, rules).or_else(|| partial_version(family, &c))
@@ -179,7 +207,10 @@ impl Router {
                     if let Some(r) = self.rescue.as_mut() {
                         r.enter(&s.families[fi].source_key);
                     }
-                    self.write_value(ty, &c, col, rules);
+                    match s.families[fi].pin {
+                        Some(kind) => self.write_pinned(kind, &c, col, rules),
+                        None => self.write_value(ty, &c, col, rules),
+                    }
                     if let Some(r) = self.rescue.as_mut() {
                         r.leave();
                     }
@@ -200,6 +231,16 @@ impl Router {
         match ty {
             TypeNode::Scalar(kind) => self.write_scalar(*kind, c, col),
             TypeNode::Struct(s) => {
+                if c.class != ValueClass::Object && !s.index.contains_key(rules.scalar_object_key) {
+                    // A scalar (or list) where the struct has no wrapping
+                    // key to hold it: no column takes it.
+                    col.push_null();
+                    self.values_nulled += 1;
+                    if let Some(r) = self.rescue.as_mut() {
+                        r.keep(None, c.value, RescueKind::TypeMismatch);
+                    }
+                    return;
+                }
                 let ColumnData::Struct { children } = &mut col.data else {
                     col.push_null();
                     return;
@@ -296,6 +337,26 @@ impl Router {
         offsets.push(child.len() as u32);
     }
 
+    /// A pinned field's value, converted to the pinned type
+    /// (infer/policy.rs); one that does not convert without loss is
+    /// nulled, counted and rescued (a type mismatch).
+    fn write_pinned(&mut self, kind: ScalarKind, c: &Classified<'_>, col: &mut Column, rules: &Rules<'_>) {
+        let parsers = rules.policies.map_or(rules.parsers, |p| &p.parsers);
+        let written = match pinned_value(kind, c, parsers) {
+            // VARCHAR and JSON: a string as it is, anything else as JSON text.
+            Some(PinnedValue::Text) => col.push_scalar(ScalarKind::Json, c).is_some(),
+            Some(PinnedValue::Parsed(parsed)) => col.push_scalar(kind, &Classified { parsed, ..*c }).is_some(),
+            None => false,
+        };
+        if !written {
+            col.push_null();
+            self.values_nulled += 1;
+            if let Some(r) = self.rescue.as_mut() {
+                r.keep(None, c.value, RescueKind::TypeMismatch);
+            }
+        }
+    }
+
     fn write_scalar(&mut self, kind: ScalarKind, c: &Classified<'_>, col: &mut Column) {
         match col.push_scalar(kind, c) {
             Some(flattened) => self.values_flattened += u64::from(flattened),
@@ -385,7 +446,9 @@ fn struct_violation(s: &StructNode, c: &Classified<'_>, prefix: &str, rules: &Ru
         let Some(family) = s.family(key) else {
             return Some(Violation { path: join_path(prefix, key), seen: class_name(&vc), expected: None });
         };
-        if choose_version(family, &vc, Growth::None, rules).is_some() {
+        // A pinned field's values are converted, or nulled one by one:
+        // never a bad record.
+        if family.pin.is_some() || choose_version(family, &vc, Growth::None, rules).is_some() {
             continue;
         }
         let path = join_path(prefix, key);
