@@ -324,6 +324,30 @@ CASES.append(
     }
 )
 
+# Issue 16: what recording rejects and a rescue column cost on clean input
+# (no record is bad, so neither should cost anything but the extra column).
+CASES.append(
+    {
+        "name": "rejects_clean",
+        "what": "clean JSON Lines -> Parquet: rejects recorded (the default max_rejects) vs not recorded"
+        " (max_rejects := 0); the overhead of recording when no record is bad",
+        "input": {"prefix": "events", "ext": "jsonl", "generate": _gen_jsonl},
+        "ours": "COPY (FROM sanitize_jsonl({input})) TO {out}",
+        "baseline": "COPY (FROM sanitize_jsonl({input}, max_rejects := 0)) TO {out}",
+        "labels": {"ours": "sanitize_jsonl (rejects on)", "baseline": "sanitize_jsonl, max_rejects := 0"},
+    }
+)
+CASES.append(
+    {
+        "name": "rescue_clean",
+        "what": "clean JSON Lines -> Parquet: with a rescue column (all NULL here) vs without",
+        "input": {"prefix": "events", "ext": "jsonl", "generate": _gen_jsonl},
+        "ours": "COPY (FROM sanitize_jsonl({input}, rescue_column := '_rescued_data')) TO {out}",
+        "baseline": "COPY (FROM sanitize_jsonl({input})) TO {out}",
+        "labels": {"ours": "sanitize_jsonl, rescue_column", "baseline": "sanitize_jsonl"},
+    }
+)
+
 SIDES = ("ours", "baseline")
 
 
