@@ -497,6 +497,78 @@ impl Vector<'_> {
     }
 }
 
+impl Vector<'_> {
+    /// The first `rows` values of a `VARCHAR[]` vector: per row `None` for
+    /// a NULL list, else its elements (`None` for a NULL element), copied.
+    ///
+    /// DuckDB flattens a scalar function's input vectors but not a list's
+    /// child, which may be a constant or dictionary vector (a literal
+    /// `[NULL, NULL]` is a constant NULL child of two rows): read as flat,
+    /// its second row would be memory past the constant. So the child is
+    /// first copied, through DuckDB's own vector copy (which reads every
+    /// vector kind), into a new flat vector, and read there.
+    pub fn string_lists(&self, rows: usize) -> Vec<Option<Vec<Option<String>>>> {
+        assert!(rows <= self.capacity, "{rows} rows of a vector of {}", self.capacity);
+        let mut out = Vec::with_capacity(rows);
+        // SAFETY: a live, flattened LIST(VARCHAR) vector of at least `rows`
+        // rows: its data is `rows` duckdb_list_entry, each naming a range of
+        // its child, which holds `duckdb_list_vector_get_size` values. The
+        // flat copy is a new vector of the child's type and size that we
+        // own: every row of it is written by the copy (sel = 0..n), its
+        // validity covers them, and it is destroyed here after its strings
+        // were copied out; the selection vector and the type likewise.
+        unsafe {
+            let entries = ffi::duckdb_vector_get_data(self.raw) as *const ffi::duckdb_list_entry;
+            let validity = ffi::duckdb_vector_get_validity(self.raw);
+            let child = ffi::duckdb_list_vector_get_child(self.raw);
+            let child_rows = ffi::duckdb_list_vector_get_size(self.raw);
+            let mut flat = std::ptr::null_mut();
+            let mut ty = std::ptr::null_mut();
+            if child_rows > 0 {
+                ty = ffi::duckdb_vector_get_column_type(child);
+                flat = ffi::duckdb_create_vector(ty, child_rows);
+                let sel = ffi::duckdb_create_selection_vector(child_rows);
+                let ids = ffi::duckdb_selection_vector_get_data_ptr(sel);
+                for i in 0..child_rows {
+                    *ids.add(i as usize) = i as ffi::sel_t;
+                }
+                ffi::duckdb_vector_copy_sel(child, flat, sel, child_rows, 0, 0);
+                ffi::duckdb_destroy_selection_vector(sel);
+            }
+            let (strings, child_validity) = if flat.is_null() {
+                (std::ptr::null_mut(), std::ptr::null_mut())
+            } else {
+                (ffi::duckdb_vector_get_data(flat) as *mut ffi::duckdb_string_t, ffi::duckdb_vector_get_validity(flat))
+            };
+            for row in 0..rows {
+                if !validity.is_null() && !ffi::duckdb_validity_row_is_valid(validity, row as u64) {
+                    out.push(None);
+                    continue;
+                }
+                let entry = *entries.add(row);
+                let mut items = Vec::with_capacity(entry.length as usize);
+                for i in entry.offset..entry.offset + entry.length {
+                    assert!(i < child_rows, "list element {i} of a child of {child_rows}");
+                    if !child_validity.is_null() && !ffi::duckdb_validity_row_is_valid(child_validity, i) {
+                        items.push(None);
+                        continue;
+                    }
+                    let s = strings.add(i as usize);
+                    let len = ffi::duckdb_string_t_length(*s) as usize;
+                    let data = ffi::duckdb_string_t_data(s) as *const u8;
+                    items.push(Some(String::from_utf8_lossy(std::slice::from_raw_parts(data, len)).into_owned()));
+                }
+                out.push(Some(items));
+            }
+            if !flat.is_null() {
+                ffi::duckdb_destroy_vector(&mut flat);
+                ffi::duckdb_destroy_logical_type(&mut ty);
+            }
+        }
+        out
+    }
+}
+
 /// A setting of the client context, read as any other value
 /// ([`take_value`]); NULL when it cannot be read.
 ///

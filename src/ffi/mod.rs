@@ -87,6 +87,7 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
     rows::register(con, &REJECTS)?;
     scalar::register_bigquery_sidecar(con)?;
     scalar::register_registry_from_parquet(con)?;
+    scalar::register_registry_merge(con)?;
     guard::install_quiet_panic_hook();
     if std::env::var_os("SCHEMA_SANITIZER_PANIC_PROBE").is_some() {
         // Test-only: proves that a panic inside a callback becomes an error.

@@ -21,6 +21,44 @@ pub fn register_sanitize_registry(con: &Connection) -> Result<(), String> {
     )
 }
 
+/// `sanitize_registry_merge(registries VARCHAR[])` (issue 17 §1).
+pub fn register_registry_merge(con: &Connection) -> Result<(), String> {
+    use crate::functions::sanitize_registry::REGISTRY_MERGE;
+    let list = [LogicalType::list_of(&LogicalType::varchar())];
+    register_scalar_function_set(con, REGISTRY_MERGE, &LogicalType::varchar(), &[(&list, merge_fn)], None)
+}
+
+unsafe extern "C" fn merge_fn(
+    info: ffi::duckdb_function_info,
+    input: ffi::duckdb_data_chunk,
+    output: ffi::duckdb_vector,
+) {
+    // SAFETY: DuckDB's pointers of this call.
+    unsafe { scalar_call(info, input, output, merge_rows) }
+}
+
+/// Each row's list merged; a NULL list, or one without a registry, is NULL.
+fn merge_rows(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
+    use crate::functions::sanitize_registry::{merge_registry_list, REGISTRY_MERGE};
+    let rows = input.size();
+    let vector = input.vector(0);
+    let lists = vector.string_lists(rows);
+    let mut valid = vec![true; rows];
+    for (row, list) in lists.iter().enumerate() {
+        let Some(items) = list else {
+            valid[row] = false;
+            continue;
+        };
+        let texts: Vec<Option<&str>> = items.iter().map(Option::as_deref).collect();
+        match merge_registry_list(REGISTRY_MERGE, &texts).map_err(|e| e.message)? {
+            Some(merged) => output.set_string(row, merged.as_bytes()),
+            None => valid[row] = false,
+        }
+    }
+    output.write_validity(&valid);
+    Ok(())
+}
+
 /// `sanitize_registry_from_parquet(path)`: the registry in a Parquet
 /// file's footer, or NULL (issue 14 §3).
 pub fn register_registry_from_parquet(con: &Connection) -> Result<(), String> {

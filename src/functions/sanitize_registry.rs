@@ -24,6 +24,22 @@ pub fn canonical_registry(text: &str) -> Result<String> {
     Ok(registry.json_text())
 }
 
+/// `sanitize_registry_merge(registries)`: the registries folded in list
+/// order (registry/merge.rs); NULLs are skipped. Its aggregate form is
+/// `sanitize_registry_merge(list(registry ORDER BY ...))` (docs/registry.md).
+pub const REGISTRY_MERGE: &str = "sanitize_registry_merge";
+
+/// `None` when the list holds no registry (empty, or NULLs only), as an
+/// aggregate over no values is NULL.
+pub fn merge_registry_list(function: &str, documents: &[Option<&str>]) -> Result<Option<String>> {
+    if documents.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    crate::registry::merge_registries(documents)
+        .map(|r| Some(r.json_text()))
+        .map_err(|m| SanitizeError::options(format!("{function}: {m}")))
+}
+
 pub use crate::output::PARQUET_REGISTRY_KEY;
 
 /// `sanitize_registry_from_parquet(path)`: the registry in a Parquet file's

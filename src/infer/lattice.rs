@@ -128,7 +128,7 @@ fn pin_family(family: &mut Family, kind: ScalarKind) {
     let ty = TypeNode::Scalar(kind);
     if !family.versions.iter().any(|v| v.ty == ty) {
         let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
-        family.versions.push(Version { number, ty, established: false, output_name: String::new() });
+        family.versions.push(Version { number, ty, established: false, output_name: String::new(), since: 0 });
     }
 }
 
@@ -198,7 +198,7 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
         None => {
             if let Some(ty) = type_of(c, ctx) {
                 let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
-                family.versions.push(Version { number, ty, established: false, output_name: String::new() });
+                family.versions.push(Version { number, ty, established: false, output_name: String::new(), since: 0 });
             }
         }
     }
@@ -422,6 +422,20 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
     })
 }
 
+/// Evolves `ty` so that it takes `c`, which `fits` accepted with growth
+/// allowed (the merge's witnesses, infer/merge.rs).
+pub(super) fn absorb_classified(
+    ty: &mut TypeNode,
+    established: bool,
+    c: &Classified<'_>,
+    rules: &Rules<'_>,
+    stats: &mut InferStats,
+) {
+    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: None };
+    absorb(ty, established, c, &mut ctx);
+    *stats = ctx.stats;
+}
+
 /// Evolves `ty` so that it takes the value. Precondition: `fits` accepted it
 /// with growth allowed.
 fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
@@ -448,6 +462,7 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
                         ty: TypeNode::Scalar(kind),
                         established: false,
                         output_name: String::new(),
+                        since: 0,
                     });
                     s.add_family(family);
                     absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);

@@ -106,7 +106,7 @@ pub fn map_of(value: TypeNode) -> TypeNode {
         entry.add_family(Family {
             source_key: key.to_string(),
             name: String::new(),
-            versions: vec![Version { number: 1, ty, established: false, output_name: String::new() }],
+            versions: vec![Version { number: 1, ty, established: false, output_name: String::new(), since: 0 }],
             registry_position: None,
             pin: None,
         });
@@ -201,6 +201,7 @@ mod tests {
                         ty: TypeNode::Scalar(ScalarKind::Int),
                         established: false,
                         output_name: String::new(),
+                        since: 0,
                     }],
                     registry_position: None,
                     pin: None,
@@ -215,6 +216,7 @@ mod tests {
                     ty: TypeNode::Struct(inner),
                     established: false,
                     output_name: String::new(),
+                    since: 0,
                 }],
                 registry_position: None,
                 pin: None,
@@ -227,6 +229,7 @@ mod tests {
                     ty: TypeNode::Struct(a),
                     established: false,
                     output_name: String::new(),
+                    since: 0,
                 }],
                 registry_position: None,
                 pin: None,
@@ -275,12 +278,14 @@ mod tests {
     fn a_new_version_of_a_map_field_is_a_map() {
         let mut root = probe(&[r#"{"m": {"a": "x", "b": "y"}}"#]);
         let map = map_of(TypeNode::Scalar(ScalarKind::Int));
-        root.families[0].versions[0] = Version { number: 1, ty: map, established: true, output_name: "m".into() };
+        root.families[0].versions[0] =
+            Version { number: 1, ty: map, established: true, output_name: "m".into(), since: 0 };
         root.families[0].versions.push(Version {
             number: 2,
             ty: kind(&probe(&[r#"{"m": {"a": "x"}}"#]), "m"),
             established: false,
             output_name: String::new(),
+            since: 0,
         });
         assert_eq!(infer_maps(&mut root, &MapRules { threshold: None, paths: &[], record_limit: None }), ["m"]);
         assert_eq!(root.families[0].versions[1].ty, map_of(TypeNode::Scalar(ScalarKind::Str)));

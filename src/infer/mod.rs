@@ -10,6 +10,7 @@ mod declared;
 mod hash;
 mod lattice;
 mod maps;
+mod merge;
 mod policy;
 mod schema;
 
@@ -20,5 +21,6 @@ pub use lattice::{
     absorb_record, choose_version, has_duplicate_keys, string_keyed_value, type_takes, Growth, InferStats,
 };
 pub use maps::{infer_maps, MapRules};
+pub use merge::merge_struct;
 pub use policy::Policies;
 pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};

@@ -69,6 +69,10 @@ pub struct Version {
     /// may not be widened or replaced, only evolved additively.
     pub established: bool,
     pub output_name: String,
+    /// The `schema_generation` of the run that created it (0: unknown, a
+    /// registry written before it was recorded). The merge of registries
+    /// (registry/merge.rs) tells a shared start from a shard's own growth by it.
+    pub since: u64,
 }
 
 impl TypeNode {

@@ -6,6 +6,8 @@ mod budget;
 mod clock;
 #[cfg(test)]
 mod lossless_tests;
+#[cfg(test)]
+mod merge_proptests;
 mod ordered;
 #[cfg(test)]
 mod parquet_tests;
@@ -212,7 +214,12 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     )
     .map_err(|e| e.in_function(function))?;
     if !events.is_empty() {
+        // A run that changed the registry records where it started and
+        // when its versions were born; one that changed nothing leaves the
+        // document as it was (a known shape changes nothing).
+        let start_generation = registry.schema_generation;
         registry.schema_generation += 1;
+        registry.stamp_run(start_generation);
     }
     check_rescue_name(function, &registry.root, &options)?;
     // A clash is an error when partitioning was asked for; detected, it

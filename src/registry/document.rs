@@ -23,6 +23,9 @@ pub struct Registry {
     /// Hive partition columns (docs/formats.md, "Hive partitions"): never
     /// versioned; a later scan types a key as recorded here.
     pub partitions: Vec<PartitionColumn>,
+    /// The `schema_generation` of the registry the run started from (0:
+    /// none); versions with a higher `since` were born after it.
+    pub base_generation: u64,
 }
 
 impl Registry {
@@ -33,6 +36,7 @@ impl Registry {
             field_name_policy: policy,
             contract: None,
             partitions: Vec::new(),
+            base_generation: 0,
         }
     }
 
@@ -43,6 +47,7 @@ impl Registry {
         let mut doc = json!({
             "registry_version": REGISTRY_VERSION,
             "schema_generation": self.schema_generation,
+            "base_generation": self.base_generation,
             "field_name_policy": self.field_name_policy.name(),
             "canonical_schema": { "fields": fields_json(&self.root) },
             "variants": Value::Object(variants),
@@ -56,6 +61,31 @@ impl Registry {
             obj.insert("partition_columns".into(), Value::Array(columns));
         }
         doc
+    }
+
+    /// After a run that started from a registry of generation `start` and
+    /// finalized its tree: records the start, and stamps every version the
+    /// run created with the run's generation.
+    pub fn stamp_run(&mut self, start: u64) {
+        fn stamp(s: &mut StructNode, generation: u64) {
+            for f in &mut s.families {
+                for v in &mut f.versions {
+                    if !v.established {
+                        v.since = generation;
+                    }
+                    stamp_type(&mut v.ty, generation);
+                }
+            }
+        }
+        fn stamp_type(t: &mut TypeNode, generation: u64) {
+            match t {
+                TypeNode::Struct(s) => stamp(s, generation),
+                TypeNode::List(e) | TypeNode::Map(e) => stamp_type(e, generation),
+                TypeNode::Scalar(_) => {}
+            }
+        }
+        self.base_generation = start;
+        stamp(&mut self.root, self.schema_generation);
     }
 
     pub fn json_text(&self) -> String {
@@ -89,6 +119,7 @@ fn fields_json(s: &StructNode) -> Vec<Value> {
                 "version": v.number,
                 "nullable": true,
                 "type": type_json(&v.ty),
+                "since_generation": v.since,
             })
         })
         .collect()
@@ -218,8 +249,12 @@ pub fn parse_registry(text: &str) -> Result<Registry> {
             .collect::<Result<_>>()?,
         Some(_) => return Err(bad("\"partition_columns\" must be an array".into())),
     };
+    let base_generation = match obj.get("base_generation") {
+        None | Some(Value::Null) => 0,
+        Some(v) => v.as_u64().ok_or_else(|| bad("\"base_generation\" must be a non-negative integer".into()))?,
+    };
     let root = parse_fields(fields, "canonical_schema.fields").map_err(bad)?;
-    Ok(Registry { root, schema_generation, field_name_policy, contract, partitions })
+    Ok(Registry { root, schema_generation, field_name_policy, contract, partitions, base_generation })
 }
 
 fn parse_partition(item: &Value) -> Option<PartitionColumn> {
@@ -268,7 +303,9 @@ fn parse_fields(fields: &[Value], path: &str) -> std::result::Result<StructNode,
         if family.versions.iter().any(|v| v.number == number) {
             return Err(format!("{here}: source_key '{source_key}' has version {number} twice"));
         }
-        family.versions.push(Version { number, ty, established: true, output_name: name.to_string() });
+        // Registries written before `since_generation` existed: from the start.
+        let since = f.get("since_generation").and_then(Value::as_u64).unwrap_or(0);
+        family.versions.push(Version { number, ty, established: true, output_name: name.to_string(), since });
     }
     // The family's base name is version 1's name; without a version 1 (it
     // can't happen in documents we write) fall back to the lowest version's.
@@ -370,10 +407,12 @@ mod tests {
             let written = reg.to_json();
             let expected: Value = serde_json::from_str(ty).unwrap();
             let mut got = written["canonical_schema"]["fields"][0]["type"].clone();
-            // Written fields carry `nullable`; compare the kinds and parameters.
+            // Written fields carry `nullable` and `since_generation`; compare
+            // the kinds and parameters.
             if let Some(fields) = got.get_mut("fields").and_then(Value::as_array_mut) {
                 for f in fields.iter_mut().filter_map(Value::as_object_mut) {
                     f.remove("nullable");
+                    f.remove("since_generation");
                 }
             }
             assert_eq!(got, expected);

@@ -7,7 +7,9 @@
 
 mod document;
 mod finalize;
+mod merge;
 pub mod naming;
 
 pub use document::{parse_registry, Registry};
 pub use finalize::{finalize, DriftEvent, FinalizeOptions};
+pub use merge::merge_registries;
