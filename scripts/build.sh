@@ -2,6 +2,7 @@
 # Builds the extension and lays out a local extension repository:
 #   build/release/schema_sanitizer.duckdb_extension
 #   build/repository/v<DUCKDB_VERSION>/<platform>/schema_sanitizer.duckdb_extension
+#   build/repository/v<DUCKDB_NEXT_VERSION>/<platform>/... (the same binary)
 # so that `SET custom_extension_repository = '<abs>/build/repository'; INSTALL schema_sanitizer;` works.
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
@@ -17,5 +18,11 @@ python3 scripts/append_metadata.py --library "$LIB" --out "$OUT.tmp" --platform 
   --duckdb-version "$C_API_VERSION" --extension-version "v${EXTENSION_VERSION}" --abi-type "$ABI_TYPE"
 cp "$OUT.tmp" "$REPO_FILE.tmp"
 mv -f "$REPO_FILE.tmp" "$REPO_FILE"
+# The same binary for the newer DuckDB line: INSTALL by name looks under
+# the client's own version.
+NEXT_DIR="build/repository/v${DUCKDB_NEXT_VERSION}/${PLATFORM}"
+mkdir -p "$NEXT_DIR"
+cp "$OUT.tmp" "$NEXT_DIR/${EXTENSION_NAME}.duckdb_extension.tmp"
+mv -f "$NEXT_DIR/${EXTENSION_NAME}.duckdb_extension.tmp" "$NEXT_DIR/${EXTENSION_NAME}.duckdb_extension"
 mv -f "$OUT.tmp" "$OUT"
-echo "built $OUT and the repository build/repository (v${DUCKDB_VERSION}/${PLATFORM})"
+echo "built $OUT and the repository build/repository (v${DUCKDB_VERSION} and v${DUCKDB_NEXT_VERSION}, ${PLATFORM})"

@@ -14,3 +14,5 @@ case "$(uname -s)-$(uname -m)" in
 esac
 export ROOT PLATFORM
 export VENV="${VENV:-$ROOT/.venv}"
+# The Python client of DUCKDB_NEXT_VERSION (scripts/setup.sh).
+export VENV_NEXT="${VENV_NEXT:-$ROOT/.venv-duckdb-next}"

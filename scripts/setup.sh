@@ -12,6 +12,20 @@ if [ ! -f "$stamp" ]; then
     "duckdb==$DUCKDB_VERSION" "duckdb-cli==$DUCKDB_VERSION" -r "$ROOT/scripts/requirements-test.txt"
   touch "$stamp"
 fi
+# A second venv with the Python client of DUCKDB_NEXT_VERSION, for the SQL
+# and client tests against the newer DuckDB line (scripts/test.sh); its
+# other tools follow the pins of requirements-test.txt.
+if [ ! -x "$VENV_NEXT/bin/python" ]; then
+  python3 -m venv "$VENV_NEXT"
+fi
+stamp_next="$VENV_NEXT/.installed-$DUCKDB_NEXT_VERSION-$(sha1sum "$ROOT/scripts/requirements-test.txt" | cut -c1-12)"
+if [ ! -f "$stamp_next" ]; then
+  # pytest, pyarrow and numpy at the pins of requirements-test.txt.
+  pins="$(grep -E '^(pytest|pyarrow|numpy)==' "$ROOT/scripts/requirements-test.txt")"
+  # shellcheck disable=SC2086
+  "$VENV_NEXT/bin/pip" install --quiet --disable-pip-version-check "duckdb==$DUCKDB_NEXT_VERSION" $pins
+  touch "$stamp_next"
+fi
 # Azurite, the Azure Storage emulator of tests/test_remote_storage.py, is a
 # Node.js package: installed into .tools/ with the machine's npm.
 AZURITE_VERSION=3.37.0

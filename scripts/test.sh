@@ -19,3 +19,12 @@ echo "== sqllogictest (test/sql)"
 "$VENV/bin/python" scripts/sqllogictest.py --repository build/repository test/sql
 echo "== pytest (tests/)"
 "$VENV/bin/python" -m pytest -q tests
+# The same binary on the newer DuckDB line: every SQL test, and the tests of
+# the Python client (those that need dbt, the CLI or the emulators' tools
+# run above only).
+echo "== DuckDB ${DUCKDB_NEXT_VERSION}: sqllogictest (test/sql)"
+"$VENV_NEXT/bin/python" scripts/sqllogictest.py --repository build/repository test/sql
+echo "== DuckDB ${DUCKDB_NEXT_VERSION}: pytest (Python client tests)"
+"$VENV_NEXT/bin/python" -m pytest -q -k "not dbt and not shell" tests/test_python_client.py tests/test_bind_cache.py \
+  tests/test_interrupt.py tests/test_thread_budget.py tests/test_panic_containment.py tests/test_pipeline.py \
+  tests/test_pipeline_progress.py tests/test_parquet_corpus.py
