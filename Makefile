@@ -1,5 +1,5 @@
 # Thin aliases for the scripts; each works on a fresh clone.
-.PHONY: run build test bench bench-memory bench-pipeline check fmt clean
+.PHONY: run build test test-distributed bench bench-memory bench-pipeline check fmt clean
 
 run:            ## build, install into build/repository, query examples/ in the shell
 	bash scripts/run_sample.sh
@@ -9,6 +9,9 @@ build:
 
 test:           ## every test layer
 	bash scripts/test.sh
+
+test-distributed: ## the Spark adapter of examples/distributed, in its own venv (.venv-spark)
+	bash scripts/test_distributed.sh
 
 check:          ## formatting and lints, as CI runs them
 	cargo fmt --all -- --check
