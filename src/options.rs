@@ -294,25 +294,7 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
 
 /// `pin_types`: a STRUCT or MAP of source-key path to type name.
 fn pin_types(name: &str, value: &ParamValue) -> Parsed<Vec<(String, PinType)>> {
-    let ParamValue::Map(pairs) = value else {
-        return Err(format!(
-            "the \"{name}\" parameter must be a MAP or STRUCT of field path to type name such as MAP {{'amount': 'DOUBLE'}}, not {}",
-            value.describe()
-        ));
-    };
-    let valid = || PinType::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
-    pairs
-        .iter()
-        .map(|(path, ty)| match ty {
-            ParamValue::Str(t) => PinType::parse(t.trim())
-                .map(|p| (path.clone(), p))
-                .ok_or_else(|| format!("the \"{name}\" type of '{path}' must be one of {}, not '{t}'", valid())),
-            other => Err(format!(
-                "the \"{name}\" type of '{path}' must be a type name such as 'DOUBLE', not {}",
-                other.describe()
-            )),
-        })
-        .collect()
+    type_map(name, value, "a MAP or STRUCT of field path to type name such as MAP {'amount': 'DOUBLE'}", "", "'DOUBLE'")
 }
 
 /// `rescue_column`: a non-empty name without NUL.
@@ -1086,21 +1068,35 @@ fn registry_text(name: &str, value: &ParamValue) -> Parsed<String> {
 /// `hive_types := {'date': 'DATE', 'hour': 'INTEGER'}`: a STRUCT or a MAP
 /// of key to type name.
 fn hive_types(name: &str, value: &ParamValue) -> Parsed<Vec<(String, HiveType)>> {
+    type_map(name, value, "a STRUCT or MAP of partition key to type name such as {'date': 'DATE'}", "key ", "'DATE'")
+}
+
+/// A STRUCT or MAP of key to a type name of `T` (any case), in order.
+/// `shape` says what the parameter takes, `key_word` names a key in
+/// messages (`key 'date'`), `example` is a type name.
+fn type_map<T: Named>(
+    name: &str,
+    value: &ParamValue,
+    shape: &str,
+    key_word: &str,
+    example: &str,
+) -> Parsed<Vec<(String, T)>> {
     let ParamValue::Map(pairs) = value else {
-        return Err(format!(
-            "the \"{name}\" parameter must be a STRUCT or MAP of partition key to type name such as {{'date': 'DATE'}}, not {}",
-            value.describe()
-        ));
+        return Err(format!("the \"{name}\" parameter must be {shape}, not {}", value.describe()));
     };
-    let valid = || HiveType::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+    let valid = || T::names().iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
     pairs
         .iter()
         .map(|(key, ty)| match ty {
-            ParamValue::Str(t) => HiveType::parse(t.trim())
-                .map(|h| (key.clone(), h))
-                .ok_or_else(|| format!("the \"{name}\" type of key '{key}' must be one of {}, not '{t}'", valid())),
+            ParamValue::Str(t) => T::names()
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(t.trim()))
+                .map(|(_, v)| (key.clone(), *v))
+                .ok_or_else(|| {
+                    format!("the \"{name}\" type of {key_word}'{key}' must be one of {}, not '{t}'", valid())
+                }),
             other => Err(format!(
-                "the \"{name}\" type of key '{key}' must be a type name such as 'DATE', not {}",
+                "the \"{name}\" type of {key_word}'{key}' must be a type name such as {example}, not {}",
                 other.describe()
             )),
         })
