@@ -110,6 +110,28 @@ impl StructNode {
     pub fn is_empty(&self) -> bool {
         self.families.is_empty()
     }
+
+    /// Calls `f` on every family of the tree, a family before the families
+    /// inside its versions (struct fields, through lists and maps).
+    pub fn for_each_family_mut(&mut self, f: &mut dyn FnMut(&mut Family)) {
+        for family in &mut self.families {
+            f(family);
+            for v in &mut family.versions {
+                v.ty.for_each_family_mut(f);
+            }
+        }
+    }
+}
+
+impl TypeNode {
+    /// [`StructNode::for_each_family_mut`] over the structs inside a type.
+    pub fn for_each_family_mut(&mut self, f: &mut dyn FnMut(&mut Family)) {
+        match self {
+            TypeNode::Struct(s) => s.for_each_family_mut(f),
+            TypeNode::List(e) | TypeNode::Map(e) => e.for_each_family_mut(f),
+            TypeNode::Scalar(_) => {}
+        }
+    }
 }
 
 impl TypeNode {

@@ -67,25 +67,13 @@ impl Registry {
     /// finalized its tree: records the start, and stamps every version the
     /// run created with the run's generation.
     pub fn stamp_run(&mut self, start: u64) {
-        fn stamp(s: &mut StructNode, generation: u64) {
-            for f in &mut s.families {
-                for v in &mut f.versions {
-                    if !v.established {
-                        v.since = generation;
-                    }
-                    stamp_type(&mut v.ty, generation);
-                }
-            }
-        }
-        fn stamp_type(t: &mut TypeNode, generation: u64) {
-            match t {
-                TypeNode::Struct(s) => stamp(s, generation),
-                TypeNode::List(e) | TypeNode::Map(e) => stamp_type(e, generation),
-                TypeNode::Scalar(_) => {}
-            }
-        }
+        let generation = self.schema_generation;
         self.base_generation = start;
-        stamp(&mut self.root, self.schema_generation);
+        self.root.for_each_family_mut(&mut |f| {
+            for v in f.versions.iter_mut().filter(|v| !v.established) {
+                v.since = generation;
+            }
+        });
     }
 
     pub fn json_text(&self) -> String {

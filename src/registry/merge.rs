@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use super::finalize::{finalize, FinalizeOptions};
 use super::{parse_registry, Registry};
-use crate::infer::{merge_struct, DepthLimits, InferStats, Rules, StructNode, TimeUnit, TypeNode};
+use crate::infer::{merge_struct, DepthLimits, InferStats, Rules, StructNode, TimeUnit};
 use crate::options::ColumnOrder;
 use crate::scalar::ScalarParsers;
 
@@ -153,20 +153,7 @@ fn number(c: &Map<String, Value>, name: &str, default: usize) -> usize {
 
 /// Sets `established` everywhere in the tree: born no later than `start`.
 fn mark(s: &mut StructNode, start: u64) {
-    for f in &mut s.families {
-        for v in &mut f.versions {
-            v.established = v.since <= start;
-            mark_type(&mut v.ty, start);
-        }
-    }
-}
-
-fn mark_type(t: &mut TypeNode, start: u64) {
-    match t {
-        TypeNode::Struct(s) => mark(s, start),
-        TypeNode::List(e) | TypeNode::Map(e) => mark_type(e, start),
-        TypeNode::Scalar(_) => {}
-    }
+    s.for_each_family_mut(&mut |f| f.versions.iter_mut().for_each(|v| v.established = v.since <= start));
 }
 
 /// Clears the names of what is not settled, so that finalize names it as
@@ -174,28 +161,17 @@ fn mark_type(t: &mut TypeNode, start: u64) {
 /// gives what the merge itself opened (no generation yet) the generation
 /// one run over all the inputs would have: the highest.
 fn unname(s: &mut StructNode, generation: u64) {
-    for f in &mut s.families {
+    s.for_each_family_mut(&mut |f| {
         if f.versions.iter().all(|v| !v.established) {
             f.name.clear();
         }
-        for v in &mut f.versions {
-            if !v.established {
-                v.output_name.clear();
-                if v.since == 0 {
-                    v.since = generation;
-                }
+        for v in f.versions.iter_mut().filter(|v| !v.established) {
+            v.output_name.clear();
+            if v.since == 0 {
+                v.since = generation;
             }
-            unname_type(&mut v.ty, generation);
         }
-    }
-}
-
-fn unname_type(t: &mut TypeNode, generation: u64) {
-    match t {
-        TypeNode::Struct(s) => unname(s, generation),
-        TypeNode::List(e) | TypeNode::Map(e) => unname_type(e, generation),
-        TypeNode::Scalar(_) => {}
-    }
+    });
 }
 
 #[cfg(test)]
