@@ -641,13 +641,10 @@ fn emit(
     scratch: &mut String,
     tape: &mut Tape,
 ) -> Option<String> {
-    let text = match std::str::from_utf8(rec) {
+    let text = match super::utf8::validate(rec) {
         Ok(t) => t,
-        Err(e) => {
-            return Some(format!(
-                "invalid UTF-8 at byte {} of the record (undecodable bytes for the input encoding)",
-                e.valid_up_to()
-            ))
+        Err(at) => {
+            return Some(format!("invalid UTF-8 at byte {at} of the record (undecodable bytes for the input encoding)"))
         }
     };
     keys.refresh(names, tape);

@@ -26,6 +26,10 @@ impl std::fmt::Display for JsonError {
 }
 
 struct Parser<'a> {
+    /// The input: `bytes` is `text`'s bytes. Slices of `text` cut at ASCII
+    /// bytes are char boundaries, so taking them costs a boundary check,
+    /// not a second UTF-8 validation.
+    text: &'a str,
     bytes: &'a [u8],
     pos: usize,
     /// The value must be the whole text (else more values may follow it).
@@ -48,7 +52,7 @@ struct Open {
 pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
     let nodes_before = tape.nodes.len();
     let text_before = tape.text.len();
-    let mut p = Parser { bytes: text.as_bytes(), pos: 0, whole: true };
+    let mut p = Parser { text, bytes: text.as_bytes(), pos: 0, whole: true };
     let result = p.parse(tape);
     if result.is_err() {
         tape.nodes.truncate(nodes_before);
@@ -64,7 +68,7 @@ pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
 pub fn parse_value_prefix(text: &str, tape: &mut Tape) -> Result<(u32, usize), JsonError> {
     let nodes_before = tape.nodes.len();
     let text_before = tape.text.len();
-    let mut p = Parser { bytes: text.as_bytes(), pos: 0, whole: false };
+    let mut p = Parser { text, bytes: text.as_bytes(), pos: 0, whole: false };
     match p.parse(tape) {
         Ok(()) => Ok((nodes_before as u32, p.pos)),
         Err(e) => {
@@ -122,11 +126,8 @@ pub fn decode_value_record(
 /// array, cut by its brackets): anything after the value makes it malformed.
 pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &dyn std::fmt::Display) {
     let tape = &mut batch.tape;
-    let error = match std::str::from_utf8(raw) {
-        Err(e) => Some(format!(
-            "invalid UTF-8 at byte {} of {what} (undecodable bytes for the input encoding)",
-            e.valid_up_to()
-        )),
+    let error = match super::utf8::validate(raw) {
+        Err(at) => Some(format!("invalid UTF-8 at byte {at} of {what} (undecodable bytes for the input encoding)")),
         Ok(text) => match parse_value(text, tape) {
             Err(e) => Some(format!("malformed JSON in {what}: {e}")),
             Ok(root) => match tape.nodes[root as usize] {
@@ -174,18 +175,15 @@ pub fn decode_line_records(
     progress: &mut LineProgress,
     max: usize,
 ) -> (usize, bool) {
-    let text = match std::str::from_utf8(raw) {
+    let text = match super::utf8::validate(raw) {
         Ok(t) => t,
         // The whole line is one bad record: its structure cannot be trusted.
-        Err(e) => {
+        Err(at) => {
             push_bad_root(&mut batch.tape);
             batch.meta.push(RecordMeta {
                 line,
                 byte,
-                error: Some(format!(
-                    "invalid UTF-8 at byte {} of {what} (undecodable bytes for the input encoding)",
-                    e.valid_up_to()
-                )),
+                error: Some(format!("invalid UTF-8 at byte {at} of {what} (undecodable bytes for the input encoding)")),
             });
             return (1, true);
         }
@@ -377,8 +375,8 @@ impl<'a> Parser<'a> {
             let Some(stop) = memchr::memchr2(b'"', b'\\', rest) else {
                 return self.err("unterminated string");
             };
-            // Safe slicing: '"' and '\\' are ASCII, so `stop` is a char boundary.
-            tape.text.push_str(utf8(&rest[..stop]));
+            // '"' and '\\' are ASCII, so both ends are char boundaries.
+            tape.text.push_str(text_at(self.text, self.pos, self.pos + stop));
             self.pos += stop;
             if rest[stop] == b'"' {
                 self.pos += 1;
@@ -537,7 +535,7 @@ impl<'a> Parser<'a> {
             i = end;
         }
         self.pos = i;
-        let text = utf8(&b[start..i]);
+        let text = text_at(self.text, start, i);
         if !is_float {
             if let Ok(n) = text.parse::<i64>() {
                 return Ok(Node::Int(n));
@@ -572,9 +570,10 @@ fn close_container(tape: &mut Tape, open: Open) {
         if open.is_object { Node::Object { len, end, evidence } } else { Node::List { len, end, evidence } };
 }
 
-/// The caller guarantees UTF-8 input, and we only split at ASCII bytes.
-fn utf8(bytes: &[u8]) -> &str {
-    std::str::from_utf8(bytes).unwrap_or("\u{FFFD}")
+/// `text[start..end]`, cut at ASCII bytes (so at char boundaries); a
+/// replacement character should a cut ever fall inside a character.
+fn text_at(text: &str, start: usize, end: usize) -> &str {
+    text.get(start..end).unwrap_or("\u{FFFD}")
 }
 
 fn describe_byte(bytes: &[u8], pos: usize) -> String {

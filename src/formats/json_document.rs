@@ -102,9 +102,9 @@ impl<R: Read> JsonDocumentReader<R> {
         }
         while self.input.fill()?.is_some() {}
         let rest = &self.input.buf[self.input.start..];
-        let loaded = match std::str::from_utf8(rest) {
+        let loaded = match super::utf8::validate(rest) {
             Ok(_) => Loaded { valid_end: self.input.buf.len(), invalid: false },
-            Err(e) => Loaded { valid_end: self.input.start + e.valid_up_to(), invalid: true },
+            Err(at) => Loaded { valid_end: self.input.start + at, invalid: true },
         };
         self.loaded = Some(loaded);
         Ok(Some(loaded))

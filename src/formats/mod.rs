@@ -16,6 +16,7 @@ mod parquet_footer;
 #[cfg(test)]
 mod parquet_fuzz;
 mod parquet_pages;
+pub mod utf8;
 pub mod xml;
 
 use crate::error::Result;

@@ -13,6 +13,7 @@ mod maps;
 mod merge;
 mod policy;
 mod schema;
+mod shapes;
 
 pub use crate::value::{Declared, MAX_DECIMAL_PRECISION};
 pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
@@ -24,3 +25,4 @@ pub use maps::{infer_maps, MapRules};
 pub use merge::merge_struct;
 pub use policy::Policies;
 pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};
+pub use shapes::{ShapeCache, ShapeSet};

@@ -38,7 +38,9 @@ pub use stats::Stats;
 
 use crate::error::{Result, SanitizeError};
 use crate::formats::Batch;
-use crate::infer::{absorb_record, infer_maps, DepthLimits, InferStats, MapRules, Rules, StructNode, TimeUnit};
+use crate::infer::{
+    absorb_record, infer_maps, DepthLimits, InferStats, MapRules, Rules, ShapeCache, StructNode, TimeUnit,
+};
 use crate::options::{InputFormat, Options, SchemaMode};
 use crate::registry::naming::{empty_name, sanitize, RESERVED_COLUMNS};
 use crate::registry::{finalize, parse_registry, DriftEvent, FinalizeOptions, Registry};
@@ -378,6 +380,7 @@ fn probe(
     };
     let mut batch = Batch::default();
     let mut bad = BadRecords::default();
+    let mut shapes = ShapeCache::new(&rules);
     let mut reader = range_reader(input, options, no_rows.clone(), |decode, _| decode);
     let mut lines = LineCursor::default();
     while let Some(step) = reader.next(&mut batch).map_err(|e| e.in_function(function))? {
@@ -404,7 +407,7 @@ fn probe(
                 bad.handle(function, file, meta, err, options.on_error, stats)?;
                 continue;
             }
-            absorb_record(root, batch.tape.record(i), &rules, &mut infer_stats);
+            shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats);
             stats.rows_emitted += 1;
         }
     }

@@ -208,3 +208,34 @@ proptest! {
         nothing_lost(&records, &params)?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(96), .. ProptestConfig::default() })]
+
+    /// Strict mode skips the check of a record whose shape it already
+    /// wrote without a misfit (infer/shapes.rs, `Router::checked_shapes`).
+    /// A scan of one record per file never has a shape to reuse: scanning
+    /// the records as one file (shapes repeating, in any order) must give
+    /// the rows and counters of those one-record scans.
+    #[test]
+    fn strict_shape_checks_never_change_the_scan(
+        history in prop::collection::vec(record(), 1..6),
+        pool in prop::collection::vec(record(), 1..5),
+        picks in prop::collection::vec(0usize..5, 1..24),
+        emit_null in any::<bool>(),
+    ) {
+        let records: Vec<Map<String, Value>> = picks.iter().map(|p| pool[p % pool.len()].clone()).collect();
+        let params = [
+            ("field_name_policy", s("preserve")),
+            ("registry", s(&registry_of(&history))),
+            ("schema_mode", s("strict")),
+            ("on_error", s(if emit_null { "emit_null_row" } else { "skip_row" })),
+        ];
+        let whole = run(&lines(&records), &params).unwrap();
+        let mut rows = Vec::new();
+        for record in &records {
+            rows.extend(run(&lines(std::slice::from_ref(record)), &params).unwrap().rows);
+        }
+        prop_assert_eq!(&whole.rows, &rows);
+    }
+}

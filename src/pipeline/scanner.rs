@@ -376,6 +376,17 @@ fn consumer_router(plan: &ScanPlan, wanted: Option<Vec<bool>>) -> Router {
     if let Some(wanted) = wanted {
         router.project(wanted);
     }
+    let options = &plan.options;
+    // Where a value's kind alone decides whether it fits (infer/shapes.rs),
+    // and nothing but a misfit makes a record differ from a clean one.
+    if options.schema_mode == SchemaMode::Strict
+        && options.rescue_column.is_none()
+        && options.policies.is_none()
+        && !options.bigquery_profile
+        && !plan.rules().parsers.any()
+    {
+        router.checked_shapes = Some(crate::infer::ShapeSet::default());
+    }
     router
 }
 
@@ -432,8 +443,14 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
         // (sanitize_pipeline's strict attempt still stops at the first
         // value that does not fit, to read the partition again additively.)
         let nulled_before = router.values_nulled;
+        let events_before = out.events.len();
+        // Strict mode: a record whose shape was written before without a
+        // misfit has none either (its kinds decide it), so it skips the
+        // check and the version choice of single-version families.
+        let shape_known =
+            router.checked_shapes.as_mut().and_then(|shapes| shapes.take_shape(record).then(|| shapes.has_shape()));
         let mut violated = false;
-        if strict && (rescue_col.is_none() || plan.options.drift_ends_scan) {
+        if strict && shape_known != Some(true) && (rescue_col.is_none() || plan.options.drift_ends_scan) {
             if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
                 violated = true;
                 out.events.push(Event {
@@ -452,7 +469,13 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
                 }
             }
         }
-        router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
+        if shape_known == Some(true) {
+            router.trusted = true;
+            router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
+            router.trusted = false;
+        } else {
+            router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
+        }
         if let (Some(col), Some(rescuer)) = (rescue_col, router.rescue.as_mut()) {
             match rescuer.take_object() {
                 Some(object) => chunk.columns[col].push_text(&object),
@@ -487,6 +510,15 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
                     kept: false,
                     value: Some(r.json),
                 });
+            }
+        }
+        if shape_known == Some(false)
+            && !violated
+            && router.values_nulled == nulled_before
+            && out.events.len() == events_before
+        {
+            if let Some(shapes) = router.checked_shapes.as_mut() {
+                shapes.add_shape();
             }
         }
         out.routed += 1;

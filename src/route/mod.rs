@@ -11,7 +11,7 @@ pub use rescue::{RescueKind, Rescued, Rescuer};
 
 use crate::infer::{
     choose_version, classify, has_duplicate_keys, schema_string, string_keyed_value, type_takes, Classified, Growth,
-    Level, Rules, ScalarKind, StructNode, TypeNode, ValueClass,
+    Level, Rules, ScalarKind, ShapeSet, StructNode, TypeNode, ValueClass,
 };
 use crate::value::ValueRef;
 use pin::{pinned_value, PinnedValue};
@@ -46,6 +46,11 @@ pub struct Router {
     /// Finds which values a record lost ([`Router::nulled_values`]); made
     /// the first time a record loses one.
     finder: Option<Box<(Router, Vec<Column>)>>,
+    /// Strict mode: the shapes of records this router wrote without a
+    /// misfit (infer/shapes.rs). A value's kind decides whether it fits
+    /// (no string parser, no typed value), so a record of such a shape
+    /// needs no check and is written as `trusted` (pipeline/scanner.rs).
+    pub checked_shapes: Option<ShapeSet>,
 }
 
 const NO_VALUE: usize = usize::MAX;
@@ -64,6 +69,7 @@ impl Router {
             drop_null_elements: false,
             list_nulls_dropped: 0,
             finder: None,
+            checked_shapes: None,
         }
     }
 

@@ -1,0 +1,340 @@
+//! The probe's shape cache: a record whose shape (its keys, in order, and
+//! the kind of every value, but no value) was absorbed before is not
+//! absorbed again, since it cannot change the schema.
+//!
+//! Why that holds: absorbing only grows the schema (a version widens,
+//! wraps, gains fields or a sibling version, and never loses what it took),
+//! so a schema that took a record once takes it again without growth, and
+//! [`choose_version`](super::choose_version) sends such a value to a
+//! version that takes it as it is. Absorbing the record again is then a
+//! no-op on the tree. What the cache cannot replay is the statistics that
+//! absorbing counts along the way (`max_depth_seen`, `values_flattened`,
+//! `duplicate_keys`), which depend on the path a value takes: so a shape
+//! is skipped only when it repeats no key, holds no value past the depth
+//! limits, and the depth seen so far already covers its depth. Then the
+//! full absorb would count nothing either, and the probe's result is the
+//! one without the cache, bit for bit (property test
+//! `shape_cache_never_changes_the_probe`).
+//!
+//! The shape of a value is only its kind when the kind is all that
+//! classifies it: with a string parser on, a string's class depends on its
+//! text, and typed sources (Parquet) carry values whose class depends on
+//! the value (an out-of-range timestamp is a string), so the cache is off
+//! for those, and with `pin_types`/`freeze`.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use super::classify::{DepthLimits, Rules};
+use super::hash::KeyHasher;
+use super::lattice::{absorb_record, has_duplicate_keys, InferStats};
+use super::schema::StructNode;
+use crate::value::{Node, ValueRef};
+
+/// Shapes kept at most, and bytes of shape keys at most: a wide or
+/// map-like input, whose records rarely share a shape, stops filling the
+/// cache there.
+const MAX_SHAPES: usize = 4096;
+const MAX_SHAPE_BYTES: usize = 4 << 20;
+/// After this many lookups, a cache that missed more than it hit turns
+/// itself off (records that all differ would pay for the key and the
+/// lookup for nothing).
+const TRIAL_LOOKUPS: u64 = 8192;
+
+/// What a stored shape needs for a skip to be exact.
+#[derive(Clone, Copy)]
+struct ShapeFacts {
+    /// The deepest `max_depth_seen` its values could count.
+    depth: usize,
+    /// No object in it repeats a key and no value passes the depth limits:
+    /// absorbing it counts no duplicate and flattens nothing.
+    quiet: bool,
+}
+
+/// See the module doc. One per probe; the probe absorbs in input order, so
+/// the cache's state (and so what it skips) follows the input, never the
+/// thread count.
+pub struct ShapeCache {
+    shapes: HashMap<Box<[u8]>, ShapeFacts, BuildHasherDefault<KeyHasher>>,
+    bytes: usize,
+    key: Vec<u8>,
+    lookups: u64,
+    hits: u64,
+    on: bool,
+}
+
+impl ShapeCache {
+    /// A cache for a probe with these rules; off where a value's kind does
+    /// not decide its class (see the module doc).
+    pub fn new(rules: &Rules<'_>) -> Self {
+        ShapeCache {
+            shapes: HashMap::default(),
+            bytes: 0,
+            key: Vec::new(),
+            lookups: 0,
+            hits: 0,
+            on: rules.policies.is_none() && !rules.parsers.any(),
+        }
+    }
+
+    /// Records absorbed through the cache without a full absorb.
+    #[cfg(test)]
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+
+    /// [`absorb_record`], skipped when it cannot change anything. Returns
+    /// false when the record is not an object (as `absorb_record` does).
+    pub fn absorb(
+        &mut self,
+        root: &mut StructNode,
+        record: ValueRef<'_>,
+        rules: &Rules<'_>,
+        stats: &mut InferStats,
+    ) -> bool {
+        if !self.on {
+            return absorb_record(root, record, rules, stats);
+        }
+        if !shape_key(record, &mut self.key) {
+            return absorb_record(root, record, rules, stats);
+        }
+        self.lookups += 1;
+        if let Some(facts) = self.shapes.get(self.key.as_slice()) {
+            if facts.quiet && facts.depth <= stats.max_depth_seen {
+                self.hits += 1;
+                return true;
+            }
+            return absorb_record(root, record, rules, stats);
+        }
+        if self.lookups == TRIAL_LOOKUPS && self.hits * 2 < self.lookups {
+            self.on = false;
+            self.shapes = HashMap::default();
+        }
+        let absorbed = absorb_record(root, record, rules, stats);
+        if absorbed && self.on && self.shapes.len() < MAX_SHAPES && self.bytes + self.key.len() <= MAX_SHAPE_BYTES {
+            self.bytes += self.key.len();
+            self.shapes.insert(self.key.as_slice().into(), facts_of(record, rules.limits));
+        }
+        absorbed
+    }
+}
+
+/// A bounded set of record shapes (the keys of [`ShapeCache`]): strict
+/// mode's record of shapes that were routed without a misfit, whose next
+/// records need no check (pipeline/scanner.rs).
+#[derive(Default)]
+pub struct ShapeSet {
+    shapes: std::collections::HashSet<Box<[u8]>, BuildHasherDefault<KeyHasher>>,
+    bytes: usize,
+    key: Vec<u8>,
+}
+
+impl ShapeSet {
+    /// Takes the shape of `record` as the current one; false when its
+    /// kinds do not decide its classes (typed values): it has no shape.
+    pub fn take_shape(&mut self, record: ValueRef<'_>) -> bool {
+        shape_key(record, &mut self.key)
+    }
+
+    /// Whether the current shape is in the set.
+    pub fn has_shape(&self) -> bool {
+        self.shapes.contains(self.key.as_slice())
+    }
+
+    /// Adds the current shape, while the set is within its bounds.
+    pub fn add_shape(&mut self) {
+        if self.shapes.len() < MAX_SHAPES && self.bytes + self.key.len() <= MAX_SHAPE_BYTES {
+            self.bytes += self.key.len();
+            self.shapes.insert(self.key.as_slice().into());
+        }
+    }
+}
+
+/// Writes the shape of `record` into `out`: every node's kind in tape
+/// order, with container lengths and key bytes. False when the record
+/// holds a node whose kind does not decide its class (typed values).
+fn shape_key(record: ValueRef<'_>, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    let nodes = &record.tape.nodes;
+    let end = record.tape.skip(record.idx);
+    for node in &nodes[record.idx..end] {
+        match *node {
+            Node::Null => out.push(0),
+            Node::Bool(_) => out.push(1),
+            Node::Int(_) => out.push(2),
+            Node::Float(_) => out.push(3),
+            Node::Str { .. } => out.push(4),
+            // Lengths make the encoding unambiguous (where a container
+            // ends); evidence follows from the kinds inside.
+            Node::List { len, .. } => {
+                out.push(5);
+                out.extend_from_slice(&len.to_le_bytes());
+            }
+            Node::Object { len, .. } => {
+                out.push(6);
+                out.extend_from_slice(&len.to_le_bytes());
+            }
+            Node::Key { start, len } => {
+                out.push(7);
+                out.extend_from_slice(&len.to_le_bytes());
+                out.extend_from_slice(record.tape.text_of(start, len).as_bytes());
+            }
+            Node::Timestamp { .. } | Node::Date(_) | Node::Time(_) | Node::Declared { .. } | Node::Map { .. } => {
+                return false
+            }
+        }
+    }
+    true
+}
+
+/// The facts of a record's shape: the deepest depth `note_depth` could
+/// count (a container at `c` containers counts `c + 1`, a scalar `c`;
+/// the record itself is at 0 and not counted), and whether it is quiet.
+fn facts_of(record: ValueRef<'_>, limits: DepthLimits) -> ShapeFacts {
+    let tape = record.tape;
+    let end = tape.skip(record.idx);
+    // Open containers below the record: (end index, is an object).
+    let mut open: Vec<(usize, bool)> = Vec::new();
+    let mut depth = 0;
+    let mut quiet = !has_duplicate_keys(record);
+    let mut i = record.idx + 1;
+    while i < end {
+        while open.last().is_some_and(|&(e, _)| e <= i) {
+            open.pop();
+        }
+        let containers = open.len();
+        let structs = open.iter().filter(|&&(_, is_object)| is_object).count();
+        match tape.nodes[i] {
+            Node::Key { .. } => {}
+            Node::List { end: e, .. } => {
+                depth = depth.max(containers + 1);
+                quiet &= containers < limits.arrow_max_depth;
+                open.push((e as usize, false));
+            }
+            Node::Object { end: e, .. } => {
+                depth = depth.max(containers + 1);
+                quiet &= containers < limits.arrow_max_depth && structs < limits.parquet_max_depth;
+                quiet &= !has_duplicate_keys(ValueRef { tape, idx: i });
+                open.push((e as usize, true));
+            }
+            _ => depth = depth.max(containers),
+        }
+        i += 1;
+    }
+    ShapeFacts { depth, quiet }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::formats::json::parse_value;
+    use crate::infer::TimeUnit;
+    use crate::scalar::ScalarParsers;
+    use crate::value::Tape;
+
+    static NO_PARSERS: ScalarParsers = ScalarParsers::none();
+
+    fn rules(arrow_max_depth: usize, parquet_max_depth: usize) -> Rules<'static> {
+        Rules {
+            limits: DepthLimits { arrow_max_depth, parquet_max_depth },
+            scalar_object_key: "_value",
+            parsers: &NO_PARSERS,
+            timestamp_unit: TimeUnit::Micros,
+            policies: None,
+        }
+    }
+
+    /// JSON text of values nested a few levels, over few keys (so that
+    /// shapes repeat and drift happens), with repeated keys now and then.
+    fn value() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            (-50i64..50).prop_map(|n| n.to_string()),
+            Just("2.5".to_string()),
+            Just("\"s\"".to_string()),
+        ];
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec(("[ab]", inner), 0..3).prop_map(|entries| {
+                    let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                    format!("{{{}}}", body.join(","))
+                }),
+            ]
+        })
+    }
+
+    fn record() -> impl Strategy<Value = String> {
+        prop::collection::vec(("[xyz_]", value()), 0..4).prop_map(|entries| {
+            let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            format!("{{{}}}", body.join(","))
+        })
+    }
+
+    fn absorb_all(
+        records: &[String],
+        order: &[usize],
+        rules: &Rules<'_>,
+        cached: bool,
+    ) -> (StructNode, InferStats, u64) {
+        let mut root = StructNode::default();
+        let mut stats = InferStats::default();
+        let mut cache = ShapeCache::new(rules);
+        for &i in order {
+            let mut tape = Tape::default();
+            let idx = parse_value(&records[i], &mut tape).unwrap();
+            tape.roots.push(idx);
+            if cached {
+                cache.absorb(&mut root, tape.record(0), rules, &mut stats);
+            } else {
+                absorb_record(&mut root, tape.record(0), rules, &mut stats);
+            }
+        }
+        (root, stats, cache.hits())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: crate::test_support::cases(256), .. ProptestConfig::default() })]
+
+        /// A pool of records drawn again and again, in any order, at depth
+        /// limits that flatten some of them: the cached probe's tree and
+        /// counters are the uncached probe's.
+        #[test]
+        fn shape_cache_never_changes_the_probe(
+            pool in prop::collection::vec(record(), 1..6),
+            picks in prop::collection::vec(0usize..6, 1..40),
+            arrow in 1usize..6,
+            parquet in 1usize..6,
+        ) {
+            let order: Vec<usize> = picks.iter().map(|p| p % pool.len()).collect();
+            let rules = rules(arrow, parquet);
+            let (plain, plain_stats, _) = absorb_all(&pool, &order, &rules, false);
+            let (cached, cached_stats, _) = absorb_all(&pool, &order, &rules, true);
+            prop_assert_eq!(plain, cached);
+            prop_assert_eq!(plain_stats, cached_stats);
+        }
+    }
+
+    #[test]
+    fn repeated_shapes_are_skipped_and_duplicates_never_are() {
+        let records = [r#"{"a":1,"b":{"c":"x"}}"#.to_string(), r#"{"a":1,"a":2}"#.to_string()];
+        let rules = rules(10, 10);
+        let (_, _, hits) = absorb_all(&records, &[0, 0, 0, 1, 1, 1], &rules, true);
+        // Record 0 twice from the cache; record 1 repeats a key, so its
+        // duplicate must be counted by a full absorb every time.
+        assert_eq!(hits, 2);
+        let (_, stats, _) = absorb_all(&records, &[0, 0, 0, 1, 1, 1], &rules, true);
+        assert_eq!(stats.duplicate_keys, 3);
+    }
+
+    #[test]
+    fn the_cache_is_off_with_string_parsers() {
+        let mut parsers = ScalarParsers::none();
+        parsers.integers = true;
+        let rules = Rules { parsers: &parsers, ..rules(10, 10) };
+        assert!(!ShapeCache::new(&rules).on);
+    }
+}
