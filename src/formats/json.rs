@@ -5,6 +5,7 @@
 //! the caller has already validated.
 
 use super::{Batch, RecordMeta};
+use crate::value::key_hash::KeyHasher;
 use crate::value::{Node, Tape};
 
 /// Deeper documents are rejected with a clear error rather than parsed: the
@@ -34,6 +35,66 @@ struct Parser<'a> {
     pos: usize,
     /// The value must be the whole text (else more values may follow it).
     whole: bool,
+    /// The record's keys whose values are not wanted (projection
+    /// pushdown): such a value is read for its syntax only and stands as a
+    /// null on the tape.
+    skip: Option<&'a SkipKeys>,
+    /// While a skipped value is read: the depth of the object it belongs
+    /// to (the record: 1). Nothing is written to the tape meanwhile.
+    skipping: Option<usize>,
+    /// A trusted skip just read a whole value.
+    skipped_whole: Option<Skipped>,
+}
+
+/// A value a trusted skip read whole: its evidence, and whether its entry
+/// was left out of the tape entirely.
+#[derive(Clone, Copy)]
+struct Skipped {
+    evidence: bool,
+    dropped: bool,
+}
+
+/// The top-level keys of a record whose values a scan does not need: it
+/// routes none of their columns. Their values are still read in full, so
+/// a malformed record is the same bad record with the same message, and
+/// count for the record's evidence, but nothing of them is kept.
+///
+/// `trusted`: every record of the input parsed without a fault before (the
+/// probe read the same unchanged files and found no bad record, see
+/// pipeline/tally.rs), so a skipped value is only scanned for its end.
+#[derive(Clone, Debug, Default)]
+pub struct SkipKeys {
+    /// Looked up for every top-level key of every record: the fast key
+    /// hash, then one comparison.
+    keys: std::collections::HashSet<Box<str>, std::hash::BuildHasherDefault<KeyHasher>>,
+    trusted: bool,
+}
+
+impl SkipKeys {
+    pub fn new(keys: Vec<String>) -> Self {
+        SkipKeys { keys: keys.into_iter().map(String::into_boxed_str).collect(), trusted: false }
+    }
+
+    /// The same keys, for input known to parse (see the type's doc).
+    pub fn trusted(mut self) -> Self {
+        self.trusted = true;
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    #[cfg(test)]
+    pub fn is_trusted(&self) -> bool {
+        self.trusted
+    }
+
+    /// Whether the value of top-level key `key` is skipped.
+    #[inline]
+    pub fn is_skipped(&self, key: &str) -> bool {
+        self.keys.contains(key)
+    }
 }
 
 /// What the innermost open container expects next.
@@ -49,11 +110,18 @@ struct Open {
 /// Parses exactly one JSON value from `text` (surrounding whitespace allowed)
 /// and appends it to `tape`, returning the index of its root node. On error
 /// the tape is restored to its previous length.
+#[cfg(test)]
 pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
+    parse_value_skipping(text, tape, None)
+}
+
+/// [`parse_value`], with the values of the record's keys in `skip` read
+/// for their syntax only and written as nulls (see [`SkipKeys`]).
+pub fn parse_value_skipping(text: &str, tape: &mut Tape, skip: Option<&SkipKeys>) -> Result<u32, JsonError> {
     let nodes_before = tape.nodes.len();
     let text_before = tape.text.len();
-    let mut p = Parser { text, bytes: text.as_bytes(), pos: 0, whole: true };
-    let result = p.parse(tape);
+    let mut p = Parser { text, bytes: text.as_bytes(), pos: 0, whole: true, skip, skipping: None, skipped_whole: None };
+    let result = if skip.is_some() { p.parse::<true>(tape) } else { p.parse::<false>(tape) };
     if result.is_err() {
         tape.nodes.truncate(nodes_before);
         tape.text.truncate(text_before);
@@ -65,11 +133,23 @@ pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
 /// allowed) and returns its root node and the bytes it spans: whatever
 /// follows is left for the caller, so values written back to back
 /// (`{"a":1} {"a":2}`) are read one by one. On error the tape is restored.
+#[cfg(test)]
 pub fn parse_value_prefix(text: &str, tape: &mut Tape) -> Result<(u32, usize), JsonError> {
+    parse_value_prefix_skipping(text, tape, None)
+}
+
+/// [`parse_value_prefix`], skipping the values of the keys in `skip`.
+pub fn parse_value_prefix_skipping(
+    text: &str,
+    tape: &mut Tape,
+    skip: Option<&SkipKeys>,
+) -> Result<(u32, usize), JsonError> {
     let nodes_before = tape.nodes.len();
     let text_before = tape.text.len();
-    let mut p = Parser { text, bytes: text.as_bytes(), pos: 0, whole: false };
-    match p.parse(tape) {
+    let mut p =
+        Parser { text, bytes: text.as_bytes(), pos: 0, whole: false, skip, skipping: None, skipped_whole: None };
+    let parsed = if skip.is_some() { p.parse::<true>(tape) } else { p.parse::<false>(tape) };
+    match parsed {
         Ok(()) => Ok((nodes_before as u32, p.pos)),
         Err(e) => {
             tape.nodes.truncate(nodes_before);
@@ -102,7 +182,7 @@ pub fn decode_value_record(
     what: &dyn std::fmt::Display,
 ) -> (usize, Decoded) {
     let tape = &mut batch.tape;
-    let (used, decoded, error) = match parse_value_prefix(text, tape) {
+    let (used, decoded, error) = match parse_value_prefix_skipping(text, tape, batch.skip.as_deref()) {
         Err(e) => (text.len(), Decoded::Malformed, Some(format!("malformed JSON in {what}: {e}"))),
         Ok((root, used)) => match tape.nodes[root as usize] {
             Node::Object { .. } => {
@@ -128,7 +208,7 @@ pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, 
     let tape = &mut batch.tape;
     let error = match super::utf8::validate(raw) {
         Err(at) => Some(format!("invalid UTF-8 at byte {at} of {what} (undecodable bytes for the input encoding)")),
-        Ok(text) => match parse_value(text, tape) {
+        Ok(text) => match parse_value_skipping(text, tape, batch.skip.as_deref()) {
             Err(e) => Some(format!("malformed JSON in {what}: {e}")),
             Ok(root) => match tape.nodes[root as usize] {
                 Node::Object { .. } => {
@@ -247,61 +327,92 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn parse(&mut self, tape: &mut Tape) -> Result<(), JsonError> {
+    /// `MAY_SKIP`: a skip set was given; without one, none of the skipping
+    /// checks is compiled in (the probe's and a full scan's parse).
+    fn parse<const MAY_SKIP: bool>(&mut self, tape: &mut Tape) -> Result<(), JsonError> {
         let mut stack: Vec<Open> = Vec::new();
         loop {
             // 1. Parse one value: a scalar, or the opening of a container.
-            self.skip_ws();
-            let Some(&b) = self.bytes.get(self.pos) else {
-                return self.err(if stack.is_empty() { "empty input" } else { "unexpected end of input" });
-            };
-            match b {
-                b'{' | b'[' => {
-                    if stack.len() >= MAX_NESTING {
-                        return self.err(format!("nesting deeper than {MAX_NESTING} levels"));
-                    }
-                    self.pos += 1;
-                    let is_object = b == b'{';
-                    let node = tape.nodes.len();
-                    tape.nodes.push(Node::Null); // patched when the container closes
-                    self.skip_ws();
-                    let close = if is_object { b'}' } else { b']' };
-                    if self.bytes.get(self.pos) == Some(&close) {
-                        self.pos += 1;
-                        close_container(tape, Open { node, count: 0, is_object, evidence: false });
-                    } else {
-                        stack.push(Open { node, count: 0, is_object, evidence: false });
-                        if is_object {
-                            self.parse_key(tape)?;
+            // `scalar`: it was a non-null scalar (evidence for its parent).
+            let mut scalar = false;
+            // The entry was read and left out whole (a trusted skip).
+            let mut dropped = false;
+            if let Some(skipped) = self.skipped_whole.take().filter(|_| MAY_SKIP) {
+                // A trusted skip read the whole value (see `SkipKeys`).
+                scalar = skipped.evidence;
+                dropped = skipped.dropped;
+            } else {
+                self.skip_ws();
+                let Some(&b) = self.bytes.get(self.pos) else {
+                    return self.err(if stack.is_empty() { "empty input" } else { "unexpected end of input" });
+                };
+                match b {
+                    b'{' | b'[' => {
+                        if stack.len() >= MAX_NESTING {
+                            return self.err(format!("nesting deeper than {MAX_NESTING} levels"));
                         }
-                        continue;
+                        self.pos += 1;
+                        let is_object = b == b'{';
+                        // A skipped container has no node (SKIPPED_NODE).
+                        let node = if MAY_SKIP && self.skipping.is_some() { SKIPPED_NODE } else { tape.nodes.len() };
+                        if node != SKIPPED_NODE {
+                            tape.nodes.push(Node::Null); // patched when the container closes
+                        }
+                        self.skip_ws();
+                        let close = if is_object { b'}' } else { b']' };
+                        if self.bytes.get(self.pos) == Some(&close) {
+                            self.pos += 1;
+                            close_container(tape, Open { node, count: 0, is_object, evidence: false });
+                        } else {
+                            stack.push(Open { node, count: 0, is_object, evidence: false });
+                            if is_object {
+                                self.parse_key::<MAY_SKIP>(tape, stack.len())?;
+                            }
+                            continue;
+                        }
                     }
+                    b'"' => {
+                        self.pos += 1;
+                        if MAY_SKIP && self.skipping.is_some() {
+                            self.parse_string(tape, false)?;
+                        } else {
+                            let (start, len) = self.parse_string(tape, true)?;
+                            tape.nodes.push(Node::Str { start, len });
+                        }
+                        scalar = true;
+                    }
+                    b't' => scalar = self.literal::<MAY_SKIP>(b"true", Node::Bool(true), tape)?,
+                    b'f' => scalar = self.literal::<MAY_SKIP>(b"false", Node::Bool(false), tape)?,
+                    b'n' if self.bytes[self.pos..].starts_with(b"null") => {
+                        self.literal::<MAY_SKIP>(b"null", Node::Null, tape)?;
+                    }
+                    b'-' | b'0'..=b'9' if !self.at_non_finite() => {
+                        let n = self.parse_number(!MAY_SKIP || self.skipping.is_none())?;
+                        if !MAY_SKIP || self.skipping.is_none() {
+                            tape.nodes.push(n);
+                        }
+                        scalar = true;
+                    }
+                    b'-' | b'+' | b'n' | b'N' | b'i' | b'I' => {
+                        let f = self.parse_non_finite()?;
+                        if !MAY_SKIP || self.skipping.is_none() {
+                            tape.nodes.push(Node::Float(f));
+                        }
+                        scalar = true;
+                    }
+                    _ => return self.err(format!("unexpected character {}", describe_byte(self.bytes, self.pos))),
                 }
-                b'"' => {
-                    self.pos += 1;
-                    let (start, len) = self.parse_string(tape)?;
-                    tape.nodes.push(Node::Str { start, len });
-                }
-                b't' => self.literal(b"true", Node::Bool(true), tape)?,
-                b'f' => self.literal(b"false", Node::Bool(false), tape)?,
-                b'n' if self.bytes[self.pos..].starts_with(b"null") => self.literal(b"null", Node::Null, tape)?,
-                b'-' | b'0'..=b'9' if !self.at_non_finite() => {
-                    let n = self.parse_number()?;
-                    tape.nodes.push(n);
-                }
-                b'-' | b'+' | b'n' | b'N' | b'i' | b'I' => {
-                    let f = self.parse_non_finite()?;
-                    tape.nodes.push(Node::Float(f));
-                }
-                _ => return self.err(format!("unexpected character {}", describe_byte(self.bytes, self.pos))),
             }
             // 2. A value is complete: move to the next entry or close containers.
-            if let (Some(top), Some(last)) = (stack.last_mut(), tape.nodes.last()) {
-                if matches!(last, Node::Bool(_) | Node::Int(_) | Node::Float(_) | Node::Str { .. }) {
-                    top.evidence = true;
-                }
+            if let Some(top) = stack.last_mut() {
+                top.evidence |= scalar;
             }
             loop {
+                if MAY_SKIP && self.skipping.is_some_and(|depth| depth == stack.len()) {
+                    // The skipped value is read: it stands as a null.
+                    tape.nodes.push(Node::Null);
+                    self.skipping = None;
+                }
                 let Some(top) = stack.last_mut() else {
                     if !self.whole {
                         return Ok(());
@@ -312,14 +423,16 @@ impl<'a> Parser<'a> {
                     }
                     return Ok(());
                 };
-                top.count += 1;
+                top.count += u32::from(!dropped);
+                dropped = false;
                 self.skip_ws();
                 match self.bytes.get(self.pos) {
                     Some(b',') => {
                         self.pos += 1;
                         if top.is_object {
+                            let depth = stack.len();
                             self.skip_ws();
-                            self.parse_key(tape)?;
+                            self.parse_key::<MAY_SKIP>(tape, depth)?;
                         }
                         break;
                     }
@@ -340,35 +453,81 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Parses `"key"` and the following `:` of an object entry.
-    fn parse_key(&mut self, tape: &mut Tape) -> Result<(), JsonError> {
+    /// Parses `"key"` and the following `:` of an entry of the object at
+    /// `depth` (the record's own object: 1).
+    fn parse_key<const MAY_SKIP: bool>(&mut self, tape: &mut Tape, depth: usize) -> Result<(), JsonError> {
         self.skip_ws();
         if self.bytes.get(self.pos) != Some(&b'"') {
             return self.err("expected a string key in object");
         }
         self.pos += 1;
-        let (start, len) = self.parse_string(tape)?;
-        tape.nodes.push(Node::Key { start, len });
+        if MAY_SKIP && depth == 1 && self.drop_trusted_entry() {
+            return Ok(());
+        }
+        if MAY_SKIP && self.skipping.is_some() {
+            self.parse_string(tape, false)?;
+        } else {
+            let (start, len) = self.parse_string(tape, true)?;
+            tape.nodes.push(Node::Key { start, len });
+            if MAY_SKIP && depth == 1 && self.skip.is_some_and(|s| s.is_skipped(tape.text_of(start, len))) {
+                self.skipping = Some(depth);
+            }
+        }
         self.skip_ws();
         if self.bytes.get(self.pos) != Some(&b':') {
             return self.err("expected ':' after object key");
         }
         self.pos += 1;
+        if MAY_SKIP && self.skipping.is_some() && self.skip.is_some_and(|s| s.trusted) {
+            // The probe parsed this very text without a fault: find the
+            // value's end without checking it again.
+            let (end, evidence) = skip_trusted_value(self.bytes, self.pos);
+            self.pos = end;
+            self.skipping = None;
+            self.skipped_whole = Some(Skipped { evidence, dropped: false });
+            tape.nodes.push(Node::Null);
+        }
         Ok(())
     }
 
-    fn literal(&mut self, word: &[u8], node: Node, tape: &mut Tape) -> Result<(), JsonError> {
+    /// A trusted skip of a whole entry of the record (after its key's
+    /// opening quote): a key without escapes that is skipped, its ':' and
+    /// its value are read past, and nothing of the entry is kept, not even
+    /// its key (a trusted input repeats no key at the top: the probe found
+    /// none). False, with nothing read, for any other key.
+    fn drop_trusted_entry(&mut self) -> bool {
+        let Some(skip) = self.skip.filter(|s| s.trusted) else { return false };
+        let rest = &self.bytes[self.pos..];
+        let Some(stop) = memchr::memchr2(b'"', b'\\', rest) else { return false };
+        if rest[stop] != b'"' || !skip.is_skipped(text_at(self.text, self.pos, self.pos + stop)) {
+            return false;
+        }
+        let colon = skip_json_ws(self.bytes, self.pos + stop + 1);
+        if self.bytes.get(colon) != Some(&b':') {
+            return false;
+        }
+        let (end, evidence) = skip_trusted_value(self.bytes, colon + 1);
+        self.pos = end;
+        self.skipped_whole = Some(Skipped { evidence, dropped: true });
+        true
+    }
+
+    /// Reads `word`; returns whether it was a non-null scalar.
+    fn literal<const MAY_SKIP: bool>(&mut self, word: &[u8], node: Node, tape: &mut Tape) -> Result<bool, JsonError> {
         if self.bytes[self.pos..].starts_with(word) {
             self.pos += word.len();
-            tape.nodes.push(node);
-            Ok(())
+            if !MAY_SKIP || self.skipping.is_none() {
+                tape.nodes.push(node);
+            }
+            Ok(node != Node::Null)
         } else {
             self.err(format!("invalid literal {}", describe_byte(self.bytes, self.pos)))
         }
     }
 
-    /// Parses a string body (after the opening quote) into the tape's text.
-    fn parse_string(&mut self, tape: &mut Tape) -> Result<(u32, u32), JsonError> {
+    /// Parses a string body (after the opening quote) into the tape's text
+    /// (with `keep` false: only checks it).
+    fn parse_string(&mut self, tape: &mut Tape, keep: bool) -> Result<(u32, u32), JsonError> {
         let start = tape.text.len();
         loop {
             let rest = &self.bytes[self.pos..];
@@ -376,7 +535,9 @@ impl<'a> Parser<'a> {
                 return self.err("unterminated string");
             };
             // '"' and '\\' are ASCII, so both ends are char boundaries.
-            tape.text.push_str(text_at(self.text, self.pos, self.pos + stop));
+            if keep {
+                tape.text.push_str(text_at(self.text, self.pos, self.pos + stop));
+            }
             self.pos += stop;
             if rest[stop] == b'"' {
                 self.pos += 1;
@@ -402,7 +563,9 @@ impl<'a> Parser<'a> {
                     return self.err(format!("invalid escape sequence {}", describe_byte(self.bytes, self.pos)));
                 }
             };
-            tape.text.push(c);
+            if keep {
+                tape.text.push(c);
+            }
         }
         let len = tape.text.len() - start;
         Ok((start as u32, len as u32))
@@ -492,7 +655,9 @@ impl<'a> Parser<'a> {
 
     /// Integers that fit i64 become `Int`; anything else numeric becomes
     /// `Float` (an integer beyond i64 loses precision, as in DuckDB's reader).
-    fn parse_number(&mut self) -> Result<Node, JsonError> {
+    /// Parses a number; with `convert` false only checks its syntax (a
+    /// skipped value: every number the grammar allows converts).
+    fn parse_number(&mut self, convert: bool) -> Result<Node, JsonError> {
         let start = self.pos;
         let b = self.bytes;
         let mut i = self.pos;
@@ -535,6 +700,9 @@ impl<'a> Parser<'a> {
             i = end;
         }
         self.pos = i;
+        if !convert {
+            return Ok(Node::Null);
+        }
         let text = text_at(self.text, start, i);
         if !is_float {
             if let Ok(n) = text.parse::<i64>() {
@@ -563,7 +731,76 @@ fn close(pos: &mut usize, stack: &mut Vec<Open>, tape: &mut Tape) {
     }
 }
 
+/// The end of the JSON value that starts at or after `pos` (after
+/// whitespace), and whether a non-null scalar lies in it: for text known to
+/// be valid JSON only (a trusted skip), so nothing is checked; on any text
+/// it stops at its end and never panics.
+pub(super) fn skip_trusted_value(b: &[u8], mut pos: usize) -> (usize, bool) {
+    let mut depth = 0usize;
+    let mut evidence = false;
+    while let Some(&c) = b.get(pos) {
+        match c {
+            b'"' => {
+                pos = skip_string_body(b, pos + 1);
+                if depth == 0 {
+                    return (pos, true);
+                }
+                // A key (a ':' follows) is no evidence; a string value is.
+                let next = b[pos.min(b.len())..].iter().find(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+                evidence |= next != Some(&b':');
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth <= 1 {
+                    return (pos + usize::from(depth == 1), evidence);
+                }
+                depth -= 1;
+            }
+            b',' if depth == 0 => return (pos, evidence),
+            b' ' | b'\t' | b'\n' | b'\r' | b',' | b':' => {}
+            b'n' if b[pos..].starts_with(b"null") => {
+                pos += 4;
+                if depth == 0 {
+                    return (pos, evidence);
+                }
+                continue;
+            }
+            _ => {
+                // A number, true, false, NaN or an infinity.
+                evidence = true;
+                while b.get(pos).is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')) {
+                    pos += 1;
+                }
+                if depth == 0 {
+                    return (pos, evidence);
+                }
+                continue;
+            }
+        }
+        pos += 1;
+    }
+    (pos, evidence)
+}
+
+/// The position after the closing quote of the string body at `pos`.
+fn skip_string_body(b: &[u8], mut pos: usize) -> usize {
+    while let Some(stop) = memchr::memchr2(b'"', b'\\', &b[pos.min(b.len())..]) {
+        if b[pos + stop] == b'"' {
+            return pos + stop + 1;
+        }
+        pos += stop + 2;
+    }
+    b.len()
+}
+
+/// The node of a container inside a skipped value: it has none.
+const SKIPPED_NODE: usize = usize::MAX;
+
 fn close_container(tape: &mut Tape, open: Open) {
+    if open.node == SKIPPED_NODE {
+        return;
+    }
     let end = tape.nodes.len() as u32;
     let (len, evidence) = (open.count, open.evidence);
     tape.nodes[open.node] =

@@ -10,6 +10,8 @@ mod fuzz;
 pub(crate) mod harness;
 pub mod json;
 pub mod json_document;
+#[cfg(test)]
+mod json_skip_tests;
 pub mod jsonl;
 pub mod parquet;
 mod parquet_footer;
@@ -149,6 +151,9 @@ pub struct Batch {
     pub meta: Vec<RecordMeta>,
     /// NULL list elements `bigquery_profile` dropped from these records.
     pub list_nulls_dropped: u64,
+    /// Top-level keys whose values the scan does not need (JSON formats:
+    /// json::SkipKeys); kept by `clear`.
+    pub skip: Option<std::sync::Arc<json::SkipKeys>>,
 }
 
 impl Batch {

@@ -7,7 +7,9 @@
 
 mod classify;
 mod declared;
-mod hash;
+// The fast key hasher lives with the tape (value/key_hash.rs), so that
+// the decoders below `infer` use it too.
+use crate::value::key_hash as hash;
 mod lattice;
 mod maps;
 mod merge;

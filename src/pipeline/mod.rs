@@ -24,6 +24,9 @@ mod rescue_proptests;
 pub mod scan_log;
 mod scanner;
 mod stats;
+mod tally;
+#[cfg(test)]
+mod tally_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -82,6 +85,9 @@ pub struct ScanPlan {
     pub partitions: Partitions,
     /// The input cut into units of parallel work, in input order.
     pub ranges: Vec<ranges::Range>,
+    /// The probe's record count of every range, where a scan that needs
+    /// no value may take it instead of decoding (pipeline/tally.rs).
+    pub tally: Option<tally::ProbeTally>,
 }
 
 impl ScanPlan {
@@ -190,9 +196,23 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     }
     let ranges = plan_input_ranges(&files, &names, &options);
     let mut stats = Stats::default();
+    let mut tally = None;
     if options.schema_mode == SchemaMode::Additive {
         let input = Input { function, files: &files, names: &names, ranges: &ranges };
-        probe(&input, &options, declared_probe, &mut registry.root, &mut stats)?;
+        // Where only a bad record can make a row differ from a count
+        // (no rescue column, pin, freeze or reshaping; a text format,
+        // whose rows the probe decodes), a scan needing no value may take
+        // the probe's counts.
+        if options.input_format != InputFormat::Parquet
+            && options.rescue_column.is_none()
+            && options.policies.is_none()
+            && !options.bigquery_profile
+        {
+            tally = tally::ProbeTally::before_probe(&files, ranges.len());
+        }
+        probe(&input, &options, declared_probe, &mut registry.root, &mut stats, tally.as_mut())?;
+        // The router counts repeated keys while routing even no column.
+        tally = tally.filter(|t| t.all_clean() && stats.duplicate_keys == 0);
     } else {
         stats.files = files.len() as u64;
     }
@@ -250,6 +270,7 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
         probe_stats: stats,
         started_at_micros,
         ranges,
+        tally,
     })
 }
 
@@ -340,6 +361,7 @@ fn probe(
     declared_only: bool,
     root: &mut StructNode,
     stats: &mut Stats,
+    mut tally: Option<&mut tally::ProbeTally>,
 ) -> Result<()> {
     use ordered::Step;
     let function = input.function;
@@ -387,6 +409,9 @@ fn probe(
         let range = match step {
             Step::Piece { range } => range,
             Step::RangeEnd { range, bytes_read, lines: consumed } => {
+                if let Some(t) = tally.as_deref_mut() {
+                    t.ranges[range].bytes = bytes_read;
+                }
                 absorb_declarations(input.ranges[range].file, root, stats, &mut infer_stats);
                 stats.bytes_read += bytes_read;
                 stats.files += u64::from(input.ranges[range].end.is_none());
@@ -400,6 +425,11 @@ fn probe(
         let file = &input.names[file_index];
         stats.batches += 1;
         stats.list_nulls_dropped += batch.list_nulls_dropped;
+        if let Some(t) = tally.as_deref_mut() {
+            let r = &mut t.ranges[range];
+            r.records += batch.len() as u64;
+            r.clean &= batch.meta.iter().all(|m| m.error.is_none());
+        }
         for i in 0..batch.len() {
             stats.rows_read += 1;
             let meta = &batch.meta[i];

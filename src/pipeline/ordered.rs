@@ -58,11 +58,20 @@ pub struct Decode {
     /// `bigquery_profile`: reshape each batch (value/reshape.rs), with
     /// this space reused.
     reshape: Option<Vec<crate::value::Node>>,
+    /// Top-level keys whose values are not needed (projection pushdown).
+    skip: Option<Arc<crate::formats::json::SkipKeys>>,
 }
 
 impl Decode {
     pub fn new(reader: SendReader, memory_limit: Option<u64>) -> Self {
-        Decode { reader, budget: BatchBudget::new(memory_limit), reshape: None }
+        Decode { reader, budget: BatchBudget::new(memory_limit), reshape: None, skip: None }
+    }
+
+    /// Reads the values of these top-level keys for their syntax only
+    /// (formats/json.rs, `SkipKeys`).
+    pub fn skipping(mut self, skip: Option<Arc<crate::formats::json::SkipKeys>>) -> Self {
+        self.skip = skip;
+        self
     }
 
     /// Reshapes every batch for BigQuery (`bigquery_profile`).
@@ -77,6 +86,13 @@ impl RangeWork for Decode {
 
     fn step(&mut self, batch: &mut Batch) -> Result<bool> {
         batch.clear();
+        let same = match (&batch.skip, &self.skip) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        if !same {
+            batch.skip.clone_from(&self.skip);
+        }
         let n = self.reader.next_batch(batch, self.budget.records())?;
         if let Some(scratch) = self.reshape.as_mut() {
             batch.list_nulls_dropped = crate::value::reshape_for_bigquery(&mut batch.tape, scratch);

@@ -16,8 +16,8 @@
 //! of registry text.
 
 use std::sync::{Arc, Mutex};
-use std::time::UNIX_EPOCH;
 
+use super::tally::FileStamp;
 use super::{format_utc_micros, now_utc_micros, plan_with, ScanPlan};
 use crate::error::Result;
 use crate::options::Options;
@@ -27,21 +27,6 @@ use crate::source::{parse_remote, resolve};
 const CAPACITY: usize = 16;
 /// A plan whose registry text is larger is not kept.
 const MAX_SCHEMA_BYTES: usize = 4 << 20;
-/// Files modified more recently than this are not cached.
-const RACY: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The file's inode and change time where the platform has them: a file
-/// replaced by another of the same size and mtime is still a new key.
-#[cfg(unix)]
-fn identity(meta: &std::fs::Metadata) -> String {
-    use std::os::unix::fs::MetadataExt;
-    format!("{}:{}:{}", meta.ino(), meta.ctime(), meta.ctime_nsec())
-}
-
-#[cfg(not(unix))]
-fn identity(_meta: &std::fs::Metadata) -> String {
-    String::new()
-}
 
 struct Entry {
     key: String,
@@ -89,18 +74,11 @@ fn key_of(function: &str, paths: &[String], options: &Options, for_scan: bool, c
     // Every parsed option (the format, the registry text, the compiled
     // parsers, ...): two calls that would plan differently never share a key.
     let mut key = format!("{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{options:?}");
-    let now = std::time::SystemTime::now();
     for file in &resolved.files {
-        let meta = std::fs::metadata(file).ok()?;
-        let modified = meta.modified().ok()?;
-        // A file changed within the last two seconds may change again within
-        // the same timestamp tick at the same size: not cached (git's rule
-        // for "racily clean" files).
-        if now.duration_since(modified).map_or(true, |age| age < RACY) {
-            return None;
-        }
-        let nanos = modified.duration_since(UNIX_EPOCH).ok()?.as_nanos();
-        key.push_str(&format!("\u{1}{file}\u{2}{}\u{2}{nanos}\u{2}{}", meta.len(), identity(&meta)));
+        // None: a file modified in the last two seconds may change again
+        // within the same timestamp tick at the same size: not cached.
+        let stamp = FileStamp::of(file)?;
+        key.push_str(&format!("\u{1}{file}\u{2}{stamp}"));
     }
     Some(key)
 }
@@ -145,6 +123,7 @@ fn refreshed(plan: &ScanPlan) -> ScanPlan {
         declared_probe: plan.declared_probe,
         partitions: plan.partitions.clone(),
         ranges: plan.ranges.clone(),
+        tally: plan.tally.clone(),
     }
 }
 

@@ -3,6 +3,7 @@ use std::sync::Arc;
 use super::ordered::{Decode, OrderedReader, RangeWork, Step};
 use super::{range_reader, BadRecords, Input, LineCursor, ScanPlan, Stats};
 use crate::error::Result;
+use crate::formats::json::SkipKeys;
 use crate::formats::{Batch, RecordMeta};
 use crate::infer::{ScalarKind, TimeUnit, TypeNode};
 use crate::options::HiveType;
@@ -85,6 +86,20 @@ pub struct Scanner {
     rejects: Vec<super::rejects::Reject>,
     rejects_bytes: usize,
     discard_rejects: bool,
+    /// Rows given from the probe's counts (pipeline/tally.rs): decided at
+    /// the first chunk, for a scan that routes no data column.
+    counting: Option<Counting>,
+    /// The record's keys none of whose columns the query uses: their
+    /// values are only checked, not decoded (formats/json.rs `SkipKeys`).
+    skip: Option<Arc<SkipKeys>>,
+}
+
+/// Where a scan that takes the probe's counts is: the range, and the rows
+/// of it still to give (`None`: the range not started).
+#[derive(Default)]
+struct Counting {
+    range: usize,
+    left: Option<u64>,
 }
 
 impl Drop for Scanner {
@@ -113,6 +128,8 @@ impl Scanner {
             rejects: Vec::new(),
             rejects_bytes: 0,
             discard_rejects: false,
+            counting: None,
+            skip: None,
         }
     }
 
@@ -126,6 +143,7 @@ impl Scanner {
             return;
         }
         self.router = consumer_router(&self.plan, Some(wanted.clone()));
+        self.skip = skip_keys(&self.plan, &wanted).map(Arc::new);
         self.wanted = Some(wanted);
     }
 
@@ -153,12 +171,27 @@ impl Scanner {
     pub fn next_chunk(&mut self, chunk: &mut Chunk) -> Result<usize> {
         let plan = Arc::clone(&self.plan);
         let function = plan.function.as_str();
+        if self.reader.is_none() && self.counting.is_none() {
+            // The files are the ones the probe read, and it found no bad
+            // record in them (pipeline/tally.rs).
+            let clean = plan.tally.as_ref().is_some_and(|t| t.still_holds(&plan.files));
+            let no_column = self.wanted.as_ref().is_some_and(|w| w.iter().all(|w| !w));
+            if no_column && clean {
+                self.counting = Some(Counting::default());
+            } else if clean {
+                // Every record parses: skipped values need no check.
+                self.skip = self.skip.take().map(|s| Arc::new((*s).clone().trusted()));
+            }
+        }
+        if self.counting.is_some() {
+            return Ok(self.next_counted_chunk(chunk));
+        }
         loop {
             let reader = self.reader.get_or_insert_with(|| {
                 let input = Input { function, files: &plan.files, names: &plan.display_files, ranges: &plan.ranges };
-                let (shared, wanted) = (Arc::clone(&plan), self.wanted.clone());
+                let (shared, wanted, skip) = (Arc::clone(&plan), self.wanted.clone(), self.skip.clone());
                 range_reader(&input, &plan.options, Vec::new(), move |decode, file_index| {
-                    RouteWork::new(decode, Arc::clone(&shared), wanted.clone(), file_index)
+                    RouteWork::new(decode.skipping(skip.clone()), Arc::clone(&shared), wanted.clone(), file_index)
                 })
             });
             let range = match reader.next(&mut self.routed).map_err(|e| e.in_function(function))? {
@@ -193,16 +226,55 @@ impl Scanner {
             // The caller's old chunk goes back to be reused by a decoder.
             std::mem::swap(chunk, routed);
             chunk.file_index = file_index;
-            // A chunk is one file's rows: its partition values are constants.
-            let partitions = &plan.partitions;
-            if !partitions.columns.is_empty() {
-                let data = chunk.data_columns(&plan);
-                for (column, value) in chunk.columns[data..].iter_mut().zip(&partitions.values[file_index]) {
-                    column.push_partition(value, chunk.rows);
-                }
-            }
+            add_partition_values(&plan, chunk);
             self.publish(false);
             return Ok(chunk.rows);
+        }
+    }
+
+    /// Whether this scan took the probe's counts (tests).
+    #[cfg(test)]
+    pub fn counted(&self) -> bool {
+        self.counting.is_some()
+    }
+
+    /// Whether this scan skips unwanted values by trust (tests).
+    #[cfg(test)]
+    pub fn skips_by_trust(&self) -> bool {
+        self.skip.as_ref().is_some_and(|s| s.is_trusted())
+    }
+
+    /// [`Self::next_chunk`] from the probe's counts: rows of no data
+    /// column, with their partition values, counted as a scan counts them.
+    fn next_counted_chunk(&mut self, chunk: &mut Chunk) -> usize {
+        let plan = Arc::clone(&self.plan);
+        let (Some(tally), Some(at)) = (plan.tally.as_ref(), self.counting.as_mut()) else { return 0 };
+        chunk.clear();
+        loop {
+            let Some(range) = plan.ranges.get(at.range) else {
+                self.publish(true);
+                return 0;
+            };
+            let counted = tally.ranges[at.range];
+            let left = *at.left.get_or_insert(counted.records);
+            if left == 0 {
+                self.stats.bytes_read += counted.bytes;
+                self.stats.files += u64::from(range.end.is_none());
+                at.range += 1;
+                at.left = None;
+                continue;
+            }
+            let rows = left.min(super::BATCH_RECORDS as u64);
+            at.left = Some(left - rows);
+            let rows = rows as usize;
+            chunk.rows = rows;
+            chunk.file_index = range.file;
+            add_partition_values(&plan, chunk);
+            self.stats.batches += 1;
+            self.stats.rows_read += rows as u64;
+            self.stats.rows_emitted += rows as u64;
+            self.publish(false);
+            return rows;
         }
     }
 
@@ -363,6 +435,39 @@ impl RangeWork for RouteWork {
 
     fn lines_read(&self) -> u64 {
         self.decode.lines_read()
+    }
+}
+
+/// The record's keys a scan may skip: those of the schema none of whose
+/// columns the query uses. Only where nothing but the columns it writes
+/// depends on the other values: an additive scan (strict mode judges the
+/// whole record), without `bigquery_profile` (which counts the NULL list
+/// elements of every value). Keys the schema lacks are always read.
+fn skip_keys(plan: &ScanPlan, wanted: &[bool]) -> Option<SkipKeys> {
+    let options = &plan.options;
+    if options.schema_mode != SchemaMode::Additive || options.bigquery_profile || options.rescue_column.is_some() {
+        return None;
+    }
+    let root = &plan.schema;
+    let mut used = vec![false; root.families.len()];
+    for (i, &(family, _)) in root.outputs.iter().enumerate() {
+        if wanted.get(i).copied().unwrap_or(true) {
+            used[family] = true;
+        }
+    }
+    let keys: Vec<String> =
+        root.families.iter().zip(&used).filter(|(_, used)| !**used).map(|(f, _)| f.source_key.clone()).collect();
+    let keys = SkipKeys::new(keys);
+    (!keys.is_empty()).then_some(keys)
+}
+
+/// A chunk is one file's rows: its partition values are constants.
+fn add_partition_values(plan: &ScanPlan, chunk: &mut Chunk) {
+    if !plan.partitions.columns.is_empty() {
+        let data = chunk.data_columns(plan);
+        for (column, value) in chunk.columns[data..].iter_mut().zip(&plan.partitions.values[chunk.file_index]) {
+            column.push_partition(value, chunk.rows);
+        }
     }
 }
 

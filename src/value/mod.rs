@@ -8,6 +8,7 @@
 pub mod calendar;
 mod declared;
 mod declared_text;
+pub mod key_hash;
 mod reshape;
 mod tape;
 mod time_unit;

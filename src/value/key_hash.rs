@@ -1,4 +1,5 @@
-//! A fast hasher for the per-value key lookups of inference and routing.
+//! A fast hasher for the per-value key lookups of decoding, inference and
+//! routing.
 //! std's SipHash resists HashDoS, which matters for maps keyed by untrusted
 //! input that grow without bound; ours are bounded by the schema's width and
 //! built from the same keys they are probed with, and the lookup is on the

@@ -1,0 +1,182 @@
+//! Skipped values (`SkipKeys`, projection pushdown) are read by the same
+//! parser with nothing written: the same records, the same bad records
+//! with the same messages and offsets, and the record's evidence, as a full
+//! parse; only each skipped value stands as a null.
+
+use proptest::prelude::*;
+
+use super::json::{parse_value_prefix, parse_value_prefix_skipping, skip_trusted_value, SkipKeys};
+use crate::value::{Node, Tape};
+
+/// Valid JSON values over the keys a, b and c (so that skipped keys occur
+/// at every depth), with escapes, numbers of every form and literals.
+fn value() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("null".to_string()),
+        Just("true".to_string()),
+        Just("false".to_string()),
+        Just("-0.5e3".to_string()),
+        Just("12345678901234567890".to_string()),
+        (-99i64..99).prop_map(|n| n.to_string()),
+        Just("\"x\\\"y\\u00e9\\n\"".to_string()),
+        Just("\"plain\"".to_string()),
+        Just("NaN".to_string()),
+    ];
+    leaf.prop_recursive(4, 32, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
+            prop::collection::vec(("[abc]", inner), 0..4).prop_map(|entries| {
+                let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+                format!("{{{}}}", body.join(","))
+            }),
+        ]
+    })
+}
+
+/// A record, possibly broken: a piece cut out, or a syntax character put
+/// in, somewhere.
+fn text() -> impl Strategy<Value = String> {
+    let record = prop::collection::vec(("[abc]", value()), 0..5).prop_map(|entries| {
+        let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        format!("{{{}}} ", body.join(","))
+    });
+    let damage = prop_oneof![
+        Just(None),
+        (any::<prop::sample::Index>(), any::<prop::sample::Index>()).prop_map(|(a, b)| Some((a, b, ""))),
+        (any::<prop::sample::Index>(), prop::sample::select(vec!["{", "}", "[", "]", ",", ":", "\"", "\\", "x", "1."]))
+            .prop_map(|(a, t)| Some((a, a, t))),
+    ];
+    (record, damage).prop_map(|(text, damage)| match damage {
+        None => text,
+        Some((a, b, insert)) => {
+            let (a, b) = (a.index(text.len() + 1), b.index(text.len() + 1));
+            let (a, b) = (a.min(b), a.max(b));
+            format!("{}{insert}{}", &text[..a], &text[b..])
+        }
+    })
+}
+
+/// Compares the value at `full` (of the fully parsed tape) with the value
+/// at `skipped`; at the record's own level (`top`), a key in `skip` must
+/// have a null in the skipped tape. Returns the next indexes.
+/// With `dropped`, a skipped entry of the record is left out whole (a
+/// trusted skip of a key without escapes).
+fn same(f: &Tape, full: usize, s: &Tape, skipped: usize, skip: &SkipKeys, top: bool, dropped: bool) -> (usize, usize) {
+    match (f.nodes[full], s.nodes[skipped]) {
+        (Node::Object { len: a, evidence: ea, .. }, Node::Object { len: b, evidence: eb, .. })
+        | (Node::List { len: a, evidence: ea, .. }, Node::List { len: b, evidence: eb, .. }) => {
+            assert_eq!(ea, eb, "evidence");
+            let is_object = matches!(f.nodes[full], Node::Object { .. });
+            let (mut i, mut j) = (full + 1, skipped + 1);
+            let mut kept = 0;
+            for _ in 0..a {
+                let mut skip_this = false;
+                if is_object {
+                    let Node::Key { start: fs, len: fl } = f.nodes[i] else { panic!("expected a key") };
+                    skip_this = top && skip.is_skipped(f.text_of(fs, fl));
+                    if skip_this && dropped {
+                        (i, kept) = (f.skip(i + 1), kept);
+                        continue;
+                    }
+                    let Node::Key { start: ss, len: sl } = s.nodes[j] else { panic!("expected a key") };
+                    assert_eq!(f.text_of(fs, fl), s.text_of(ss, sl));
+                    i += 1;
+                    j += 1;
+                }
+                kept += 1;
+                if skip_this {
+                    assert_eq!(s.nodes[j], Node::Null, "a skipped value stands as a null");
+                    (i, j) = (f.skip(i), j + 1);
+                } else {
+                    (i, j) = same(f, i, s, j, skip, false, dropped);
+                }
+            }
+            assert_eq!(kept, b, "entries kept");
+            (i, j)
+        }
+        (Node::Str { start: a, len: al }, Node::Str { start: b, len: bl }) => {
+            assert_eq!(f.text_of(a, al), s.text_of(b, bl));
+            (full + 1, skipped + 1)
+        }
+        (Node::Float(a), Node::Float(b)) => {
+            assert!(a == b || a.is_nan() && b.is_nan());
+            (full + 1, skipped + 1)
+        }
+        (a, b) => {
+            assert_eq!(a, b);
+            (full + 1, skipped + 1)
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(512), .. ProptestConfig::default() })]
+
+    #[test]
+    fn skipping_reads_like_a_full_parse(text in text(), keys in prop::collection::vec("[abc]", 0..3)) {
+        let skip = SkipKeys::new(keys);
+        let (mut full, mut skipped) = (Tape::default(), Tape::default());
+        let a = parse_value_prefix(&text, &mut full);
+        let b = parse_value_prefix_skipping(&text, &mut skipped, Some(&skip));
+        match (a, b) {
+            (Err(a), Err(b)) => {
+                prop_assert_eq!(a, b);
+                prop_assert!(skipped.nodes.is_empty() && skipped.text.is_empty());
+            }
+            (Ok((ra, ua)), Ok((rb, ub))) => {
+                prop_assert_eq!(ua, ub);
+                let (i, j) = same(&full, ra as usize, &skipped, rb as usize, &skip, true, false);
+                prop_assert_eq!((i, j), (full.nodes.len(), skipped.nodes.len()));
+            }
+            (a, b) => prop_assert!(false, "full {:?} against skipping {:?} for {:?}", a, b, text),
+        }
+        // Trusted (the text parsed before): the same tape where the text is
+        // valid; on other text, no panic (the trust is never given there).
+        let mut trusted = Tape::default();
+        let c = parse_value_prefix_skipping(&text, &mut trusted, Some(&skip.clone().trusted()));
+        if let Ok((ra, ua)) = parse_value_prefix(&text, &mut Tape::default()) {
+            let mut full = Tape::default();
+            parse_value_prefix(&text, &mut full).unwrap();
+            let (rc, uc) = c.unwrap();
+            prop_assert_eq!(ua, uc);
+            let (i, j) = same(&full, ra as usize, &trusted, rc as usize, &skip, true, true);
+            prop_assert_eq!((i, j), (full.nodes.len(), trusted.nodes.len()));
+        }
+    }
+
+    /// A trusted skip ends where the parser ends, with the same evidence.
+    #[test]
+    fn a_trusted_skip_ends_where_the_parser_ends(value in value(), pad in "[ \t]{0,2}") {
+        let text = format!("{pad}{value}{pad},");
+        let mut tape = Tape::default();
+        let (root, used) = parse_value_prefix(&text, &mut tape).unwrap();
+        let evidence = match tape.nodes[root as usize] {
+            Node::Object { evidence, .. } | Node::List { evidence, .. } => evidence,
+            Node::Null => false,
+            _ => true,
+        };
+        prop_assert_eq!(skip_trusted_value(text.as_bytes(), 0), (used, evidence));
+    }
+
+    #[test]
+    fn a_trusted_skip_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64), pos in 0usize..80) {
+        let (end, _) = skip_trusted_value(&bytes, pos);
+        prop_assert!(end >= pos.min(bytes.len()) || bytes.is_empty());
+    }
+}
+
+#[test]
+fn a_skipped_value_keeps_nothing_of_itself() {
+    let skip = SkipKeys::new(vec!["big".into()]);
+    let mut tape = Tape::default();
+    let text = r#"{"id": 7, "big": {"deep": ["long text", 1.5, {"x": null}]}}"#;
+    parse_value_prefix_skipping(text, &mut tape, Some(&skip)).unwrap();
+    assert_eq!(tape.text, "idbig");
+    // Object, id, 7, big, null.
+    assert_eq!(tape.nodes.len(), 5);
+    assert!(matches!(tape.nodes[0], Node::Object { len: 2, evidence: true, .. }));
+    // The evidence of a skipped value still counts for the record.
+    let mut tape = Tape::default();
+    parse_value_prefix_skipping(r#"{"big": [1], "n": null}"#, &mut tape, Some(&skip)).unwrap();
+    assert!(matches!(tape.nodes[0], Node::Object { evidence: true, .. }));
+}
