@@ -68,6 +68,11 @@ pub struct Ctx<'a> {
     /// Where the record being absorbed is in the policy tree (`pin_types`,
     /// `freeze`); `None` without policies, or off every policy path.
     policy: Option<&'a PolicyNode>,
+    /// Inside a value that its version takes as it is (no growth): the
+    /// values below are counted as usual but grow nothing, so that a
+    /// version's nested families do not open a version for a value the
+    /// version's choice already took (a parsed string as text).
+    as_is: bool,
 }
 
 /// Absorbs one record (an object) into the root struct. Returns false when
@@ -76,7 +81,7 @@ pub fn absorb_record(root: &mut StructNode, record: ValueRef<'_>, rules: &Rules<
     if !matches!(record.node(), crate::value::Node::Object { .. }) {
         return false;
     }
-    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: rules.policies.map(|p| &p.root) };
+    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: rules.policies.map(|p| &p.root), as_is: false };
     absorb_object_into_struct(root, record, Level::default(), &mut ctx);
     *stats = ctx.stats;
     true
@@ -190,11 +195,17 @@ fn note_depth(c: &Classified<'_>, ctx: &mut Ctx<'_>) {
 }
 
 fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
-    match choose_version(family, c, Growth::Allowed, &ctx.rules) {
-        Some(i) => {
+    let growth = if ctx.as_is { Growth::None } else { Growth::Allowed };
+    match choose(family, c, growth, &ctx.rules) {
+        Some((i, as_is)) => {
             let v = &mut family.versions[i];
+            let outer = ctx.as_is;
+            ctx.as_is |= as_is;
             absorb(&mut v.ty, v.established, c, ctx);
+            ctx.as_is = outer;
         }
+        // Taken as it is all the way down: nothing to open.
+        None if ctx.as_is => {}
         None => {
             if let Some(ty) = type_of(c, ctx) {
                 let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
@@ -208,11 +219,18 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
 /// when no version can take it (inference then opens a new version; the
 /// scan counts a violation).
 pub fn choose_version(family: &Family, c: &Classified<'_>, growth: Growth, rules: &Rules<'_>) -> Option<usize> {
+    choose(family, c, growth, rules).map(|(i, _)| i)
+}
+
+/// [`choose_version`], and whether the version takes the value as it is
+/// (found without growth; for a one-version family under growth, not
+/// known: false).
+fn choose(family: &Family, c: &Classified<'_>, growth: Growth, rules: &Rules<'_>) -> Option<(usize, bool)> {
     if growth == Growth::Allowed && family.versions.len() == 1 {
         // One version: whatever fits without growth also fits with it, so
         // the (recursive, costly) no-growth pass cannot change the answer.
         let v = &family.versions[0];
-        return fits(&v.ty, v.established, c, growth, rules).filter(|f| *f != Fit::Fallback).map(|_| 0);
+        return fits(&v.ty, v.established, c, growth, rules).filter(|f| *f != Fit::Fallback).map(|_| (0, false));
     }
     let best = |g: Growth| {
         let mut best: Option<(Fit, u32, usize)> = None;
@@ -231,8 +249,8 @@ pub fn choose_version(family: &Family, c: &Classified<'_>, growth: Growth, rules
         best.map(|b| b.2)
     };
     match best(Growth::None) {
-        Some(i) => Some(i),
-        None if growth == Growth::Allowed => best(Growth::Allowed),
+        Some(i) => Some((i, true)),
+        None if growth == Growth::Allowed => best(Growth::Allowed).map(|i| (i, false)),
         None => None,
     }
 }
@@ -405,7 +423,7 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
                     },
                     Some(mut t) => {
                         if fits(&t, false, &ec, Growth::Allowed, &ctx.rules).is_some() {
-                            absorb(&mut t, false, &ec, ctx);
+                            absorb_element(&mut t, false, &ec, ctx);
                             t
                         } else if c.value.elements().all(|e| e.as_str().is_some() || e.is_empty_or_null()) {
                             // Strings that parse differently ("7", "a") stay strings.
@@ -431,7 +449,7 @@ pub(super) fn absorb_classified(
     rules: &Rules<'_>,
     stats: &mut InferStats,
 ) {
-    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: None };
+    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: None, as_is: false };
     absorb(ty, established, c, &mut ctx);
     *stats = ctx.stats;
 }
@@ -495,7 +513,8 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
         },
         TypeNode::List(elem) => match c.class {
             ValueClass::List => absorb_elements(elem, established, c, ctx),
-            _ => absorb(elem, established, c, ctx),
+            // A singleton: it becomes an element.
+            _ => absorb_element(elem, established, c, ctx),
         },
         // An object's values go into the value type of a VARCHAR-keyed map.
         TypeNode::Map(entry) if c.class == ValueClass::Object => {
@@ -532,8 +551,30 @@ fn absorb_elements(elem: &mut TypeNode, established: bool, c: &Classified<'_>, c
     for e in c.value.elements() {
         let ec = classify(e, c.level.inside_list(), &ctx.rules);
         note_depth(&ec, ctx);
-        absorb(elem, established, &ec, ctx);
+        absorb_element(elem, established, &ec, ctx);
     }
+}
+
+/// [`absorb`] for one element of a list. Inside a list, strings that parse
+/// differently share the string type (`["s", "7"]` is a list of VARCHAR);
+/// that holds too once the element type is a struct that took the strings
+/// under `scalar_object_key` (`[["s", "7"], {"a": true}]`): a parsed
+/// string its wrapping family already takes without growth (as text)
+/// opens no typed version there. Otherwise absorbing the same list again
+/// would add a version the first pass did not (the schema would not be a
+/// fixed point of its own input).
+fn absorb_element(elem: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
+    if let TypeNode::Struct(s) = elem {
+        if c.is_parsed_string() {
+            if let Some(&fi) = s.index.get(ctx.rules.scalar_object_key) {
+                if choose_version(&s.families[fi], c, Growth::None, &ctx.rules).is_some() {
+                    // A version takes it as it is: nothing grows.
+                    return;
+                }
+            }
+        }
+    }
+    absorb(elem, established, c, ctx);
 }
 
 #[cfg(test)]

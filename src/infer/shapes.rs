@@ -16,23 +16,20 @@
 //! one without the cache, bit for bit (property test
 //! `shape_cache_never_changes_the_probe`).
 //!
-//! The shape of a value is only its kind when the kind is all that
-//! classifies it: with a string parser on, a string's class depends on its
-//! text, and typed sources (Parquet) carry values whose class depends on
-//! the value (an out-of-range timestamp is a string), so the cache is off
-//! for those, and with `pin_types`/`freeze`. Keying strings by the class
-//! they parse to is not enough under a parser: there absorbing is not
-//! idempotent. `{"x": [["s", "7"], {"a": true}]}` absorbed once gives the
-//! wrapped strings one VARCHAR version (strings that parse differently in
-//! one list stay strings), and absorbed again opens an integer version
-//! beside it for `"7"` (found by the property test below when it was tried).
-//! Strict scans grow nothing, but their checked shapes stay off under a
-//! parser too until a property test covers parsed strings there.
+//! A value's kind classifies it, but for strings under a string parser
+//! (`"7"` is an integer with `parse_integers`): a string's part of the
+//! shape is then the class its text parses to, which is all that inference
+//! and the version choice look at. (That made the property test find two
+//! places where absorbing the same record twice grew the schema under a
+//! parser, both fixed in the lattice: infer/lattice.rs `absorb_element`
+//! and `Ctx::as_is`.) Typed values (Parquet) carry classes that depend on
+//! the value (an out-of-range timestamp is a string), so a record holding
+//! one has no shape; and the cache is off with `pin_types`/`freeze`.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::classify::{DepthLimits, Rules};
+use super::classify::{classify, DepthLimits, Level, Rules, ValueClass};
 use super::hash::KeyHasher;
 use super::lattice::{absorb_record, has_duplicate_keys, InferStats};
 use super::schema::StructNode;
@@ -80,7 +77,7 @@ impl ShapeCache {
             key: Vec::new(),
             lookups: 0,
             hits: 0,
-            on: rules.policies.is_none() && !rules.parsers.any(),
+            on: rules.policies.is_none(),
         }
     }
 
@@ -102,7 +99,7 @@ impl ShapeCache {
         if !self.on {
             return absorb_record(root, record, rules, stats);
         }
-        if !shape_key(record, &mut self.key) {
+        if !shape_key(record, rules, &mut self.key) {
             return absorb_record(root, record, rules, stats);
         }
         self.lookups += 1;
@@ -139,8 +136,8 @@ pub struct ShapeSet {
 impl ShapeSet {
     /// Takes the shape of `record` as the current one; false when its
     /// kinds do not decide its classes (typed values): it has no shape.
-    pub fn take_shape(&mut self, record: ValueRef<'_>) -> bool {
-        shape_key(record, &mut self.key)
+    pub fn take_shape(&mut self, record: ValueRef<'_>, rules: &Rules<'_>) -> bool {
+        shape_key(record, rules, &mut self.key)
     }
 
     /// Whether the current shape is in the set.
@@ -158,18 +155,26 @@ impl ShapeSet {
 }
 
 /// Writes the shape of `record` into `out`: every node's kind in tape
-/// order, with container lengths and key bytes. False when the record
-/// holds a node whose kind does not decide its class (typed values).
-fn shape_key(record: ValueRef<'_>, out: &mut Vec<u8>) -> bool {
+/// order, with container lengths and key bytes, and for a string under a
+/// string parser the class its text parses to. False when the record holds
+/// a node whose kind does not decide its class (typed values).
+fn shape_key(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>) -> bool {
     out.clear();
     let nodes = &record.tape.nodes;
     let end = record.tape.skip(record.idx);
-    for node in &nodes[record.idx..end] {
+    let parsing = rules.parsers.any();
+    for (i, node) in nodes[record.idx..end].iter().enumerate() {
         match *node {
             Node::Null => out.push(0),
             Node::Bool(_) => out.push(1),
             Node::Int(_) => out.push(2),
             Node::Float(_) => out.push(3),
+            Node::Str { .. } if parsing => {
+                // The level only matters to containers.
+                let value = ValueRef { tape: record.tape, idx: record.idx + i };
+                out.push(8);
+                out.push(class_code(classify(value, Level::default(), rules).class));
+            }
             Node::Str { .. } => out.push(4),
             // Lengths make the encoding unambiguous (where a container
             // ends); evidence follows from the kinds inside.
@@ -192,6 +197,27 @@ fn shape_key(record: ValueRef<'_>, out: &mut Vec<u8>) -> bool {
         }
     }
     true
+}
+
+/// A string's class as one byte of its shape: the classes a string parser
+/// gives.
+fn class_code(class: ValueClass) -> u8 {
+    match class {
+        ValueClass::Str => 0,
+        ValueClass::Bool => 1,
+        ValueClass::Int => 2,
+        ValueClass::Float => 3,
+        ValueClass::Timestamp => 4,
+        ValueClass::Date => 5,
+        ValueClass::Time => 6,
+        // Not given to a string; kept apart all the same.
+        ValueClass::Nothing => 7,
+        ValueClass::Flattened => 8,
+        ValueClass::List => 9,
+        ValueClass::Object => 10,
+        ValueClass::Map => 11,
+        ValueClass::Declared(_) => 12,
+    }
 }
 
 /// The facts of a record's shape: the deepest depth `note_depth` could
@@ -262,6 +288,17 @@ mod tests {
             (-50i64..50).prop_map(|n| n.to_string()),
             Just("2.5".to_string()),
             Just("\"s\"".to_string()),
+            // Strings the parsers of `parsing_rules` type.
+            prop::sample::select(vec![
+                "\"7\"",
+                "\"-2.5\"",
+                "\"yes\"",
+                "\"2026-01-31\"",
+                "\"2026-01-31T10:00:00Z\"",
+                "\"10:30:00\"",
+                "\"2300-01-01T00:00:00Z\""
+            ])
+            .prop_map(str::to_string),
         ];
         leaf.prop_recursive(4, 24, 3, |inner| {
             prop_oneof![
@@ -279,6 +316,21 @@ mod tests {
             let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
             format!("{{{}}}", body.join(","))
         })
+    }
+
+    /// Every string parser on (a leaked value: the rules borrow it).
+    fn parsing_rules(arrow_max_depth: usize, parquet_max_depth: usize) -> Rules<'static> {
+        let parsers: &'static ScalarParsers = Box::leak(Box::new(ScalarParsers {
+            integers: true,
+            floats: Some(crate::scalar::FloatFormat::default()),
+            true_tokens: vec!["yes".into()],
+            false_tokens: vec!["no".into()],
+            iso_timestamps: true,
+            iso_dates: true,
+            iso_times: true,
+            ..ScalarParsers::none()
+        }));
+        Rules { parsers, timestamp_unit: TimeUnit::Nanos, ..rules(arrow_max_depth, parquet_max_depth) }
     }
 
     fn absorb_all(
@@ -315,9 +367,10 @@ mod tests {
             picks in prop::collection::vec(0usize..6, 1..40),
             arrow in 1usize..6,
             parquet in 1usize..6,
+            parsing in any::<bool>(),
         ) {
             let order: Vec<usize> = picks.iter().map(|p| p % pool.len()).collect();
-            let rules = rules(arrow, parquet);
+            let rules = if parsing { parsing_rules(arrow, parquet) } else { rules(arrow, parquet) };
             let (plain, plain_stats, _) = absorb_all(&pool, &order, &rules, false);
             let (cached, cached_stats, _) = absorb_all(&pool, &order, &rules, true);
             prop_assert_eq!(plain, cached);
@@ -338,10 +391,28 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_is_off_with_string_parsers() {
-        let mut parsers = ScalarParsers::none();
-        parsers.integers = true;
-        let rules = Rules { parsers: &parsers, ..rules(10, 10) };
-        assert!(!ShapeCache::new(&rules).on);
+    fn a_parsed_string_is_its_class_in_the_shape() {
+        let rules = parsing_rules(10, 10);
+        let key = |text: &str| {
+            let mut tape = Tape::default();
+            let idx = parse_value(text, &mut tape).unwrap();
+            tape.roots.push(idx);
+            let mut out = Vec::new();
+            assert!(shape_key(tape.record(0), &rules, &mut out));
+            out
+        };
+        assert_eq!(key(r#"{"a":"7"}"#), key(r#"{"a":"12"}"#));
+        assert_ne!(key(r#"{"a":"7"}"#), key(r#"{"a":"x"}"#));
+        assert_ne!(key(r#"{"a":"7"}"#), key(r#"{"a":"2.5"}"#));
+        // Out of the nanosecond range (1677-2262): a string, not a timestamp.
+        assert_ne!(key(r#"{"a":"2026-01-31T10:00:00Z"}"#), key(r#"{"a":"2300-01-01T00:00:00Z"}"#));
+    }
+
+    #[test]
+    fn the_cache_is_off_with_policies_and_on_with_parsers() {
+        assert!(ShapeCache::new(&parsing_rules(10, 10)).on);
+        let policies = crate::infer::Policies::default();
+        let with_policies = Rules { policies: Some(&policies), ..rules(10, 10) };
+        assert!(!ShapeCache::new(&with_policies).on);
     }
 }
