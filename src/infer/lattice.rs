@@ -68,10 +68,10 @@ pub struct Ctx<'a> {
     /// Where the record being absorbed is in the policy tree (`pin_types`,
     /// `freeze`); `None` without policies, or off every policy path.
     policy: Option<&'a PolicyNode>,
-    /// Inside a value that its version takes as it is (no growth): the
-    /// values below are counted as usual but grow nothing, so that a
-    /// version's nested families do not open a version for a value the
-    /// version's choice already took (a parsed string as text).
+    /// Inside a value that its version takes as it is (no growth): a
+    /// parsed string below grows nothing, so that a version's nested
+    /// families do not open a typed version for a string the version's
+    /// choice already took as text (other values grow as always).
     as_is: bool,
 }
 
@@ -195,7 +195,11 @@ fn note_depth(c: &Classified<'_>, ctx: &mut Ctx<'_>) {
 }
 
 fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
-    let growth = if ctx.as_is { Growth::None } else { Growth::Allowed };
+    // Only a parsed string is held to its enclosing choice: any other
+    // value below an as-is choice grows as always (`5` beside a JSON-text
+    // version still opens its BIGINT version).
+    let held = ctx.as_is && c.is_parsed_string();
+    let growth = if held { Growth::None } else { Growth::Allowed };
     match choose(family, c, growth, &ctx.rules) {
         Some((i, as_is)) => {
             let v = &mut family.versions[i];
@@ -205,7 +209,7 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
             ctx.as_is = outer;
         }
         // Taken as it is all the way down: nothing to open.
-        None if ctx.as_is => {}
+        None if held => {}
         None => {
             if let Some(ty) = type_of(c, ctx) {
                 let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;

@@ -448,6 +448,13 @@ fn skip_keys(plan: &ScanPlan, wanted: &[bool]) -> Option<SkipKeys> {
     if options.schema_mode != SchemaMode::Additive || options.bigquery_profile || options.rescue_column.is_some() {
         return None;
     }
+    // Where a written value may be nulled (a pin, a freeze, a declared
+    // type it is out of range for), the record's other lost values are
+    // found by routing it whole again (`Router::nulled_values`): every
+    // value must be on the tape for its reject.
+    if options.policies.is_some() || has_declared_types(&plan.schema) {
+        return None;
+    }
     let root = &plan.schema;
     let mut used = vec![false; root.families.len()];
     for (i, &(family, _)) in root.outputs.iter().enumerate() {
@@ -459,6 +466,20 @@ fn skip_keys(plan: &ScanPlan, wanted: &[bool]) -> Option<SkipKeys> {
         root.families.iter().zip(&used).filter(|(_, used)| !**used).map(|(f, _)| f.source_key.clone()).collect();
     let keys = SkipKeys::new(keys);
     (!keys.is_empty()).then_some(keys)
+}
+
+/// Whether any version below `root` has a declared type (Parquet-born:
+/// INTEGER, DECIMAL, ...), which a value may be out of range for.
+fn has_declared_types(root: &crate::infer::StructNode) -> bool {
+    fn declared(ty: &TypeNode) -> bool {
+        match ty {
+            TypeNode::Scalar(ScalarKind::Declared(_)) => true,
+            TypeNode::Scalar(_) => false,
+            TypeNode::List(e) | TypeNode::Map(e) => declared(e),
+            TypeNode::Struct(s) => has_declared_types(s),
+        }
+    }
+    root.families.iter().flat_map(|f| &f.versions).any(|v| declared(&v.ty))
 }
 
 /// A chunk is one file's rows: its partition values are constants.

@@ -376,3 +376,16 @@ fn under_the_bigquery_profile_a_list_element_no_type_takes_is_dropped_not_null()
     let r = run("{\"l\": [1, \"x\", 3]}\n", &params).unwrap();
     assert_eq!(r.column("l"), [json!([1, null, 3])]);
 }
+
+#[test]
+fn an_integer_beside_json_text_opens_its_own_version_whatever_its_parents_versions() {
+    // `f` has two versions when `{"x": 5}` comes, the struct taking it as
+    // it is; `x`'s JSON-text version would take 5 only as text: it opens
+    // x_v2 BIGINT, as it does when `f` has one version (no string parser:
+    // the as-is rule of the lattice holds only parsed strings).
+    let two = run("{\"f\": [1, \"a\"]}\n{\"f\": {\"x\": [1, \"a\"]}}\n{\"f\": {\"x\": 5}}\n", &[]).unwrap();
+    let one = run("{\"f\": {\"x\": [1, \"a\"]}}\n{\"f\": {\"x\": 5}}\n", &[]).unwrap();
+    for r in [&two, &one] {
+        assert!(r.plan.registry_json.contains("\"output_name\":\"x_v2_integer\""), "{}", r.plan.registry_json);
+    }
+}
