@@ -349,22 +349,8 @@ fn scan_projected(
     if let Some(w) = wanted {
         scanner.project(w.to_vec());
     }
-    let mut chunk = super::Chunk::new(plan);
-    let mut rows = Vec::new();
-    loop {
-        let n = scanner.next_chunk(&mut chunk).map_err(|e| e.message)?;
-        if n == 0 {
-            break;
-        }
-        for r in 0..n {
-            let row = chunk
-                .columns
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| wanted.is_none_or(|w| w.get(*i).copied().unwrap_or(true)));
-            rows.push(row.map(|(_, c)| c.row_json(r)).collect());
-        }
-    }
+    let rows =
+        super::tests::scan_rows(&mut scanner, plan, |i| wanted.is_none_or(|w| w.get(i).copied().unwrap_or(true)))?;
     Ok((rows, super::Stats { batches: 0, ..scanner.stats }))
 }
 

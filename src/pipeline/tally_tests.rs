@@ -152,28 +152,18 @@ fn a_projected_scan_of_a_clean_unchanged_file_skips_by_trust_and_reads_the_same(
     let plan = planned(file.to_str().unwrap(), &[], 2);
     assert!(plan.tally.is_some());
     let outputs = plan.schema.outputs.len();
-    let full = {
-        let mut scanner = Scanner::new(Arc::clone(&plan));
-        let mut chunk = Chunk::new(&plan);
-        let mut rows = Vec::new();
-        while scanner.next_chunk(&mut chunk).unwrap() > 0 {
-            for r in 0..chunk.rows {
-                rows.push(chunk.columns.iter().map(|c| c.row_json(r)).collect::<Vec<_>>());
-            }
-        }
-        rows
-    };
+    let full = super::tests::scan_rows(&mut Scanner::new(Arc::clone(&plan)), &plan, |_| true).unwrap();
     // Each column alone: its values, every other key skipped by trust.
     for column in 0..outputs {
         let mut wanted = vec![false; outputs];
         wanted[column] = true;
         let mut scanner = Scanner::new(Arc::clone(&plan));
         scanner.project(wanted);
-        let mut chunk = Chunk::new(&plan);
-        let mut values = Vec::new();
-        while scanner.next_chunk(&mut chunk).unwrap() > 0 {
-            values.extend((0..chunk.rows).map(|r| chunk.columns[column].row_json(r)));
-        }
+        let values: Vec<_> = super::tests::scan_rows(&mut scanner, &plan, |i| i == column)
+            .unwrap()
+            .into_iter()
+            .map(|mut row| row.remove(0))
+            .collect();
         assert!(scanner.skips_by_trust(), "column {column}");
         let expected: Vec<_> = full.iter().map(|row| row[column].clone()).collect();
         assert_eq!(values, expected, "column {column}");

@@ -113,19 +113,28 @@ fn run_planned_with(
     names.extend(plan.partitions.columns.iter().map(|c| c.name.clone()));
     names.extend(plan.options.rescue_column.clone());
     let mut scanner = Scanner::new(Arc::clone(&plan));
-    let mut chunk = Chunk::new(&plan);
-    let mut rows = Vec::new();
-    loop {
-        let n = scanner.next_chunk(&mut chunk).map_err(|e| e.message)?;
-        if n == 0 {
-            break;
-        }
-        for r in 0..n {
-            rows.push(chunk.columns.iter().map(|c| c.row_json(r)).collect());
-        }
-    }
+    let rows = scan_rows(&mut scanner, &plan, |_| true)?;
     assert_eq!(scanner.stats.rows_read, scanner.stats.rows_emitted + scanner.stats.rows_skipped);
     Ok((Run { plan, rows, names }, scanner.stats))
+}
+
+/// Every row `scanner` gives, each column `keep` keeps as JSON (a
+/// projected scan leaves the other columns empty).
+pub(crate) fn scan_rows(
+    scanner: &mut Scanner,
+    plan: &ScanPlan,
+    keep: impl Fn(usize) -> bool,
+) -> Result<Vec<Vec<Value>>, String> {
+    let mut chunk = Chunk::new(plan);
+    let mut rows = Vec::new();
+    while scanner.next_chunk(&mut chunk).map_err(|e| e.message)? > 0 {
+        rows.extend(
+            (0..chunk.rows).map(|r| {
+                chunk.columns.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c.row_json(r)).collect()
+            }),
+        );
+    }
+    Ok(rows)
 }
 
 fn s(v: &str) -> ParamValue {
