@@ -160,6 +160,55 @@ pub struct CsvReader<R: Read> {
     scratch: String,
     /// The record terminator: `\n` (LF and CRLF files) or `\r` (CR-only files).
     newline: u8,
+    /// Reading one byte range of the file (formats/csv_range.rs); offsets
+    /// are then the file's raw ones.
+    bounds: Option<RangeBounds>,
+    /// A guessed range stopped inside a record past its read-ahead cap.
+    cut: bool,
+}
+
+/// What the records after a file's header share, read from the file's head
+/// for a reader of a later byte range (formats/csv_range.rs).
+#[derive(Clone, Debug)]
+pub struct CsvLayout {
+    newline: u8,
+    header: Option<Vec<String>>,
+    names: Vec<String>,
+    width: Option<usize>,
+    blank_is_null: bool,
+    /// Offset (after a byte-order mark) of the first line after the skipped
+    /// lines and the header: the first place a record can start.
+    pub data_start: u64,
+    /// Without a header: the offset of the first record, which fixes the
+    /// width. A range starting before it skips blank lines as the file's
+    /// start does, and takes the width from that record itself.
+    width_from: Option<u64>,
+}
+
+impl CsvLayout {
+    /// The record terminator the file's first line showed.
+    pub fn newline(&self) -> u8 {
+        self.newline
+    }
+}
+
+/// The byte range a reader owns: the records that start in `first..end`.
+#[derive(Clone, Copy, Debug)]
+pub struct RangeBounds {
+    /// Raw offset the reader's input starts at: a record boundary, certain
+    /// or guessed.
+    pub first: u64,
+    /// Raw offset at which records stop being the range's.
+    pub end: Option<u64>,
+    /// Length of the file's byte-order mark: reported offsets do not count it.
+    pub bom: u64,
+    /// The range's bytes before `first` (a range continued after a cut).
+    pub bytes_before: u64,
+    /// `first` is a line end that may lie inside a quoted cell.
+    pub guessed: bool,
+    /// A guessed range stops inside a record reaching past this offset
+    /// (see `RangeFollow::Cut`).
+    pub cap: Option<u64>,
 }
 
 impl<R: Read> CsvReader<R> {
@@ -187,7 +236,84 @@ impl<R: Read> CsvReader<R> {
             keys: KeyCache::default(),
             scratch: String::new(),
             newline: b'\n',
+            bounds: None,
+            cut: false,
         }
+    }
+
+    /// A reader of the records starting in `bounds` (its input starts at
+    /// `bounds.first`), numbering lines from `line`; a range after the
+    /// file's first takes the header from `layout`.
+    pub fn in_range(
+        reader: R,
+        file: &str,
+        chunk_bytes: usize,
+        options: CsvOptions,
+        layout: Option<CsvLayout>,
+        bounds: RangeBounds,
+        line: u64,
+    ) -> Self {
+        let mut r = Self::new(reader, file, chunk_bytes, options);
+        r.offset = bounds.first;
+        r.line = line;
+        r.bounds = Some(bounds);
+        if let Some(layout) = layout {
+            r.newline = layout.newline;
+            r.header = layout.header;
+            r.header_read = true;
+            if layout.width_from.is_none_or(|at| bounds.first.saturating_sub(bounds.bom) >= at) {
+                r.names = layout.names;
+                r.width = layout.width;
+                r.blank_is_null = layout.blank_is_null;
+            }
+        }
+        r
+    }
+
+    /// The layout a later range of this file needs: reads the skipped lines,
+    /// the header and (without one) the first record, which fixes the width.
+    pub fn layout(&mut self) -> Result<CsvLayout> {
+        self.start_input()?;
+        let data_start = self.offset;
+        let mut width = self.width;
+        let mut width_from = None;
+        while width.is_none() {
+            let Some(end) = self.scan_record()? else { break };
+            if end.is_comment(&self.cells) || self.is_blank() {
+                self.advance(&end);
+                continue;
+            }
+            width = Some(self.cells.len());
+            width_from = Some(self.offset);
+        }
+        let (names, blank_is_null) = match (self.width, width) {
+            (None, Some(w)) => ((1..=w).map(column_name).collect(), w == 1),
+            _ => (self.names.clone(), self.blank_is_null),
+        };
+        Ok(CsvLayout {
+            newline: self.newline,
+            header: self.header.clone(),
+            names,
+            width,
+            blank_is_null,
+            data_start,
+            width_from,
+        })
+    }
+
+    /// Whether the next record starts at or past the range's end.
+    fn past_end(&self) -> bool {
+        self.bounds.is_some_and(|b| b.end.is_some_and(|end| self.offset >= end))
+    }
+
+    /// A guessed range's current record reaches past its cap.
+    fn over_cap(&self) -> bool {
+        self.bounds.and_then(|b| b.cap).is_some_and(|cap| self.offset + self.input.pending().len() as u64 > cap)
+    }
+
+    /// The offset messages give: counted after the byte-order mark.
+    fn reported_offset(&self) -> u64 {
+        self.offset - self.bounds.map_or(0, |b| b.bom).min(self.offset)
     }
 
     /// The header's cell texts as read (None without a header, or for an
@@ -265,7 +391,7 @@ impl<R: Read> CsvReader<R> {
                     "file \"{}\" at line {} (byte {}): the CSV header has an unterminated quoted cell starting at line {}",
                     self.input.file,
                     self.line,
-                    self.offset,
+                    self.reported_offset(),
                     self.line + q
                 )));
             }
@@ -429,6 +555,10 @@ impl<R: Read> CsvReader<R> {
                     None => self.pos = len,
                 },
             }
+            if self.over_cap() {
+                self.cut = true;
+                return Ok(None);
+            }
             if self.input.fill()?.is_some() {
                 continue;
             }
@@ -545,18 +675,47 @@ impl<R: Read> CsvReader<R> {
 
 impl<R: Read> super::RecordReader for CsvReader<R> {
     fn bytes_read(&self) -> u64 {
-        self.input.bytes_read
+        match self.bounds {
+            // The bytes of the records the range owns (ranges overlap in
+            // what they read, not in what they own).
+            Some(b) => b.bytes_before + self.offset.saturating_sub(b.first.max(b.bom)),
+            None => self.input.bytes_read,
+        }
+    }
+
+    fn lines_read(&self) -> u64 {
+        if self.bounds.is_some() {
+            self.line - 1
+        } else {
+            0
+        }
+    }
+
+    fn guessed_start(&self) -> Option<u64> {
+        self.bounds.filter(|b| b.guessed).map(|b| b.first)
+    }
+
+    fn follow(&self) -> super::RangeFollow {
+        match self.bounds {
+            None => super::RangeFollow::Unknown,
+            Some(_) if self.cut => super::RangeFollow::Cut(super::Resume {
+                offset: self.offset,
+                line: self.line,
+                bytes: self.bytes_read(),
+            }),
+            Some(_) => super::RangeFollow::At(self.offset),
+        }
     }
 
     /// Appends up to `max_records` records to `batch`; returns how many.
     /// Zero means the file is exhausted.
     fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
-        if max_records == 0 {
+        if max_records == 0 || self.cut {
             return Ok(0);
         }
         self.start_input()?;
         let mut added = 0;
-        while added < max_records {
+        while added < max_records && !self.past_end() {
             let Some(end) = self.scan_record()? else { break };
             if end.is_comment(&self.cells) || (self.is_blank() && !self.blank_is_null) {
                 // A blank line is no record, except in a one-column file,
@@ -610,7 +769,7 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                 batch.tape.roots.push(batch.tape.nodes.len() as u32);
                 batch.tape.nodes.push(Node::Null);
             }
-            batch.meta.push(RecordMeta { line: self.line, byte: self.offset, error });
+            batch.meta.push(RecordMeta { line: self.line, byte: self.reported_offset(), error });
             self.advance(&end);
             added += 1;
         }
@@ -736,6 +895,16 @@ fn unescape(raw: &str, quote: u8, escape: Option<u8>, out: &mut String) {
         }
     }
     out.push_str(&raw[seg..]);
+}
+
+/// Makes the line in a bad record's message the file's: a range's reader
+/// numbers lines from its own first line (pipeline/mod.rs `LineCursor`
+/// adds the lines of the ranges before it, to the message too).
+pub fn shift_error_line(error: &mut String, by: u64) {
+    const PREFIX: &str = "unterminated quoted cell starting at line ";
+    if let Some(line) = error.strip_prefix(PREFIX).and_then(|n| n.parse::<u64>().ok()) {
+        *error = format!("{PREFIX}{}", line + by);
+    }
 }
 
 fn count_newlines(bytes: &[u8], newline: u8) -> u64 {

@@ -3,6 +3,7 @@
 
 mod chunks;
 pub mod csv;
+pub mod csv_range;
 pub mod csv_sniff;
 #[cfg(test)]
 mod fuzz;
@@ -46,6 +47,21 @@ pub trait RecordReader {
         0
     }
 
+    /// Where this range's first record starts, when that was guessed (a
+    /// CSV range opened at a line end that may lie inside a quoted cell):
+    /// the consumer checks it against where the previous range's records
+    /// ended (pipeline/ordered.rs). `None`: the start is certain, or the
+    /// range owns no record.
+    fn guessed_start(&self) -> Option<u64> {
+        None
+    }
+
+    /// Where the next range's records start, once this range is done
+    /// (see [`RangeFollow`]).
+    fn follow(&self) -> RangeFollow {
+        RangeFollow::Unknown
+    }
+
     /// What a typed source (Parquet) declares before any row is read;
     /// `None` for text formats. Call it before the first `next_batch`.
     fn declaration(&mut self) -> Option<Declaration> {
@@ -59,6 +75,35 @@ pub trait RecordReader {
     fn signature(&mut self) -> Result<Option<Signature>> {
         Ok(None)
     }
+}
+
+/// How a byte range's records meet the next range's, for formats whose
+/// ranges start at a guessed record boundary (CSV: a line end may lie
+/// inside a quoted cell). Offsets are the file's raw byte offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeFollow {
+    /// Nothing to check: a whole file, or a JSON Lines range (every line
+    /// end is a record end).
+    Unknown,
+    /// The record after this range's last starts here.
+    At(u64),
+    /// No record started in the range (a record of an earlier range spans
+    /// it): the next record starts where the previous range said.
+    AsBefore,
+    /// The range stopped inside a record that ran further past its end than
+    /// a guessed start may read ahead (memory stays bounded when a guess is
+    /// wrong): the consumer goes on from here once the guess is confirmed.
+    Cut(Resume),
+}
+
+/// A certain place to (re)start a range's reading: the raw offset of a
+/// record boundary, the range's line number there (1 at the range's first
+/// line) and the bytes of the range before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resume {
+    pub offset: u64,
+    pub line: u64,
+    pub bytes: u64,
 }
 
 /// A typed source's declaration (see [`RecordReader::declaration`]).

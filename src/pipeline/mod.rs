@@ -5,6 +5,8 @@ mod bad_records;
 mod budget;
 mod clock;
 #[cfg(test)]
+mod csv_range_proptests;
+#[cfg(test)]
 mod lossless_tests;
 #[cfg(test)]
 mod merge_proptests;
@@ -309,12 +311,13 @@ pub(crate) fn range_reader<W: ordered::RangeWork>(
         input.ranges.to_vec(),
         options.clone(),
     );
-    let opener: Box<ordered::Opener<W>> = Box::new(move |i| {
+    let heads = readers::CsvHeads::default();
+    let opener: Box<ordered::Opener<W>> = Box::new(move |i, at| {
         let r = &ranges[i];
         let reader: ordered::SendReader = if no_rows.get(r.file).copied().unwrap_or(false) {
             Box::new(ordered::NoRecords)
         } else {
-            readers::open_range_reader(&function, &files[r.file], &names[r.file], &opts, r)?
+            readers::open_range_reader(&function, &files[r.file], &names[r.file], &opts, r, at, &heads)?
         };
         Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes).reshaping(opts.bigquery_profile), r.file))
     });
@@ -333,7 +336,12 @@ impl LineCursor {
     /// Makes the line numbers of a batch of `range` the file's.
     pub fn fix(&self, batch: &mut Batch) {
         if self.lines_before > 0 {
-            batch.meta.iter_mut().for_each(|m| m.line += self.lines_before);
+            for m in batch.meta.iter_mut() {
+                m.line += self.lines_before;
+                if let Some(error) = m.error.as_mut() {
+                    crate::formats::csv::shift_error_line(error, self.lines_before);
+                }
+            }
         }
     }
 

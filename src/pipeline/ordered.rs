@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 
 use super::budget::BatchBudget;
 use crate::error::{Result, SanitizeError};
-use crate::formats::{Batch, RecordReader};
+use crate::formats::{Batch, RangeFollow, RecordReader, Resume};
 
 pub type SendReader = Box<dyn RecordReader + Send>;
 
@@ -46,10 +46,20 @@ pub trait RangeWork: Send + 'static {
     fn bytes_read(&self) -> u64;
     /// Lines the range consumed, once done (see `RecordReader::lines_read`).
     fn lines_read(&self) -> u64;
+    /// See `RecordReader::guessed_start`.
+    fn guessed_start(&self) -> Option<u64> {
+        None
+    }
+    /// See `RecordReader::follow`.
+    fn follow(&self) -> RangeFollow {
+        RangeFollow::Unknown
+    }
 }
 
-/// Opens the work of range `i`.
-pub type Opener<W> = dyn Fn(usize) -> Result<W> + Send + Sync;
+/// Opens the work of range `i`; with a [`Resume`], reading starts there,
+/// a record boundary known for certain (the opener ignores it for a range
+/// that starts its file).
+pub type Opener<W> = dyn Fn(usize, Option<Resume>) -> Result<W> + Send + Sync;
 
 /// Decoding a range into batches of records.
 pub struct Decode {
@@ -108,6 +118,14 @@ impl RangeWork for Decode {
     fn lines_read(&self) -> u64 {
         self.reader.lines_read()
     }
+
+    fn guessed_start(&self) -> Option<u64> {
+        self.reader.guessed_start()
+    }
+
+    fn follow(&self) -> RangeFollow {
+        self.reader.follow()
+    }
 }
 
 /// The reader of a range with no records to decode (a Parquet file whose
@@ -147,7 +165,7 @@ pub enum Step {
 /// One item of a range's queue.
 enum Item<T> {
     Piece(T),
-    End { bytes_read: u64, lines: u64 },
+    End { bytes_read: u64, lines: u64, follow: RangeFollow },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -160,6 +178,15 @@ enum Owner {
 struct Slot<T> {
     items: VecDeque<Result<Item<T>>>,
     owner: Owner,
+    /// The guessed start of the range's first record (a CSV range), set
+    /// when it is opened, before any item; checked and cleared when the
+    /// range becomes the head.
+    guess: Option<u64>,
+    /// The certain place the consumer (re)opens the range at: after a
+    /// wrong guess, or to go on after a cut (`RangeFollow::Cut`).
+    reopen: Option<Resume>,
+    /// The helper working on it must drop its work (a wrong guess).
+    discard: bool,
 }
 
 struct State<T> {
@@ -210,8 +237,8 @@ impl<W: RangeWork> Worker<W> {
     /// constructor) is an error in the range's place, like a panic while
     /// stepping: a helper thread must never die holding a claimed range,
     /// or the consumer would wait for it forever.
-    fn open(shared: &Shared<W>, range: usize) -> Result<Worker<W>> {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (shared.opener)(range))) {
+    fn open(shared: &Shared<W>, range: usize, at: Option<Resume>) -> Result<Worker<W>> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (shared.opener)(range, at))) {
             Ok(work) => Ok(Worker { work: work? }),
             Err(_) => Err(SanitizeError::internal("a decoder panicked while opening its input")),
         }
@@ -233,7 +260,11 @@ impl<W: RangeWork> Worker<W> {
         }));
         match run {
             Ok(Ok(true)) => Ok(Item::Piece(out)),
-            Ok(Ok(false)) => Ok(Item::End { bytes_read: self.work.bytes_read(), lines: self.work.lines_read() }),
+            Ok(Ok(false)) => Ok(Item::End {
+                bytes_read: self.work.bytes_read(),
+                lines: self.work.lines_read(),
+                follow: self.work.follow(),
+            }),
             Ok(Err(e)) => Err(e),
             Err(_) => Err(SanitizeError::internal("a decoder panicked")),
         }
@@ -256,6 +287,9 @@ pub struct OrderedReader<W: RangeWork> {
     /// Ranges the consumer works on itself: the head, or ranges ahead it
     /// took on while a helper had the head.
     own: HashMap<usize, Worker<W>>,
+    /// Where the record after the last finished range starts
+    /// (`RangeFollow::At`), which the next range's guessed start must be.
+    resume: Option<u64>,
 }
 
 impl<W: RangeWork> OrderedReader<W> {
@@ -265,7 +299,9 @@ impl<W: RangeWork> OrderedReader<W> {
     pub fn new(ranges: usize, threads: usize, opener: Box<Opener<W>>) -> Self {
         let threads = threads.max(1);
         let helpers = (threads - 1).min(ranges);
-        let slots = (0..ranges).map(|_| Slot { items: VecDeque::new(), owner: Owner::Nobody }).collect();
+        let slots = (0..ranges)
+            .map(|_| Slot { items: VecDeque::new(), owner: Owner::Nobody, guess: None, reopen: None, discard: false })
+            .collect();
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 slots,
@@ -293,7 +329,7 @@ impl<W: RangeWork> OrderedReader<W> {
                 }
             }
         }
-        OrderedReader { shared, helpers: started, own: HashMap::new() }
+        OrderedReader { shared, helpers: started, own: HashMap::new(), resume: None }
     }
 
     /// The next step in range order, with a piece swapped into `batch`
@@ -307,10 +343,39 @@ impl<W: RangeWork> OrderedReader<W> {
             if head >= state.slots.len() || state.cancelled {
                 return Ok(None);
             }
+            // A guessed start is checked before anything of its range is
+            // given out: right when the previous range's records ended
+            // there, else the range is read again from where they did.
+            if let Some(guess) = state.slots[head].guess {
+                if self.resume == Some(guess) {
+                    state.slots[head].guess = None;
+                } else {
+                    let Some(offset) = self.resume else {
+                        return Err(SanitizeError::internal("a range with a guessed start follows no range end"));
+                    };
+                    self.restart(&shared, &mut state, head, Resume { offset, line: 1, bytes: 0 });
+                    continue;
+                }
+            }
             if let Some(item) = state.slots[head].items.pop_front() {
+                if let Ok(Item::End { follow: RangeFollow::Cut(at), .. }) = &item {
+                    // The range's guess held: the consumer reads on from
+                    // the record it was cut at.
+                    let slot = &mut state.slots[head];
+                    slot.reopen = Some(*at);
+                    slot.owner = Owner::Nobody;
+                    continue;
+                }
                 let last = is_last(&item);
                 if last {
                     state.head += 1;
+                    if let Ok(Item::End { follow, .. }) = &item {
+                        self.resume = match *follow {
+                            RangeFollow::At(offset) => Some(offset),
+                            RangeFollow::AsBefore => self.resume,
+                            RangeFollow::Unknown | RangeFollow::Cut(_) => None,
+                        };
+                    }
                 }
                 shared.changed.notify_all();
                 recycle(&mut state, std::mem::take(batch));
@@ -318,14 +383,22 @@ impl<W: RangeWork> OrderedReader<W> {
                 return self.deliver(head, item, batch);
             }
             match state.slots[head].owner {
-                Owner::Nobody if state.idle_helpers == 0 => {
+                Owner::Nobody if state.idle_helpers == 0 || state.slots[head].reopen.is_some() => {
+                    // Opened by the consumer once the range before it is
+                    // done: where its records ended is certain.
+                    let at = state.slots[head].reopen.take().or(self.resume.map(|offset| Resume {
+                        offset,
+                        line: 1,
+                        bytes: 0,
+                    }));
                     state.slots[head].owner = Owner::Consumer;
-                    state.next_unclaimed = head + 1;
+                    state.next_unclaimed = state.next_unclaimed.max(head + 1);
                     drop(state);
-                    let opened = Worker::open(&shared, head);
+                    let opened = Worker::open(&shared, head, at);
                     state = shared.lock();
                     match opened {
                         Ok(w) => {
+                            state.slots[head].guess = w.work.guessed_start();
                             self.own.insert(head, w);
                         }
                         Err(e) => {
@@ -344,16 +417,13 @@ impl<W: RangeWork> OrderedReader<W> {
                         return Err(SanitizeError::internal("a range of the consumer has no decoder"));
                     };
                     let item = worker.step(spare);
-                    let last = is_last(&item);
-                    state = shared.lock();
-                    if last {
+                    if is_last(&item) {
                         self.own.remove(&head);
-                        state.head += 1;
-                        shared.changed.notify_all();
                     }
-                    recycle(&mut state, std::mem::take(batch));
-                    drop(state);
-                    return self.deliver(head, item, batch);
+                    // Through the queue, so that a range end is handled in
+                    // one place (a cut, the next range's start).
+                    state = shared.lock();
+                    state.slots[head].items.push_back(item);
                 }
                 Owner::Helper => match self.help_ahead(&shared, state) {
                     Ok(s) => state = s,
@@ -365,6 +435,33 @@ impl<W: RangeWork> OrderedReader<W> {
                 },
             }
         }
+    }
+
+    /// Drops what was read of range `range` from a wrong guess and has the
+    /// consumer read it again from `at`. A helper still on it drops its
+    /// work when it next queues a piece.
+    fn restart(&mut self, shared: &Shared<W>, state: &mut State<W::Out>, range: usize, at: Resume) {
+        let slot = &mut state.slots[range];
+        slot.guess = None;
+        slot.reopen = Some(at);
+        let mut finished = false;
+        let mut pieces = Vec::new();
+        for item in slot.items.drain(..) {
+            finished |= is_last(&item);
+            if let Ok(Item::Piece(piece)) = item {
+                pieces.push(piece);
+            }
+        }
+        if slot.owner == Owner::Helper && !finished {
+            slot.discard = true;
+        } else {
+            slot.owner = Owner::Nobody;
+            self.own.remove(&range);
+        }
+        for piece in pieces {
+            recycle(state, piece);
+        }
+        shared.changed.notify_all();
     }
 
     /// While a helper has the head range: decodes one batch of a range
@@ -402,10 +499,11 @@ impl<W: RangeWork> OrderedReader<W> {
                 state.next_unclaimed += 1;
                 state.slots[r].owner = Owner::Consumer;
                 drop(state);
-                let opened = Worker::open(shared, r);
+                let opened = Worker::open(shared, r, None);
                 state = shared.lock();
                 match opened {
                     Ok(w) => {
+                        state.slots[r].guess = w.work.guessed_start();
                         self.own.insert(r, w);
                     }
                     Err(e) => state.slots[r].items.push_back(Err(e)),
@@ -434,7 +532,7 @@ impl<W: RangeWork> OrderedReader<W> {
                 *out = piece;
                 Ok(Some(Step::Piece { range }))
             }
-            Item::End { bytes_read, lines } => Ok(Some(Step::RangeEnd { range, bytes_read, lines })),
+            Item::End { bytes_read, lines, .. } => Ok(Some(Step::RangeEnd { range, bytes_read, lines })),
         }
     }
 }
@@ -463,8 +561,11 @@ fn helper<W: RangeWork>(shared: &Shared<W>) {
                 state = shared.wait(state);
             }
         };
-        let mut worker = match Worker::open(shared, range) {
-            Ok(w) => Some(w),
+        let mut worker = match Worker::open(shared, range, None) {
+            Ok(w) => {
+                shared.lock().slots[range].guess = w.work.guessed_start();
+                Some(w)
+            }
             Err(e) => {
                 let mut state = shared.lock();
                 state.slots[range].items.push_back(Err(e));
@@ -480,11 +581,23 @@ fn helper<W: RangeWork>(shared: &Shared<W>) {
             let item = w.step_as(spare, consumer_idle);
             let last = is_last(&item);
             let mut state = shared.lock();
-            while state.slots[range].items.len() >= QUEUE_BATCHES && !state.cancelled {
+            while state.slots[range].items.len() >= QUEUE_BATCHES && !state.cancelled && !state.slots[range].discard {
                 state = shared.wait(state);
             }
             if state.cancelled {
                 return;
+            }
+            if state.slots[range].discard {
+                // Its guessed start was wrong: the consumer reads it again.
+                let slot = &mut state.slots[range];
+                slot.discard = false;
+                slot.owner = Owner::Nobody;
+                if let Ok(Item::Piece(piece)) = item {
+                    recycle(&mut state, piece);
+                }
+                shared.changed.notify_all();
+                worker = None;
+                continue;
             }
             state.slots[range].items.push_back(item);
             shared.changed.notify_all();
@@ -553,7 +666,7 @@ mod tests {
     /// Range i holds records 100*i .. 100*i + sizes[i].
     fn read_all(sizes: &[u64], threads: usize, fail_at: Option<u64>) -> (Vec<u64>, Vec<Step>, Option<String>) {
         let sizes_owned = sizes.to_vec();
-        let opener: Box<Opener<Decode>> = Box::new(move |i| {
+        let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
             let first = 100 * i as u64;
             Ok(Decode::new(Box::new(Numbers { next: first, end: first + sizes_owned[i], per_batch: 3, fail_at }), None))
         });
@@ -600,7 +713,7 @@ mod tests {
                     4 => Some(401),
                     _ => None,
                 };
-                let opener: Box<Opener<Decode>> = Box::new(move |i| {
+                let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
                     let first = 100 * i as u64;
                     let numbers = Numbers { next: first, end: first + sizes[i], per_batch: 3, fail_at: opener_fail(i) };
                     Ok(Decode::new(Box::new(numbers), None))
@@ -625,7 +738,7 @@ mod tests {
     #[test]
     fn a_panic_while_opening_a_range_is_an_error_in_its_place_not_a_hang() {
         for threads in [1, 2, 4] {
-            let opener: Box<Opener<Decode>> = Box::new(|i| {
+            let opener: Box<Opener<Decode>> = Box::new(|i, _| {
                 if i == 2 {
                     panic!("constructor failed");
                 }
@@ -652,7 +765,7 @@ mod tests {
     #[test]
     fn dropping_the_reader_early_stops_every_helper() {
         let (_, _, _) = read_all(&[1000; 8], 4, None);
-        let opener: Box<Opener<Decode>> = Box::new(|i| {
+        let opener: Box<Opener<Decode>> = Box::new(|i, _| {
             let numbers = Numbers { next: 0, end: 1_000_000 * (i as u64 + 1), per_batch: 50, fail_at: None };
             Ok(Decode::new(Box::new(numbers), None))
         });

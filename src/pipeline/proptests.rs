@@ -233,7 +233,7 @@ proptest! {
 }
 
 /// Rows as a sorted multiset of JSON texts; drift events without their time.
-fn comparable(r: &super::tests::Run) -> (Vec<String>, Value, Vec<Value>) {
+pub(crate) fn comparable(r: &super::tests::Run) -> (Vec<String>, Value, Vec<Value>) {
     let mut rows: Vec<String> = r.rows.iter().map(|row| Value::Array(row.clone()).to_string()).collect();
     rows.sort();
     let drifts = r
@@ -278,6 +278,31 @@ proptest! {
 
 /// A line of a messy JSON Lines file: a record, or what real files hold
 /// between records.
+/// How a ranges test cuts and reads a file: the range size, the read size,
+/// the threads and `on_error`.
+pub(crate) fn cutting() -> impl Strategy<Value = (u64, i64, usize, &'static str)> {
+    (
+        1u64..64,
+        prop_oneof![1i64..40, Just(1 << 20)],
+        1usize..9,
+        prop_oneof![Just("skip_row"), Just("emit_null_row"), Just("stop")],
+    )
+}
+
+/// What a ranges test compares of a run: rows in order, names, registry,
+/// drifts and counters (or the error).
+#[allow(clippy::type_complexity)]
+pub(crate) fn comparable_scan(
+    r: Result<(super::tests::Run, super::Stats), String>,
+) -> Result<(Vec<Vec<Value>>, Vec<String>, Value, Vec<Value>, super::Stats), String> {
+    // `batches` counts decoded batches, and no batch spans two ranges: the
+    // one counter that follows the cut.
+    r.map(|(run, stats)| {
+        let (_, registry, drifts) = comparable(&run);
+        (run.rows.clone(), run.names.clone(), registry, drifts, super::Stats { batches: 0, ..stats })
+    })
+}
+
 fn messy_line() -> impl Strategy<Value = String> {
     prop_oneof![
         6 => record().prop_map(|r| to_lines(&[r])),
@@ -302,10 +327,7 @@ proptest! {
         lines in prop::collection::vec(messy_line(), 0..24),
         bom in any::<bool>(),
         no_final_newline in any::<bool>(),
-        range in 1u64..64,
-        chunk in prop_oneof![1i64..40, Just(1 << 20)],
-        threads in 1usize..9,
-        on_error in prop_oneof![Just("skip_row"), Just("emit_null_row"), Just("stop")],
+        (range, chunk, threads, on_error) in cutting(),
     ) {
         let mut text = String::new();
         if bom {
@@ -324,16 +346,8 @@ proptest! {
         let mut cut = base.to_vec();
         cut.push(("scan_range_bytes", ParamValue::Int(range as i64)));
         cut.push(("read_chunk_bytes", ParamValue::Int(chunk)));
-        let comparable_run = |r: Result<(super::tests::Run, super::Stats), String>| {
-            // `batches` counts decoded batches, and no batch spans two
-            // ranges: the one counter that follows the cut.
-            r.map(|(run, stats)| {
-                let stats = super::Stats { batches: 0, ..stats };
-                (run.rows.clone(), run.names.clone(), comparable(&run).1, comparable(&run).2, stats)
-            })
-        };
-        let expected = comparable_run(super::tests::run_threads(&path, &base, 1));
-        let got = comparable_run(super::tests::run_threads(&path, &cut, threads));
+        let expected = comparable_scan(super::tests::run_threads(&path, &base, 1));
+        let got = comparable_scan(super::tests::run_threads(&path, &cut, threads));
         let _ = std::fs::remove_dir_all(&dir);
         prop_assert_eq!(got, expected);
     }

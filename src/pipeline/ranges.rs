@@ -1,9 +1,9 @@
 //! The units of parallel work: the input cut into ranges, in input order.
 //!
 //! A range is a whole file, or, inside a local uncompressed UTF-8 JSON
-//! Lines file, a byte range that owns the lines *starting* in it (a line
-//! that crosses the range's end is read to its end by this range; the next
-//! range skips it). Ranges are decoded by several threads but consumed in
+//! Lines or CSV file, a byte range that owns the records *starting* in it
+//! (a record that crosses the range's end is read to its end by this range;
+//! the next range skips it). Ranges are decoded by several threads but consumed in
 //! range order (pipeline/ordered.rs), so the rows, their order, the
 //! registry, the drifts and the first bad record are what a sequential read
 //! gives, whatever the thread count or the range size.
@@ -43,12 +43,14 @@ const AUTO_RANGES_PER_THREAD: u64 = 16;
 /// The most ranges one file is cut into, whatever `scan_range_bytes` says.
 const MAX_RANGES_PER_FILE: u64 = 1 << 16;
 
-/// Whether the files of this scan may be cut inside: JSON Lines only (a
-/// line end is a record boundary that needs no parsing to find), not
-/// compressed (a compressed stream can only be read from its start), and
-/// UTF-8 (a byte `\n` is a line end; UTF-16 would need the decoder).
+/// Whether the files of this scan may be cut inside: JSON Lines (a line
+/// end is a record boundary that needs no parsing to find) and CSV (a range
+/// guesses its first record's start, and the guess is checked:
+/// formats/csv_range.rs), not compressed (a compressed stream can only be
+/// read from its start), and UTF-8 (a byte `\n` is a line end; UTF-16
+/// would need the decoder).
 pub fn splittable(options: &Options, name: &str) -> bool {
-    matches!(options.input_format, InputFormat::Jsonl | InputFormat::Ndjson)
+    matches!(options.input_format, InputFormat::Jsonl | InputFormat::Ndjson | InputFormat::Csv)
         && options.compression.of_file(name) == Compression::None
         && options.input_text_encoding == TextEncoding::Utf8
 }

@@ -5,7 +5,8 @@ use std::fs::File;
 use std::io::{Cursor, Read};
 
 use crate::error::{Result, SanitizeError};
-use crate::formats::csv::CsvReader;
+use crate::formats::csv::{CsvLayout, CsvReader};
+use crate::formats::csv_range::{open_csv_range, CsvRange};
 use crate::formats::json_document::{JsonArrayReader, JsonDocumentReader};
 use crate::formats::jsonl::{JsonLinesReader, LineRange};
 use crate::formats::parquet::ParquetReader;
@@ -39,12 +40,31 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
 
 /// Opens the decoder of one range of the plan's input (pipeline/ranges.rs):
 /// the whole file, or the lines of a byte range of a JSON Lines file.
+/// The CSV heads already read, per file of the plan: every later range of
+/// a file needs its header, and a file cut into thousands of ranges is
+/// read at its head once.
+#[derive(Default)]
+pub struct CsvHeads(std::sync::Mutex<std::collections::HashMap<usize, CsvLayout>>);
+
+impl CsvHeads {
+    fn get_or_read(&self, file: usize, read: impl FnOnce() -> Result<CsvLayout>) -> Result<CsvLayout> {
+        if let Some(layout) = self.0.lock().unwrap_or_else(|p| p.into_inner()).get(&file) {
+            return Ok(layout.clone());
+        }
+        let layout = read()?;
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(file, layout.clone());
+        Ok(layout)
+    }
+}
+
 pub fn open_range_reader(
     function: &str,
     file: &str,
     name: &str,
     options: &Options,
     range: &super::ranges::Range,
+    at: Option<crate::formats::Resume>,
+    heads: &CsvHeads,
 ) -> Result<Box<dyn RecordReader + Send>> {
     use std::io::{Seek, SeekFrom};
     if !range.is_split() {
@@ -57,6 +77,27 @@ pub fn open_range_reader(
         Ok(()) if head == [0xEF, 0xBB, 0xBF] => 3,
         _ => 0,
     };
+    // Reads sized to the range, as for JSON Lines below.
+    let chunk = range.end.map_or(options.read_chunk_bytes, |end| {
+        options
+            .read_chunk_bytes
+            .min(((end - range.start.saturating_sub(1)) as usize).saturating_add(1).max(MIN_CHUNK_BYTES))
+    });
+    if options.input_format == InputFormat::Csv {
+        // A later range takes the header (and the first line's newline)
+        // from the file's head, read as the first range reads it.
+        let layout = if range.start > 0 {
+            Some(heads.get_or_read(range.file, || {
+                let mut head = open(function, file, name)?;
+                head.seek(SeekFrom::Start(bom)).map_err(io)?;
+                CsvReader::new(head, name, CSV_HEAD_CHUNK_BYTES, options.csv_dialect()).layout()
+            })?)
+        } else {
+            None
+        };
+        let place = CsvRange { start: range.start, end: range.end, bom, layout };
+        return open_csv_range(f, name, chunk, options.csv_dialect(), place, at).map_err(|e| e.in_function(function));
+    }
     // From the byte before the range: if it ends a line, the line starting
     // at the range's first byte is this range's.
     let seek = range.start.saturating_sub(1);
@@ -64,14 +105,14 @@ pub fn open_range_reader(
     let line_range = LineRange { start: seek, end: range.end, skip_partial: range.start > 0, bom };
     // Reads sized to the range: a range smaller than `read_chunk_bytes`
     // does not read (or allocate) a whole chunk past its end.
-    let chunk = range.end.map_or(options.read_chunk_bytes, |end| {
-        options.read_chunk_bytes.min(((end - seek) as usize).saturating_add(1).max(MIN_CHUNK_BYTES))
-    });
     Ok(Box::new(JsonLinesReader::for_range(f, name, chunk, line_range)))
 }
 
 /// The smallest read of a small file.
 const MIN_CHUNK_BYTES: usize = 4096;
+
+/// Reads of a CSV file's head, for its header: most headers fit one.
+const CSV_HEAD_CHUNK_BYTES: usize = 64 << 10;
 
 /// The decoder of a text format over `input`: decompression (by the name's
 /// suffix or the `compression` option), the text decoder (the one place a

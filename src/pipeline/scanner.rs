@@ -436,6 +436,14 @@ impl RangeWork for RouteWork {
     fn lines_read(&self) -> u64 {
         self.decode.lines_read()
     }
+
+    fn guessed_start(&self) -> Option<u64> {
+        self.decode.guessed_start()
+    }
+
+    fn follow(&self) -> crate::formats::RangeFollow {
+        self.decode.follow()
+    }
 }
 
 /// The record's keys a scan may skip: those of the schema none of whose

@@ -95,7 +95,18 @@ pub(crate) fn run_threads(
     params: &[(&str, ParamValue)],
     threads: usize,
 ) -> Result<(Run, super::Stats), String> {
-    run_planned_with("sanitize_jsonl", InputFormat::Jsonl, vec![path.to_string()], params, plan, threads)
+    run_threads_as("sanitize_jsonl", InputFormat::Jsonl, path, params, threads)
+}
+
+/// [`run_threads`] for any format.
+pub(crate) fn run_threads_as(
+    function: &str,
+    format: InputFormat,
+    path: &str,
+    params: &[(&str, ParamValue)],
+    threads: usize,
+) -> Result<(Run, super::Stats), String> {
+    run_planned_with(function, format, vec![path.to_string()], params, plan, threads)
 }
 
 fn run_planned_with(
