@@ -75,7 +75,10 @@ pub fn open_csv_range<F: Read + Seek + Send + 'static>(
         None if range.end.is_some_and(|end| end <= data_start) => return Ok(Box::new(NoRecordStarts)),
         None if range.start <= data_start => (data_start, 1, 0, false),
         None => match first_line_start(&mut file, range.start, range.end, layout.newline()).map_err(io)? {
-            Some(first) => (first, 1, 0, true),
+            Some(first) => {
+                let first = better_guess(&mut file, first, range.end, &options, &layout).map_err(io)?;
+                (first, 1, 0, true)
+            }
             None => return Ok(Box::new(NoRecordStarts)),
         },
     };
@@ -116,6 +119,70 @@ fn first_line_start<F: Read + Seek>(
     }
 }
 
+/// Bytes after a guess that [`better_guess`] looks at.
+const GUESS_WINDOW: usize = 64 << 10;
+/// Line starts it tries.
+const GUESS_CANDIDATES: usize = 16;
+
+/// The first of the line starts from `first` on (before `end`, within a
+/// window) whose first record reads as a good record, as DuckDB's parallel
+/// CSV reader tries its start: a line end inside a quoted cell usually
+/// gives a record of the wrong width or an unterminated quote. Only a
+/// better guess: the consumer still checks it, so a wrong choice costs a
+/// re-read, never a row. `first` itself when nothing in the window reads
+/// well or nothing can be told (a record longer than the window).
+fn better_guess<F: Read + Seek>(
+    file: &mut F,
+    first: u64,
+    end: Option<u64>,
+    options: &CsvOptions,
+    layout: &CsvLayout,
+) -> std::io::Result<u64> {
+    file.seek(SeekFrom::Start(first))?;
+    let mut window = Vec::with_capacity(GUESS_WINDOW);
+    file.by_ref().take(GUESS_WINDOW as u64).read_to_end(&mut window)?;
+    let newline = layout.newline();
+    let mut at = 0usize;
+    for _ in 0..GUESS_CANDIDATES {
+        if end.is_some_and(|end| first + at as u64 >= end) || at >= window.len() {
+            break;
+        }
+        // A window shorter than asked for ends where the file does.
+        let whole = window.len() < GUESS_WINDOW;
+        match first_record_reads_well(&window[at..], whole, options, layout) {
+            Some(true) => return Ok(first + at as u64),
+            // A record longer than the rest of the window: nothing to tell.
+            None => break,
+            Some(false) => {}
+        }
+        match memchr::memchr(newline, &window[at..]) {
+            Some(i) => at += i + 1,
+            None => break,
+        }
+    }
+    Ok(first)
+}
+
+/// Whether the first record of `bytes` is a good one (`None`: it does not
+/// end inside `bytes` and the file goes on, or `bytes` holds no record).
+fn first_record_reads_well(bytes: &[u8], to_the_end: bool, options: &CsvOptions, layout: &CsvLayout) -> Option<bool> {
+    let bounds = RangeBounds { first: 0, end: None, bom: 0, bytes_before: 0, guessed: false, cap: None };
+    let mut reader = CsvReader::in_range(
+        std::io::Cursor::new(bytes),
+        "",
+        bytes.len().max(1),
+        options.clone(),
+        Some(layout.clone()),
+        bounds,
+        1,
+    );
+    let mut batch = Batch::default();
+    let n = reader.next_batch(&mut batch, 1).ok()?;
+    // Ended before the window's end (or the file's): a whole record, not
+    // one cut short.
+    (n == 1 && (to_the_end || reader.bytes_read() < bytes.len() as u64)).then(|| batch.meta[0].error.is_none())
+}
+
 /// A range in which no record starts: the record after it starts where
 /// the previous range's next one does.
 struct NoRecordStarts;
@@ -129,5 +196,33 @@ impl RecordReader for NoRecordStarts {
     }
     fn follow(&self) -> RangeFollow {
         RangeFollow::AsBefore
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout_of(text: &str) -> CsvLayout {
+        CsvReader::new(std::io::Cursor::new(text.as_bytes().to_vec()), "t.csv", 64, CsvOptions::default())
+            .layout()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_guess_inside_quotes_moves_to_the_next_line_that_reads_as_a_record() {
+        let text = "id,body,n\n1,\"one\ntwo\nthree\",7\n2,\"x\",8\n";
+        let layout = layout_of(text);
+        let mut file = std::io::Cursor::new(text.as_bytes().to_vec());
+        // The line end after "one" is inside quotes: "two" and "three\",7"
+        // read as records of the wrong width; "2,..." is the true start.
+        let inside = text.find("two").unwrap() as u64;
+        let truth = text.find("2,").unwrap() as u64;
+        let got = better_guess(&mut file, inside, None, &CsvOptions::default(), &layout).unwrap();
+        assert_eq!(got, truth);
+        // A right guess stays.
+        assert_eq!(better_guess(&mut file, truth, None, &CsvOptions::default(), &layout).unwrap(), truth);
+        // Nothing that reads well before the range's end: the first guess stays.
+        assert_eq!(better_guess(&mut file, inside, Some(truth), &CsvOptions::default(), &layout).unwrap(), inside);
     }
 }
