@@ -339,9 +339,17 @@ impl LineCursor {
             for m in batch.meta.iter_mut() {
                 m.line += self.lines_before;
                 if let Some(error) = m.error.as_mut() {
-                    crate::formats::csv::shift_error_line(error, self.lines_before);
+                    self.fix_message(error);
                 }
             }
+        }
+    }
+
+    /// Makes a line number inside a bad record's message the file's (a CSV
+    /// reader's unterminated-quote message names the line the quote opened).
+    pub fn fix_message(&self, message: &mut String) {
+        if self.lines_before > 0 {
+            crate::formats::csv::shift_error_line(message, self.lines_before);
         }
     }
 

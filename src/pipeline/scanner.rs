@@ -301,6 +301,13 @@ impl Scanner {
         self.file_records += routed.records;
         for event in &mut routed.events {
             event.meta.line = self.lines.line(event.meta.line);
+            // A bad record's message may carry a line of its range too.
+            if event.meta.error.is_some() {
+                self.lines.fix_message(&mut event.cause);
+                if let Some(error) = event.meta.error.as_mut() {
+                    self.lines.fix_message(error);
+                }
+            }
             if let Some(scan_id) = self.scan_id {
                 if let Some(r) = reject(plan, scan_id, file_index, before, event, &mut self.stats) {
                     // Within the store's budget even under max_rejects := NULL.
