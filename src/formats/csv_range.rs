@@ -76,7 +76,12 @@ pub fn open_csv_range<F: Read + Seek + Send + 'static>(
         None if range.start <= data_start => (data_start, 1, 0, false),
         None => match first_line_start(&mut file, range.start, range.end, layout.newline()).map_err(io)? {
             Some(first) => {
-                let first = better_guess(&mut file, first, range.end, &options, &layout).map_err(io)?;
+                // A window of about the range's length (within bounds): a
+                // file cut into tiny ranges does not read 64 KiB per range.
+                let window = range
+                    .end
+                    .map_or(GUESS_WINDOW, |end| ((end - range.start) as usize).clamp(MIN_GUESS_WINDOW, GUESS_WINDOW));
+                let first = better_guess(&mut file, first, range.end, window, &options, &layout).map_err(io)?;
                 (first, 1, 0, true)
             }
             None => return Ok(Box::new(NoRecordStarts)),
@@ -119,8 +124,9 @@ fn first_line_start<F: Read + Seek>(
     }
 }
 
-/// Bytes after a guess that [`better_guess`] looks at.
+/// Bytes after a guess that [`better_guess`] looks at, at most and at least.
 const GUESS_WINDOW: usize = 64 << 10;
+const MIN_GUESS_WINDOW: usize = 4 << 10;
 /// Line starts it tries.
 const GUESS_CANDIDATES: usize = 16;
 
@@ -135,12 +141,13 @@ fn better_guess<F: Read + Seek>(
     file: &mut F,
     first: u64,
     end: Option<u64>,
+    window_bytes: usize,
     options: &CsvOptions,
     layout: &CsvLayout,
 ) -> std::io::Result<u64> {
     file.seek(SeekFrom::Start(first))?;
-    let mut window = Vec::with_capacity(GUESS_WINDOW);
-    file.by_ref().take(GUESS_WINDOW as u64).read_to_end(&mut window)?;
+    let mut window = Vec::with_capacity(window_bytes);
+    file.by_ref().take(window_bytes as u64).read_to_end(&mut window)?;
     let newline = layout.newline();
     let mut at = 0usize;
     for _ in 0..GUESS_CANDIDATES {
@@ -148,7 +155,7 @@ fn better_guess<F: Read + Seek>(
             break;
         }
         // A window shorter than asked for ends where the file does.
-        let whole = window.len() < GUESS_WINDOW;
+        let whole = window.len() < window_bytes;
         match first_record_reads_well(&window[at..], whole, options, layout) {
             Some(true) => return Ok(first + at as u64),
             // A record longer than the rest of the window: nothing to tell.
@@ -218,11 +225,14 @@ mod tests {
         // read as records of the wrong width; "2,..." is the true start.
         let inside = text.find("two").unwrap() as u64;
         let truth = text.find("2,").unwrap() as u64;
-        let got = better_guess(&mut file, inside, None, &CsvOptions::default(), &layout).unwrap();
+        let got = better_guess(&mut file, inside, None, GUESS_WINDOW, &CsvOptions::default(), &layout).unwrap();
         assert_eq!(got, truth);
         // A right guess stays.
-        assert_eq!(better_guess(&mut file, truth, None, &CsvOptions::default(), &layout).unwrap(), truth);
+        assert_eq!(better_guess(&mut file, truth, None, GUESS_WINDOW, &CsvOptions::default(), &layout).unwrap(), truth);
         // Nothing that reads well before the range's end: the first guess stays.
-        assert_eq!(better_guess(&mut file, inside, Some(truth), &CsvOptions::default(), &layout).unwrap(), inside);
+        assert_eq!(
+            better_guess(&mut file, inside, Some(truth), GUESS_WINDOW, &CsvOptions::default(), &layout).unwrap(),
+            inside
+        );
     }
 }
