@@ -28,6 +28,11 @@ pub(crate) mod value;
 #[cfg(feature = "extension")]
 mod ffi;
 
+/// The JSON parser comparison (benches/parsers.rs), with the candidates
+/// it needs; not part of the extension.
+#[cfg(feature = "parser-bench")]
+pub use formats::parser_bench;
+
 #[cfg(test)]
 mod test_support {
     /// Property-test cases: the default, or `PROPTEST_CASES` for longer runs.

@@ -19,6 +19,8 @@ mod parquet_footer;
 #[cfg(test)]
 mod parquet_fuzz;
 mod parquet_pages;
+#[cfg(feature = "parser-bench")]
+pub mod parser_bench;
 pub mod utf8;
 pub mod xml;
 
