@@ -185,8 +185,12 @@ impl Router {
                 classified = None;
                 chosen = None;
                 if idx != NO_VALUE {
-                    let c = classify(ValueRef { tape: any.tape, idx }, level, rules);
-                    if c.class != ValueClass::Nothing {
+                    // Classified in place: the loop reads it by reference, so
+                    // the value is not copied again for each output column.
+                    let c = &*classified.insert(classify(ValueRef { tape: any.tape, idx }, level, rules));
+                    if c.class == ValueClass::Nothing {
+                        classified = None;
+                    } else {
                         let family = &s.families[fi];
                         chosen = if let Some(kind) = family.pin {
                             // A pinned field has its one version; the
@@ -195,7 +199,7 @@ impl Router {
                         } else if self.trusted && family.versions.len() == 1 {
                             Some(0)
                         } else {
-                            choose_version(family, &c, Growth::None, rules).or_else(|| partial_version(family, &c))
+                            choose_version(family, c, Growth::None, rules).or_else(|| partial_version(family, c))
                         };
                         if chosen.is_none() {
                             self.values_nulled += 1;
@@ -203,19 +207,18 @@ impl Router {
                                 r.keep(Some(&family.source_key), c.value, RescueKind::TypeMismatch);
                             }
                         }
-                        classified = Some(c);
                     }
                 }
             }
-            match (chosen, classified) {
+            match (chosen, classified.as_ref()) {
                 (Some(v), Some(c)) if v == vi => {
                     let ty = &s.families[fi].versions[vi].ty;
                     if let Some(r) = self.rescue.as_mut() {
                         r.enter(&s.families[fi].source_key);
                     }
                     match s.families[fi].pin {
-                        Some(kind) => self.write_pinned(kind, &c, col, rules),
-                        None => self.write_value(ty, &c, col, rules),
+                        Some(kind) => self.write_pinned(kind, c, col, rules),
+                        None => self.write_value(ty, c, col, rules),
                     }
                     if let Some(r) = self.rescue.as_mut() {
                         r.leave();
