@@ -527,6 +527,10 @@ impl<'a> Parser<'a> {
 
     /// Parses a string body (after the opening quote) into the tape's text
     /// (with `keep` false: only checks it).
+    // Inlined, as `parse_number` is: returned through memory, the Result was
+    // read back right after the call, a stall on data just written (perf,
+    // issue 13).
+    #[inline(always)]
     fn parse_string(&mut self, tape: &mut Tape, keep: bool) -> Result<(u32, u32), JsonError> {
         let start = tape.text.len();
         loop {
@@ -657,6 +661,7 @@ impl<'a> Parser<'a> {
     /// `Float` (an integer beyond i64 loses precision, as in DuckDB's reader).
     /// Parses a number; with `convert` false only checks its syntax (a
     /// skipped value: every number the grammar allows converts).
+    #[inline(always)]
     fn parse_number(&mut self, convert: bool) -> Result<Node, JsonError> {
         let start = self.pos;
         let b = self.bytes;
