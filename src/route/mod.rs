@@ -185,12 +185,8 @@ impl Router {
                 classified = None;
                 chosen = None;
                 if idx != NO_VALUE {
-                    // Classified in place: the loop reads it by reference, so
-                    // the value is not copied again for each output column.
-                    let c = &*classified.insert(classify(ValueRef { tape: any.tape, idx }, level, rules));
-                    if c.class == ValueClass::Nothing {
-                        classified = None;
-                    } else {
+                    let c = classify(ValueRef { tape: any.tape, idx }, level, rules);
+                    if c.class != ValueClass::Nothing {
                         let family = &s.families[fi];
                         chosen = if let Some(kind) = family.pin {
                             // A pinned field has its one version; the
@@ -199,7 +195,7 @@ impl Router {
                         } else if self.trusted && family.versions.len() == 1 {
                             Some(0)
                         } else {
-                            choose_version(family, c, Growth::None, rules).or_else(|| partial_version(family, c))
+                            choose_version(family, &c, Growth::None, rules).or_else(|| partial_version(family, &c))
                         };
                         if chosen.is_none() {
                             self.values_nulled += 1;
@@ -207,9 +203,11 @@ impl Router {
                                 r.keep(Some(&family.source_key), c.value, RescueKind::TypeMismatch);
                             }
                         }
+                        classified = Some(c);
                     }
                 }
             }
+            // By reference: the value is not copied out for each output column.
             match (chosen, classified.as_ref()) {
                 (Some(v), Some(c)) if v == vi => {
                     let ty = &s.families[fi].versions[vi].ty;
