@@ -101,11 +101,7 @@ fn simd_node(nodes: &[simd_json::Node<'_>], at: &mut usize, tape: &mut Tape) -> 
     let node = nodes[*at];
     *at += 1;
     match node {
-        S::String(s) => {
-            let (start, len) = tape.push_text(s);
-            tape.nodes.push(Node::Str { start, len });
-            true
-        }
+        S::String(s) => push_str(tape, s, false),
         S::Static(St::Null) => {
             tape.nodes.push(Node::Null);
             false
@@ -128,8 +124,7 @@ fn simd_node(nodes: &[simd_json::Node<'_>], at: &mut usize, tape: &mut Tape) -> 
             for _ in 0..len {
                 let S::String(key) = nodes[*at] else { unreachable!("simd-json object keys are strings") };
                 *at += 1;
-                let (start, klen) = tape.push_text(key);
-                tape.nodes.push(Node::Key { start, len: klen });
+                push_str(tape, key, true);
                 evidence |= simd_node(nodes, at, tape);
             }
             close(tape, head, Node::Object { len: len as u32, end: 0, evidence })
@@ -176,11 +171,7 @@ fn sonic_node(v: &sonic_rs::Value, tape: &mut Tape) -> bool {
             };
             push_scalar(tape, n)
         }
-        JsonType::String => {
-            let (start, len) = tape.push_text(v.as_str().unwrap_or(""));
-            tape.nodes.push(Node::Str { start, len });
-            true
-        }
+        JsonType::String => push_str(tape, v.as_str().unwrap_or(""), false),
         JsonType::Array => {
             let items = v.as_array().expect("an array");
             let head = open(tape);
@@ -195,8 +186,7 @@ fn sonic_node(v: &sonic_rs::Value, tape: &mut Tape) -> bool {
             let head = open(tape);
             let mut evidence = false;
             for (key, value) in entries.iter() {
-                let (start, len) = tape.push_text(key);
-                tape.nodes.push(Node::Key { start, len });
+                push_str(tape, key, true);
                 evidence |= sonic_node(value, tape);
             }
             close(tape, head, Node::Object { len: entries.len() as u32, end: 0, evidence })
@@ -211,6 +201,13 @@ fn serde_value(records: &[&[u8]]) -> u64 {
         made += v.as_object().map_or(0, |o| o.len() as u64);
     }
     made
+}
+
+/// A string value (or, with `key`, an object key) into the tape's text.
+fn push_str(tape: &mut Tape, s: &str, key: bool) -> bool {
+    let (start, len) = tape.push_text(s);
+    tape.nodes.push(if key { Node::Key { start, len } } else { Node::Str { start, len } });
+    true
 }
 
 fn push_scalar(tape: &mut Tape, node: Node) -> bool {
