@@ -44,6 +44,10 @@ struct Parser<'a> {
     skipping: Option<usize>,
     /// A trusted skip just read a whole value.
     skipped_whole: Option<Skipped>,
+    /// Wanted top-level keys read so far, and how many end the record's
+    /// parse early (`usize::MAX`: never; see [`SkipKeys::stop_after`]).
+    found: usize,
+    stop_at: usize,
 }
 
 /// A value a trusted skip read whole: its evidence, and whether its entry
@@ -62,23 +66,54 @@ struct Skipped {
 /// `trusted`: every record of the input parsed without a fault before (the
 /// probe read the same unchanged files and found no bad record, see
 /// pipeline/tally.rs), so a skipped value is only scanned for its end.
+///
+/// `wanted`: the top-level keys whose values the scan does need. Where the
+/// input is trusted and the text ends with its record, a record's parse
+/// ends once it has read all of them: the probe found no key repeated, so
+/// what follows holds only skipped keys and keys the schema lacks, and an
+/// additive schema lacks only keys whose values were all null or empty
+/// (the probe gave every other key a family), which a scan ignores.
 #[derive(Clone, Debug, Default)]
 pub struct SkipKeys {
     /// Looked up for every top-level key of every record: the fast key
     /// hash, then one comparison.
-    keys: std::collections::HashSet<Box<str>, std::hash::BuildHasherDefault<KeyHasher>>,
+    keys: KeySet,
+    wanted: KeySet,
     trusted: bool,
+    /// Every line of the input held one record when the probe read it
+    /// (so a line's end is its record's end).
+    one_record_per_line: bool,
 }
 
+type KeySet = std::collections::HashSet<Box<str>, std::hash::BuildHasherDefault<KeyHasher>>;
+
 impl SkipKeys {
-    pub fn new(keys: Vec<String>) -> Self {
-        SkipKeys { keys: keys.into_iter().map(String::into_boxed_str).collect(), trusted: false }
+    /// The keys to skip, and the ones the scan wants.
+    pub fn new(keys: Vec<String>, wanted: Vec<String>) -> Self {
+        SkipKeys {
+            keys: keys.into_iter().map(String::into_boxed_str).collect(),
+            wanted: wanted.into_iter().map(String::into_boxed_str).collect(),
+            trusted: false,
+            one_record_per_line: false,
+        }
     }
 
-    /// The same keys, for input known to parse (see the type's doc).
-    pub fn trusted(mut self) -> Self {
+    /// The same keys, for input known to parse (see the type's doc);
+    /// `one_record_per_line`: no line of it held two records.
+    pub fn trusted(mut self, one_record_per_line: bool) -> Self {
         self.trusted = true;
+        self.one_record_per_line = one_record_per_line;
         self
+    }
+
+    /// After how many wanted keys a record's parse may end, for a text
+    /// that ends where its record does (`usize::MAX`: it may not).
+    fn stop_after(&self, text_ends_record: bool) -> usize {
+        if self.trusted && text_ends_record && !self.wanted.is_empty() {
+            self.wanted.len()
+        } else {
+            usize::MAX
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -120,7 +155,8 @@ pub fn parse_value(text: &str, tape: &mut Tape) -> Result<u32, JsonError> {
 pub fn parse_value_skipping(text: &str, tape: &mut Tape, skip: Option<&SkipKeys>) -> Result<u32, JsonError> {
     let nodes_before = tape.nodes.len();
     let text_before = tape.text.len();
-    let mut p = Parser { text, bytes: text.as_bytes(), pos: 0, whole: true, skip, skipping: None, skipped_whole: None };
+    // The text is the record's, to its end.
+    let mut p = Parser::new(text, true, skip, true);
     let result = if skip.is_some() { p.parse::<true>(tape) } else { p.parse::<false>(tape) };
     if result.is_err() {
         tape.nodes.truncate(nodes_before);
@@ -135,19 +171,22 @@ pub fn parse_value_skipping(text: &str, tape: &mut Tape, skip: Option<&SkipKeys>
 /// (`{"a":1} {"a":2}`) are read one by one. On error the tape is restored.
 #[cfg(test)]
 pub fn parse_value_prefix(text: &str, tape: &mut Tape) -> Result<(u32, usize), JsonError> {
-    parse_value_prefix_skipping(text, tape, None)
+    parse_value_prefix_skipping(text, tape, None, false)
 }
 
 /// [`parse_value_prefix`], skipping the values of the keys in `skip`.
+/// `text_ends_record`: nothing but whitespace follows the value (known
+/// from the probe, see [`SkipKeys`]), so its parse may end early and
+/// report the whole text used.
 pub fn parse_value_prefix_skipping(
     text: &str,
     tape: &mut Tape,
     skip: Option<&SkipKeys>,
+    text_ends_record: bool,
 ) -> Result<(u32, usize), JsonError> {
     let nodes_before = tape.nodes.len();
     let text_before = tape.text.len();
-    let mut p =
-        Parser { text, bytes: text.as_bytes(), pos: 0, whole: false, skip, skipping: None, skipped_whole: None };
+    let mut p = Parser::new(text, false, skip, text_ends_record);
     let parsed = if skip.is_some() { p.parse::<true>(tape) } else { p.parse::<false>(tape) };
     match parsed {
         Ok(()) => Ok((nodes_before as u32, p.pos)),
@@ -177,12 +216,13 @@ pub enum Decoded {
 pub fn decode_value_record(
     text: &str,
     batch: &mut Batch,
-    line: u64,
-    byte: u64,
+    (line, byte): (u64, u64),
     what: &dyn std::fmt::Display,
+    text_ends_record: bool,
 ) -> (usize, Decoded) {
     let tape = &mut batch.tape;
-    let (used, decoded, error) = match parse_value_prefix_skipping(text, tape, batch.skip.as_deref()) {
+    let (used, decoded, error) = match parse_value_prefix_skipping(text, tape, batch.skip.as_deref(), text_ends_record)
+    {
         Err(e) => (text.len(), Decoded::Malformed, Some(format!("malformed JSON in {what}: {e}"))),
         Ok((root, used)) => match tape.nodes[root as usize] {
             Node::Object { .. } => {
@@ -270,14 +310,17 @@ pub fn decode_line_records(
     };
     let mut pos = skip_json_ws(text.as_bytes(), progress.pos);
     let mut added = 0;
+    let one_per_line = batch.skip.as_ref().is_some_and(|s| s.one_record_per_line);
     while pos < text.len() && added < max {
         // The name is only formatted into an error message: no allocation
         // per record.
+        let at = (line, byte + pos as u64);
         let (used, _) = if progress.records == 0 {
-            decode_value_record(&text[pos..], batch, line, byte + pos as u64, &what)
+            decode_value_record(&text[pos..], batch, at, &what, one_per_line)
         } else {
+            batch.multi_record_lines = true;
             let nth = progress.records + 1;
-            decode_value_record(&text[pos..], batch, line, byte + pos as u64, &format_args!("value {nth} of {what}"))
+            decode_value_record(&text[pos..], batch, at, &format_args!("value {nth} of {what}"), false)
         };
         progress.records += 1;
         added += 1;
@@ -313,6 +356,21 @@ pub fn node_kind(n: Node) -> &'static str {
 }
 
 impl<'a> Parser<'a> {
+    fn new(text: &'a str, whole: bool, skip: Option<&'a SkipKeys>, text_ends_record: bool) -> Self {
+        let stop_at = skip.map_or(usize::MAX, |s| s.stop_after(text_ends_record));
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            whole,
+            skip,
+            skipping: None,
+            skipped_whole: None,
+            found: 0,
+            stop_at,
+        }
+    }
+
     fn err<T>(&self, message: impl Into<String>) -> Result<T, JsonError> {
         Err(JsonError { offset: self.pos, message: message.into() })
     }
@@ -413,6 +471,7 @@ impl<'a> Parser<'a> {
                     tape.nodes.push(Node::Null);
                     self.skipping = None;
                 }
+                let at_record = stack.len() == 1;
                 let Some(top) = stack.last_mut() else {
                     if !self.whole {
                         return Ok(());
@@ -425,6 +484,16 @@ impl<'a> Parser<'a> {
                 };
                 top.count += u32::from(!dropped);
                 dropped = false;
+                if MAY_SKIP && at_record && self.found == self.stop_at {
+                    // Every wanted key of the record is read; the rest of
+                    // the text is the record's and needed by no column
+                    // (see `SkipKeys`).
+                    self.pos = self.bytes.len();
+                    if let Some(record) = stack.pop() {
+                        close_container(tape, record);
+                    }
+                    continue;
+                }
                 self.skip_ws();
                 match self.bytes.get(self.pos) {
                     Some(b',') => {
@@ -469,8 +538,15 @@ impl<'a> Parser<'a> {
         } else {
             let (start, len) = self.parse_string(tape, true)?;
             tape.nodes.push(Node::Key { start, len });
-            if MAY_SKIP && depth == 1 && self.skip.is_some_and(|s| s.is_skipped(tape.text_of(start, len))) {
-                self.skipping = Some(depth);
+            if MAY_SKIP && depth == 1 {
+                if let Some(skip) = self.skip {
+                    let key = tape.text_of(start, len);
+                    if skip.is_skipped(key) {
+                        self.skipping = Some(depth);
+                    } else if self.stop_at != usize::MAX && skip.wanted.contains(key) {
+                        self.found += 1;
+                    }
+                }
             }
         }
         self.skip_ws();

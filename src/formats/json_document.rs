@@ -143,9 +143,9 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
             let text = std::str::from_utf8(&self.input.buf[self.input.start..loaded.valid_end]).unwrap_or("");
             let n = self.documents + 1;
             let (used, decoded) = if n == 1 {
-                decode_value_record(text, batch, line, byte, &"the document")
+                decode_value_record(text, batch, (line, byte), &"the document", false)
             } else {
-                decode_value_record(text, batch, line, byte, &format_args!("document {n}"))
+                decode_value_record(text, batch, (line, byte), &format_args!("document {n}"), false)
             };
             if self.documents == 0 && matches!(decoded, Decoded::NotObject(Node::List { .. })) {
                 // The wrong function, not a bad row: say which one reads arrays.

@@ -114,10 +114,10 @@ proptest! {
 
     #[test]
     fn skipping_reads_like_a_full_parse(text in text(), keys in prop::collection::vec("[abc]", 0..3)) {
-        let skip = SkipKeys::new(keys);
+        let skip = SkipKeys::new(keys, Vec::new());
         let (mut full, mut skipped) = (Tape::default(), Tape::default());
         let a = parse_value_prefix(&text, &mut full);
-        let b = parse_value_prefix_skipping(&text, &mut skipped, Some(&skip));
+        let b = parse_value_prefix_skipping(&text, &mut skipped, Some(&skip), false);
         match (a, b) {
             (Err(a), Err(b)) => {
                 prop_assert_eq!(a, b);
@@ -133,7 +133,7 @@ proptest! {
         // Trusted (the text parsed before): the same tape where the text is
         // valid; on other text, no panic (the trust is never given there).
         let mut trusted = Tape::default();
-        let c = parse_value_prefix_skipping(&text, &mut trusted, Some(&skip.clone().trusted()));
+        let c = parse_value_prefix_skipping(&text, &mut trusted, Some(&skip.clone().trusted(false)), false);
         if let Ok((ra, ua)) = parse_value_prefix(&text, &mut Tape::default()) {
             let mut full = Tape::default();
             parse_value_prefix(&text, &mut full).unwrap();
@@ -158,6 +158,46 @@ proptest! {
         prop_assert_eq!(skip_trusted_value(text.as_bytes(), 0), (used, evidence));
     }
 
+    /// Where the text ends with its record, a trusted parse ends once every
+    /// wanted key is read: its tape is the start of the whole trusted
+    /// parse, to the wanted key read last, and it reports the whole text
+    /// used. A record lacking a wanted key is parsed whole.
+    #[test]
+    fn a_record_read_to_its_last_wanted_key_is_the_start_of_the_whole(
+        entries in prop::collection::vec(("[abcd]", value()), 0..6),
+        skipped in prop::collection::vec("[abcd]", 0..3),
+        wanted in prop::collection::vec("[abcd]", 1..3),
+        pad in "[ \t]{0,2}",
+    ) {
+        // A trusted input repeats no key of the record.
+        let mut seen = std::collections::HashSet::new();
+        let body: Vec<String> =
+            entries.iter().filter(|(k, _)| seen.insert(k.clone())).map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        let text = format!("{pad}{{{}}}{pad}", body.join(","));
+        let wanted: Vec<String> = wanted.into_iter().filter(|k| !skipped.contains(k)).collect();
+        let skip = SkipKeys::new(skipped, wanted.clone()).trusted(true);
+        let (mut whole, mut stopped) = (Tape::default(), Tape::default());
+        let (root, _) = parse_value_prefix_skipping(&text, &mut whole, Some(&skip), false).unwrap();
+        let (sroot, used) = parse_value_prefix_skipping(&text, &mut stopped, Some(&skip), true).unwrap();
+        prop_assert_eq!((root, sroot), (0, 0));
+        let keys_of = |t: &Tape| -> Vec<String> { crate::value::ValueRef { tape: t, idx: 0 }.entries().map(|(k, _)| k.to_string()).collect() };
+        let (all, read) = (keys_of(&whole), keys_of(&stopped));
+        let stops = !wanted.is_empty() && wanted.iter().all(|k| seen.contains(k));
+        if !stops {
+            // Debug text: a NaN equals itself there.
+            prop_assert_eq!(format!("{:?}", stopped.nodes), format!("{:?}", whole.nodes));
+            prop_assert_eq!(&stopped.text, &whole.text);
+            return Ok(());
+        }
+        prop_assert_eq!(used, text.len());
+        // The entries read end with the wanted key read last.
+        let last = all.iter().rposition(|k| wanted.contains(k)).unwrap();
+        prop_assert_eq!(&read[..], &all[..=last]);
+        let end = stopped.nodes.len();
+        prop_assert_eq!(format!("{:?}", &stopped.nodes[1..]), format!("{:?}", &whole.nodes[1..end]));
+        prop_assert!(whole.text.starts_with(stopped.text.as_str()));
+    }
+
     #[test]
     fn a_trusted_skip_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64), pos in 0usize..80) {
         let (end, _) = skip_trusted_value(&bytes, pos);
@@ -167,16 +207,48 @@ proptest! {
 
 #[test]
 fn a_skipped_value_keeps_nothing_of_itself() {
-    let skip = SkipKeys::new(vec!["big".into()]);
+    let skip = SkipKeys::new(vec!["big".into()], Vec::new());
     let mut tape = Tape::default();
     let text = r#"{"id": 7, "big": {"deep": ["long text", 1.5, {"x": null}]}}"#;
-    parse_value_prefix_skipping(text, &mut tape, Some(&skip)).unwrap();
+    parse_value_prefix_skipping(text, &mut tape, Some(&skip), false).unwrap();
     assert_eq!(tape.text, "idbig");
     // Object, id, 7, big, null.
     assert_eq!(tape.nodes.len(), 5);
     assert!(matches!(tape.nodes[0], Node::Object { len: 2, evidence: true, .. }));
     // The evidence of a skipped value still counts for the record.
     let mut tape = Tape::default();
-    parse_value_prefix_skipping(r#"{"big": [1], "n": null}"#, &mut tape, Some(&skip)).unwrap();
+    parse_value_prefix_skipping(r#"{"big": [1], "n": null}"#, &mut tape, Some(&skip), false).unwrap();
     assert!(matches!(tape.nodes[0], Node::Object { evidence: true, .. }));
+}
+
+#[test]
+fn an_early_end_needs_trust_and_a_text_that_ends_with_its_record() {
+    let text = r#"{"id": 7, "big": [1, 2], "rest": "x"}"#;
+    let skip = SkipKeys::new(vec!["big".into()], vec!["id".into()]);
+    let entries = |skip: &SkipKeys, ends: bool| {
+        let mut tape = Tape::default();
+        let (_, used) = parse_value_prefix_skipping(text, &mut tape, Some(skip), ends).unwrap();
+        let keys: Vec<String> =
+            crate::value::ValueRef { tape: &tape, idx: 0 }.entries().map(|(k, _)| k.to_string()).collect();
+        (keys, used)
+    };
+    // Untrusted: every entry, the skipped one a null.
+    assert_eq!(entries(&skip, true), (vec!["id".into(), "big".into(), "rest".into()], text.len()));
+    // Trusted, but more may follow the value: parsed to its end.
+    let trusted = skip.clone().trusted(true);
+    assert_eq!(entries(&trusted, false), (vec!["id".into(), "rest".into()], text.len()));
+    // Trusted, and the text is the record's: done after "id".
+    assert_eq!(entries(&trusted, true), (vec!["id".into()], text.len()));
+    // Lines of two records: the line decoder never asks for the early end.
+    let mut batch = super::Batch { skip: Some(std::sync::Arc::new(skip.trusted(false))), ..Default::default() };
+    let line = format!("{text} {text}");
+    let (n, done) = super::json::decode_line_records(
+        line.as_bytes(),
+        &mut batch,
+        (1, 0),
+        "the line",
+        &mut super::json::LineProgress::default(),
+        10,
+    );
+    assert_eq!((n, done, batch.multi_record_lines), (2, true, true));
 }

@@ -201,6 +201,9 @@ pub struct Batch {
     /// Top-level keys whose values the scan does not need (JSON formats:
     /// json::SkipKeys); kept by `clear`.
     pub skip: Option<std::sync::Arc<json::SkipKeys>>,
+    /// A line of JSON Lines gave two records or more (the probe's tally:
+    /// where no line does, a line's end is its record's end).
+    pub multi_record_lines: bool,
 }
 
 impl Batch {
@@ -208,6 +211,7 @@ impl Batch {
         self.tape.clear();
         self.meta.clear();
         self.list_nulls_dropped = 0;
+        self.multi_record_lines = false;
     }
     pub fn len(&self) -> usize {
         self.meta.len()

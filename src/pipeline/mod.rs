@@ -445,6 +445,7 @@ fn probe(
             let r = &mut t.ranges[range];
             r.records += batch.len() as u64;
             r.clean &= batch.meta.iter().all(|m| m.error.is_none());
+            r.one_record_per_line &= !batch.multi_record_lines;
         }
         for i in 0..batch.len() {
             stats.rows_read += 1;

@@ -414,3 +414,59 @@ proptest! {
         }
     }
 }
+
+/// Clean JSON Lines (no bad record, no repeated key): records, blank
+/// lines, CRLF lines and, where `pairs`, a line holding two records.
+fn clean_line(pairs: bool) -> impl Strategy<Value = String> {
+    prop_oneof![
+        8 => record().prop_map(|r| to_lines(&[r])),
+        1 => Just("\n".to_string()),
+        1 => record().prop_map(|r| to_lines(&[r]).replace('\n', "\r\n")),
+        if pairs { 1 } else { 0 } => (record(), record())
+            .prop_map(|(a, b)| to_lines(&[a]).trim_end().to_string() + " " + &to_lines(&[b])),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(64), .. ProptestConfig::default() })]
+
+    /// A projected scan of clean, unchanged input (skipped values passed
+    /// over by trust, and each record's parse ended once its wanted keys
+    /// are read, formats/json.rs `SkipKeys`) gives the wanted columns of a
+    /// full scan and its counters, at every thread count; a line with two
+    /// records turns the early end off, never the result.
+    #[test]
+    fn a_trusted_projection_reads_what_a_full_scan_reads(
+        lines in (any::<bool>()).prop_flat_map(|pairs| prop::collection::vec(clean_line(pairs), 1..24)),
+        mask in prop::collection::vec(any::<bool>(), 0..12),
+        threads in 1usize..5,
+    ) {
+        let dir = crate::test_support::scratch_dir("trusted-projection");
+        let path = dir.join("in.jsonl");
+        std::fs::write(&path, lines.concat()).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
+        let params = [("field_name_policy", ParamValue::Str("preserve".into()))];
+        let mut options =
+            crate::options::Options::parse("sanitize_jsonl", Some(crate::options::InputFormat::Jsonl), &params).unwrap();
+        options.threads = threads;
+        let Ok(plan) = super::plan("sanitize_jsonl", path.to_str().unwrap(), options) else {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(());
+        };
+        let plan = std::sync::Arc::new(plan);
+        prop_assert!(plan.tally.is_some(), "clean input is trusted");
+        let outputs = plan.schema.outputs.len();
+        let wanted: Vec<bool> = (0..outputs).map(|i| mask.get(i).copied().unwrap_or(false)).collect();
+        let full = scan_projected(&plan, None).unwrap();
+        let projected = scan_projected(&plan, Some(&wanted)).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let expected: Vec<Vec<Value>> = full
+            .0
+            .iter()
+            .map(|r| r.iter().enumerate().filter(|(i, _)| wanted.get(*i).copied().unwrap_or(true)).map(|(_, v)| v.clone()).collect())
+            .collect();
+        prop_assert_eq!(projected.0, expected);
+        prop_assert_eq!(projected.1, full.1);
+    }
+}

@@ -174,13 +174,15 @@ impl Scanner {
         if self.reader.is_none() && self.counting.is_none() {
             // The files are the ones the probe read, and it found no bad
             // record in them (pipeline/tally.rs).
-            let clean = plan.tally.as_ref().is_some_and(|t| t.still_holds(&plan.files));
+            let tally = plan.tally.as_ref().filter(|t| t.still_holds(&plan.files));
+            let clean = tally.is_some();
             let no_column = self.wanted.as_ref().is_some_and(|w| w.iter().all(|w| !w));
             if no_column && clean {
                 self.counting = Some(Counting::default());
             } else if clean {
                 // Every record parses: skipped values need no check.
-                self.skip = self.skip.take().map(|s| Arc::new((*s).clone().trusted()));
+                let one_per_line = tally.is_some_and(|t| t.one_record_per_line());
+                self.skip = self.skip.take().map(|s| Arc::new((*s).clone().trusted(one_per_line)));
             }
         }
         if self.counting.is_some() {
@@ -477,9 +479,9 @@ fn skip_keys(plan: &ScanPlan, wanted: &[bool]) -> Option<SkipKeys> {
             used[family] = true;
         }
     }
-    let keys: Vec<String> =
-        root.families.iter().zip(&used).filter(|(_, used)| !**used).map(|(f, _)| f.source_key.clone()).collect();
-    let keys = SkipKeys::new(keys);
+    let (wanted, skipped): (Vec<_>, Vec<_>) = root.families.iter().zip(&used).partition(|(_, used)| **used);
+    let key_of = |(f, _): (&crate::infer::Family, _)| f.source_key.clone();
+    let keys = SkipKeys::new(skipped.into_iter().map(key_of).collect(), wanted.into_iter().map(key_of).collect());
     (!keys.is_empty()).then_some(keys)
 }
 

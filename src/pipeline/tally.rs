@@ -65,6 +65,8 @@ pub struct RangeTally {
     pub bytes: u64,
     /// No bad record.
     pub clean: bool,
+    /// No line held two records (JSON Lines; see formats/json.rs `SkipKeys`).
+    pub one_record_per_line: bool,
 }
 
 /// The probe's count of every range, and the files as they were before it
@@ -80,12 +82,20 @@ impl ProbeTally {
     /// be stamped (not local, or modified too recently).
     pub(super) fn before_probe(files: &[String], ranges: usize) -> Option<ProbeTally> {
         let stamps = files.iter().map(|f| FileStamp::of(f)).collect::<Option<Vec<_>>>()?;
-        Some(ProbeTally { ranges: vec![RangeTally { clean: true, ..RangeTally::default() }; ranges], stamps })
+        Some(ProbeTally {
+            ranges: vec![RangeTally { clean: true, one_record_per_line: true, ..RangeTally::default() }; ranges],
+            stamps,
+        })
     }
 
     /// Every range clean.
     pub(super) fn all_clean(&self) -> bool {
         self.ranges.iter().all(|r| r.clean)
+    }
+
+    /// No line of any range held two records.
+    pub fn one_record_per_line(&self) -> bool {
+        self.ranges.iter().all(|r| r.one_record_per_line)
     }
 
     /// Every file is still the one the probe read.
