@@ -315,6 +315,16 @@ pub fn decode_line_records(
         // The name is only formatted into an error message: no allocation
         // per record.
         let at = (line, byte + pos as u64);
+        if let Some(end) = batch.known_shapes.as_mut().and_then(|k| k.known(&text.as_bytes()[pos..])) {
+            // The probe needs nothing of a record whose shape it absorbed.
+            batch.tape.roots.push(super::KNOWN_SHAPE);
+            batch.meta.push(RecordMeta { line, byte: at.1, error: None });
+            batch.multi_record_lines |= progress.records > 0;
+            progress.records += 1;
+            added += 1;
+            pos = skip_json_ws(text.as_bytes(), pos + end);
+            continue;
+        }
         let (used, _) = if progress.records == 0 {
             decode_value_record(&text[pos..], batch, at, &what, one_per_line)
         } else {

@@ -11,6 +11,7 @@ mod fuzz;
 pub(crate) mod harness;
 pub mod json;
 pub mod json_document;
+pub mod json_shape;
 #[cfg(test)]
 mod json_skip_tests;
 pub mod jsonl;
@@ -204,7 +205,15 @@ pub struct Batch {
     /// A line of JSON Lines gave two records or more (the probe's tally:
     /// where no line does, a line's end is its record's end).
     pub multi_record_lines: bool,
+    /// The probe's board of shapes it needs no more (JSON Lines): a record
+    /// with such a shape is left undecoded, its root [`KNOWN_SHAPE`].
+    pub known_shapes: Option<json_shape::KnownShapes>,
 }
+
+/// The root of a record left undecoded because its shape was on the
+/// probe's board (formats/json_shape.rs): it has no node, and only the
+/// probe, which asked for such records, sees one.
+pub const KNOWN_SHAPE: u32 = u32::MAX;
 
 impl Batch {
     pub fn clear(&mut self) {

@@ -33,6 +33,7 @@ use super::classify::{classify, DepthLimits, Level, Rules, ValueClass};
 use super::hash::KeyHasher;
 use super::lattice::{absorb_record, has_duplicate_keys, InferStats};
 use super::schema::StructNode;
+use crate::value::shape::{self, ShapeBoard};
 use crate::value::{Node, ValueRef};
 
 /// Shapes kept at most, and bytes of shape keys at most: a wide or
@@ -65,6 +66,12 @@ pub struct ShapeCache {
     lookups: u64,
     hits: u64,
     on: bool,
+    /// The trial is over.
+    judged: bool,
+    /// Where the shapes that need no absorbing are posted for the
+    /// decoding threads (value/shape.rs): `None` under string parsers,
+    /// whose shapes depend on more than the JSON text's kinds.
+    board: Option<std::sync::Arc<ShapeBoard>>,
 }
 
 impl ShapeCache {
@@ -78,7 +85,36 @@ impl ShapeCache {
             lookups: 0,
             hits: 0,
             on: rules.policies.is_none(),
+            judged: false,
+            board: (rules.policies.is_none() && !rules.parsers.any()).then(Default::default),
         }
+    }
+
+    /// The board the decoding threads read, if any (see the field).
+    pub fn board(&self) -> Option<&std::sync::Arc<ShapeBoard>> {
+        self.board.as_ref()
+    }
+
+    /// A record a decoding thread left undecoded, its shape being on the
+    /// board: a hit, as [`Self::absorb`] would have found it.
+    pub fn absorb_known(&mut self) {
+        self.lookups += 1;
+        self.hits += 1;
+    }
+
+    /// The shape infer/shapes.rs writes for `record`, with no string parser
+    /// (tests of formats/json_shape.rs, which writes it from text).
+    #[cfg(test)]
+    pub fn plain_shape_of(record: ValueRef<'_>, out: &mut Vec<u8>) -> bool {
+        static NO_PARSERS: crate::scalar::ScalarParsers = crate::scalar::ScalarParsers::none();
+        let rules = Rules {
+            limits: DepthLimits { arrow_max_depth: 64, parquet_max_depth: 64 },
+            scalar_object_key: "_value",
+            parsers: &NO_PARSERS,
+            timestamp_unit: crate::infer::TimeUnit::Micros,
+            policies: None,
+        };
+        shape_key(record, &rules, out)
     }
 
     /// Records absorbed through the cache without a full absorb.
@@ -110,14 +146,29 @@ impl ShapeCache {
             }
             return absorb_record(root, record, rules, stats);
         }
-        if self.lookups == TRIAL_LOOKUPS && self.hits * 2 < self.lookups {
-            self.on = false;
-            self.shapes = HashMap::default();
+        // One trial, at the first miss past the mark (records a decoding
+        // thread left undecoded count too, so the mark may be passed
+        // between two misses).
+        if !self.judged && self.lookups >= TRIAL_LOOKUPS {
+            self.judged = true;
+            if self.hits * 2 < self.lookups {
+                self.on = false;
+                self.shapes = HashMap::default();
+                if let Some(board) = &self.board {
+                    board.close();
+                }
+            }
         }
         let absorbed = absorb_record(root, record, rules, stats);
         if absorbed && self.on && self.shapes.len() < MAX_SHAPES && self.bytes + self.key.len() <= MAX_SHAPE_BYTES {
             self.bytes += self.key.len();
-            self.shapes.insert(self.key.as_slice().into(), facts_of(record, rules.limits));
+            let facts = facts_of(record, rules.limits);
+            self.shapes.insert(self.key.as_slice().into(), facts);
+            // Skippable from now on (`max_depth_seen` only grows): the
+            // decoding threads may leave such records undecoded.
+            if let Some(board) = self.board.as_ref().filter(|_| facts.quiet && facts.depth <= stats.max_depth_seen) {
+                board.post(&self.key);
+            }
         }
         absorbed
     }
@@ -165,29 +216,29 @@ fn shape_key(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>) -> bool
     let parsing = rules.parsers.any();
     for (i, node) in nodes[record.idx..end].iter().enumerate() {
         match *node {
-            Node::Null => out.push(0),
-            Node::Bool(_) => out.push(1),
-            Node::Int(_) => out.push(2),
-            Node::Float(_) => out.push(3),
+            Node::Null => out.push(shape::NULL),
+            Node::Bool(_) => out.push(shape::BOOL),
+            Node::Int(_) => out.push(shape::INT),
+            Node::Float(_) => out.push(shape::FLOAT),
             Node::Str { .. } if parsing => {
                 // The level only matters to containers.
                 let value = ValueRef { tape: record.tape, idx: record.idx + i };
-                out.push(8);
+                out.push(shape::PARSED_STR);
                 out.push(class_code(classify(value, Level::default(), rules).class));
             }
-            Node::Str { .. } => out.push(4),
+            Node::Str { .. } => out.push(shape::STR),
             // Lengths make the encoding unambiguous (where a container
             // ends); evidence follows from the kinds inside.
             Node::List { len, .. } => {
-                out.push(5);
+                out.push(shape::LIST);
                 out.extend_from_slice(&len.to_le_bytes());
             }
             Node::Object { len, .. } => {
-                out.push(6);
+                out.push(shape::OBJECT);
                 out.extend_from_slice(&len.to_le_bytes());
             }
             Node::Key { start, len } => {
-                out.push(7);
+                out.push(shape::KEY);
                 out.extend_from_slice(&len.to_le_bytes());
                 out.extend_from_slice(record.tape.text_of(start, len).as_bytes());
             }

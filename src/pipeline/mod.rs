@@ -419,7 +419,9 @@ fn probe(
     let mut batch = Batch::default();
     let mut bad = BadRecords::default();
     let mut shapes = ShapeCache::new(&rules);
-    let mut reader = range_reader(input, options, no_rows.clone(), |decode, _| decode);
+    let board = shapes.board().cloned();
+    let mut reader =
+        range_reader(input, options, no_rows.clone(), move |decode, _| decode.knowing_shapes(board.clone()));
     let mut lines = LineCursor::default();
     while let Some(step) = reader.next(&mut batch).map_err(|e| e.in_function(function))? {
         let range = match step {
@@ -454,7 +456,12 @@ fn probe(
                 bad.handle(function, file, meta, err, options.on_error, stats)?;
                 continue;
             }
-            shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats);
+            if batch.tape.roots[i] == crate::formats::KNOWN_SHAPE {
+                // A decoding thread found its shape on the board.
+                shapes.absorb_known();
+            } else {
+                shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats);
+            }
             stats.rows_emitted += 1;
         }
     }

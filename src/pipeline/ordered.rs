@@ -70,11 +70,20 @@ pub struct Decode {
     reshape: Option<Vec<crate::value::Node>>,
     /// Top-level keys whose values are not needed (projection pushdown).
     skip: Option<Arc<crate::formats::json::SkipKeys>>,
+    /// The probe's board of shapes it needs no more (value/shape.rs).
+    shapes: Option<Arc<crate::value::shape::ShapeBoard>>,
 }
 
 impl Decode {
     pub fn new(reader: SendReader, memory_limit: Option<u64>) -> Self {
-        Decode { reader, budget: BatchBudget::new(memory_limit), reshape: None, skip: None }
+        Decode { reader, budget: BatchBudget::new(memory_limit), reshape: None, skip: None, shapes: None }
+    }
+
+    /// Leaves undecoded the records whose shapes are on `board` (the
+    /// probe's; never with reshaping, whose shapes are the reshaped ones).
+    pub fn knowing_shapes(mut self, board: Option<Arc<crate::value::shape::ShapeBoard>>) -> Self {
+        self.shapes = board.filter(|_| self.reshape.is_none());
+        self
     }
 
     /// Reads the values of these top-level keys for their syntax only
@@ -102,6 +111,13 @@ impl RangeWork for Decode {
         };
         if !same {
             batch.skip.clone_from(&self.skip);
+        }
+        let same_board = match (&batch.known_shapes, &self.shapes) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a.board(), b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        if !same_board {
+            batch.known_shapes = self.shapes.clone().map(crate::formats::json_shape::KnownShapes::new);
         }
         let n = self.reader.next_batch(batch, self.budget.records())?;
         if let Some(scratch) = self.reshape.as_mut() {

@@ -10,6 +10,7 @@ mod declared;
 mod declared_text;
 pub mod key_hash;
 mod reshape;
+pub mod shape;
 mod tape;
 mod time_unit;
 mod write_json;

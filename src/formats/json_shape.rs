@@ -1,0 +1,383 @@
+//! The shape of a JSON record read straight from its text, with no tape:
+//! what the probe's decoding threads read first, so that a record whose
+//! shape the probe has absorbed before is not decoded at all
+//! (value/shape.rs, infer/shapes.rs).
+//!
+//! The scanner accepts a subset of what the parser accepts, and for every
+//! record it accepts it writes the bytes that infer/shapes.rs writes from
+//! the parsed tape. Anything it is not sure of (an escape in a key, a
+//! surrogate escape, an integer of 19 digits or more, `NaN`, nesting
+//! deeper than [`MAX_DEPTH`], a value that is not an object) it declines,
+//! and the record is parsed as always. So a record it accepts is valid
+//! JSON with that shape: no bad record can pass through it unseen (unit
+//! tests below, against the parser, on valid and damaged text).
+
+use std::sync::Arc;
+
+use crate::value::shape::{ShapeBoard, BOOL, FLOAT, INT, KEY, LIST, NULL, OBJECT, STR};
+
+/// Deeper records are left to the parser (they rarely repeat a shape).
+pub const MAX_DEPTH: usize = 32;
+
+/// Records a decoding thread looks at, then finds too rarely on the
+/// board, before it stops looking for a while (their shapes differ too
+/// much: the scan would be work lost before each parse).
+const TRIAL: u32 = 1024;
+const PAUSE: u32 = 8192;
+
+/// A decoding thread's look at the probe's board: whether the record that
+/// starts a text has a shape posted there.
+pub struct KnownShapes {
+    board: Arc<ShapeBoard>,
+    key: Vec<u8>,
+    tries: u32,
+    hits: u32,
+    pause: u32,
+}
+
+impl std::fmt::Debug for KnownShapes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KnownShapes").field("tries", &self.tries).field("hits", &self.hits).finish()
+    }
+}
+
+impl KnownShapes {
+    pub fn new(board: Arc<ShapeBoard>) -> Self {
+        KnownShapes { board, key: Vec::new(), tries: 0, hits: 0, pause: 0 }
+    }
+
+    pub fn board(&self) -> &Arc<ShapeBoard> {
+        &self.board
+    }
+
+    /// The bytes of the record that starts `text` when its shape is on
+    /// the board (the probe needs nothing more of it); `None`: decode it.
+    #[inline]
+    pub fn known(&mut self, text: &[u8]) -> Option<usize> {
+        if self.pause > 0 {
+            self.pause -= 1;
+            return None;
+        }
+        if !self.board.worth_looking() {
+            return None;
+        }
+        let end = scan_shape(text, &mut self.key).filter(|_| self.board.contains(&self.key));
+        self.tries += 1;
+        self.hits += u32::from(end.is_some());
+        if self.tries == TRIAL {
+            if self.hits * 4 < self.tries {
+                self.pause = PAUSE;
+            }
+            (self.tries, self.hits) = (0, 0);
+        }
+        end
+    }
+}
+
+/// An open container: where its count goes in the shape, its count so far,
+/// and whether it is an object.
+#[derive(Clone, Copy, Default)]
+struct Open {
+    at: usize,
+    count: u32,
+    is_object: bool,
+}
+
+/// Writes into `out` the shape of the JSON object that starts `text`
+/// (after JSON whitespace) and returns the bytes it spans, as the parser's
+/// prefix parse would (`json::parse_value_prefix`); `None` where it
+/// declines (see the module doc).
+pub fn scan_shape(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    out.clear();
+    let b = text;
+    let mut pos = ws(b, 0);
+    if b.get(pos) != Some(&b'{') {
+        return None;
+    }
+    let mut stack = [Open::default(); MAX_DEPTH];
+    let mut depth = 0usize;
+    loop {
+        // 1. One value at `pos`: a scalar, or a container's opening.
+        match *b.get(pos)? {
+            open @ (b'{' | b'[') => {
+                if depth == MAX_DEPTH {
+                    return None;
+                }
+                let is_object = open == b'{';
+                out.push(if is_object { OBJECT } else { LIST });
+                let at = out.len();
+                out.extend_from_slice(&[0; 4]);
+                pos = ws(b, pos + 1);
+                let close = if is_object { b'}' } else { b']' };
+                if b.get(pos) == Some(&close) {
+                    pos += 1;
+                } else {
+                    stack[depth] = Open { at, count: 0, is_object };
+                    depth += 1;
+                    if is_object {
+                        pos = key(b, pos, out)?;
+                    }
+                    continue;
+                }
+            }
+            b'"' => {
+                pos = string_end(b, pos + 1)?;
+                out.push(STR);
+            }
+            b't' => pos = literal(b, pos, b"true", BOOL, out)?,
+            b'f' => pos = literal(b, pos, b"false", BOOL, out)?,
+            b'n' => pos = literal(b, pos, b"null", NULL, out)?,
+            b'-' | b'0'..=b'9' => pos = number(b, pos, out)?,
+            _ => return None,
+        }
+        // 2. A value is complete: the next entry, or closings.
+        loop {
+            if depth == 0 {
+                return Some(pos);
+            }
+            let top = &mut stack[depth - 1];
+            top.count += 1;
+            pos = ws(b, pos);
+            match b.get(pos) {
+                Some(b',') => {
+                    pos = ws(b, pos + 1);
+                    if top.is_object {
+                        pos = key(b, pos, out)?;
+                    }
+                    break;
+                }
+                Some(b'}') if top.is_object => {}
+                Some(b']') if !top.is_object => {}
+                _ => return None,
+            }
+            pos += 1;
+            out[top.at..top.at + 4].copy_from_slice(&top.count.to_le_bytes());
+            depth -= 1;
+        }
+    }
+}
+
+/// The first position at or after `pos` that is not JSON whitespace.
+#[inline]
+fn ws(b: &[u8], mut pos: usize) -> usize {
+    while matches!(b.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// A key without escapes, its ':' and the whitespace after: the position
+/// of its value.
+#[inline]
+fn key(b: &[u8], pos: usize, out: &mut Vec<u8>) -> Option<usize> {
+    if b.get(pos) != Some(&b'"') {
+        return None;
+    }
+    let start = pos + 1;
+    let len = memchr::memchr2(b'"', b'\\', &b[start..])?;
+    if b[start + len] != b'"' {
+        return None;
+    }
+    out.push(KEY);
+    out.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
+    out.extend_from_slice(&b[start..start + len]);
+    let colon = ws(b, start + len + 1);
+    if b.get(colon) != Some(&b':') {
+        return None;
+    }
+    Some(ws(b, colon + 1))
+}
+
+/// The end of a string value whose body starts at `pos`. Escapes are
+/// checked as the parser checks them; a `\u` escape of a surrogate is
+/// declined (the parser's pairing rules are its own).
+#[inline]
+fn string_end(b: &[u8], mut pos: usize) -> Option<usize> {
+    loop {
+        pos += memchr::memchr2(b'"', b'\\', &b[pos..])?;
+        if b[pos] == b'"' {
+            return Some(pos + 1);
+        }
+        match *b.get(pos + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => pos += 2,
+            b'u' => {
+                let hex = b.get(pos + 2..pos + 6)?;
+                let mut v = 0u32;
+                for &d in hex {
+                    v = v * 16 + (d as char).to_digit(16)?;
+                }
+                if (0xD800..0xE000).contains(&v) {
+                    return None;
+                }
+                pos += 6;
+            }
+            _ => return None,
+        }
+    }
+}
+
+#[inline]
+fn literal(b: &[u8], pos: usize, word: &[u8], code: u8, out: &mut Vec<u8>) -> Option<usize> {
+    if !b[pos..].starts_with(word) {
+        return None;
+    }
+    out.push(code);
+    Some(pos + word.len())
+}
+
+/// A number in JSON's grammar: an integer of at most 18 digits (which
+/// always fits i64) is `INT`, one with a fraction or an exponent `FLOAT`;
+/// a longer integer is declined (it may or may not fit).
+#[inline]
+fn number(b: &[u8], mut pos: usize, out: &mut Vec<u8>) -> Option<usize> {
+    if b[pos] == b'-' {
+        pos += 1;
+    }
+    let digits = |from: usize| b[from.min(b.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let int = digits(pos);
+    if int == 0 || (int > 1 && b[pos] == b'0') {
+        return None;
+    }
+    pos += int;
+    let mut float = false;
+    if b.get(pos) == Some(&b'.') {
+        let frac = digits(pos + 1);
+        if frac == 0 {
+            return None;
+        }
+        pos += 1 + frac;
+        float = true;
+    }
+    if matches!(b.get(pos), Some(b'e' | b'E')) {
+        pos += 1;
+        if matches!(b.get(pos), Some(b'+' | b'-')) {
+            pos += 1;
+        }
+        let exp = digits(pos);
+        if exp == 0 {
+            return None;
+        }
+        pos += exp;
+        float = true;
+    }
+    if !float && int > 18 {
+        return None;
+    }
+    out.push(if float { FLOAT } else { INT });
+    Some(pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::scan_shape;
+    use crate::formats::json::parse_value_prefix;
+    use crate::infer::ShapeCache;
+    use crate::value::Tape;
+
+    /// The shape infer/shapes.rs writes for the record the parser reads
+    /// from `text`, and the bytes it used; `None` where the parser fails or
+    /// the value is no object.
+    fn parsed_shape(text: &str) -> Option<(Vec<u8>, usize)> {
+        let mut tape = Tape::default();
+        let (root, used) = parse_value_prefix(text, &mut tape).ok()?;
+        let record = crate::value::ValueRef { tape: &tape, idx: root as usize };
+        let mut key = Vec::new();
+        ShapeCache::plain_shape_of(record, &mut key).then_some((key, used))
+    }
+
+    fn check(text: &str) -> Result<bool, TestCaseError> {
+        let mut out = Vec::new();
+        let scanned = scan_shape(text.as_bytes(), &mut out);
+        if let Some(end) = scanned {
+            let parsed = parsed_shape(text);
+            prop_assert!(parsed.is_some(), "the scanner accepted {:?}, the parser did not", text);
+            prop_assert_eq!(parsed, Some((out, end)), "for {:?}", text);
+        }
+        Ok(scanned.is_some())
+    }
+
+    /// JSON values over a few keys, with the forms the scanner declines
+    /// among them.
+    fn value() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            Just("false".to_string()),
+            Just("-0.5e3".to_string()),
+            Just("1E+2".to_string()),
+            Just("-0".to_string()),
+            Just("123456789012345678".to_string()),
+            Just("12345678901234567890".to_string()),
+            (-99i64..99).prop_map(|n| n.to_string()),
+            Just("\"x\\\"y\\u00e9\\n\\/\"".to_string()),
+            Just("\"\\ud83d\\ude00\"".to_string()),
+            Just("\"plain\"".to_string()),
+            Just("NaN".to_string()),
+        ];
+        leaf.prop_recursive(5, 40, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
+                prop::collection::vec(("[ab]|c\\\\n|\"", inner), 0..4).prop_map(|entries| {
+                    let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\" :{v}")).collect();
+                    format!("{{ {} }}", body.join(" ,"))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: crate::test_support::cases(2048), .. ProptestConfig::default() })]
+
+        /// Whatever the scanner accepts, the parser accepts, with the same
+        /// shape and end.
+        #[test]
+        fn the_scanner_agrees_with_the_parser(
+            v in value(),
+            cut in any::<prop::sample::Index>(),
+            insert in prop::sample::select(vec!["", "{", "}", "[", "]", ",", ":", "\"", "\\", "x", "1.", "-", "e", " ", "0"]),
+            tail in prop::sample::select(vec!["", " ", "\n", " {\"a\":1}", "x"]),
+        ) {
+            let text = format!("{v}{tail}");
+            check(&text)?;
+            let at = cut.index(text.len() + 1);
+            let damaged = format!("{}{insert}{}", &text[..at], &text[at..]);
+            check(&damaged)?;
+            let cut_out = format!("{}{}", &text[..at], &text[(at + 1).min(text.len())..]);
+            check(&cut_out)?;
+        }
+
+        #[test]
+        fn the_scanner_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            let _ = scan_shape(&bytes, &mut Vec::new());
+        }
+    }
+
+    #[test]
+    fn plain_records_are_accepted_and_the_doubtful_are_declined() {
+        for text in [
+            r#"{"a":1,"b":"x","c":[1,2.5,{"d":null}],"e":{},"f":[],"g":true,"h":-0.0e-1}"#,
+            " {\"s\":\"q\\\"\\n\\u00e9\"}  ",
+            r#"{"n":123456789012345678}"#,
+        ] {
+            assert!(check(text).unwrap(), "{text}");
+        }
+        for text in [
+            r#"[1]"#,
+            r#"{"k\u0041":1}"#,
+            r#"{"s":"\ud800"}"#,
+            r#"{"n":1234567890123456789}"#,
+            r#"{"n":NaN}"#,
+            r#"{"n":01}"#,
+            r#"{"a":1,}"#,
+            r#"{"a" 1}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":1"#,
+        ] {
+            assert!(!check(text).unwrap(), "{text}");
+        }
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(super::MAX_DEPTH), "]".repeat(super::MAX_DEPTH));
+        assert!(!check(&deep).unwrap());
+    }
+}

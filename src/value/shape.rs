@@ -1,0 +1,144 @@
+//! A record's shape as bytes, and the board on which the probe posts the
+//! shapes it no longer needs to see.
+//!
+//! The shape (infer/shapes.rs has why it is enough for inference) is every
+//! node's kind in tape order, with container lengths and key bytes. Two
+//! writers produce it: infer/shapes.rs from a decoded tape, and
+//! formats/json_shape.rs straight from JSON text, without a tape. The codes
+//! below are their common language; a unit test of the JSON scanner checks
+//! that both write the same bytes for every record the scanner accepts.
+
+use std::hash::{BuildHasher, BuildHasherDefault};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use super::key_hash::KeyHasher;
+
+pub const NULL: u8 = 0;
+pub const BOOL: u8 = 1;
+pub const INT: u8 = 2;
+pub const FLOAT: u8 = 3;
+pub const STR: u8 = 4;
+/// Followed by the element count, 4 bytes little-endian.
+pub const LIST: u8 = 5;
+/// Followed by the entry count, 4 bytes little-endian.
+pub const OBJECT: u8 = 6;
+/// Followed by the key's length, 4 bytes little-endian, and its bytes.
+pub const KEY: u8 = 7;
+/// A string under a string parser: followed by its class's code
+/// (infer/shapes.rs, which alone writes it).
+pub const PARSED_STR: u8 = 8;
+
+/// Shapes a board holds at most: twice its slots, so a probe for a missing
+/// shape ends at an empty slot within a few steps.
+const SLOTS: usize = 8192;
+const MAX_POSTED: usize = SLOTS / 2;
+
+/// Record shapes the probe has absorbed and whose next records cannot
+/// change the schema: posted by the probe's one absorbing thread, read by
+/// the threads that decode ahead of it, which then leave such a record
+/// undecoded (formats/json.rs). Append-only, so a reader sees a shape
+/// either whole or not yet; a shape not yet seen only costs a decode.
+pub struct ShapeBoard {
+    slots: Box<[OnceLock<Box<[u8]>>]>,
+    posted: AtomicUsize,
+    /// Cleared when the probe's cache turns itself off (its records differ
+    /// too much): readers stop looking.
+    open: AtomicBool,
+}
+
+impl Default for ShapeBoard {
+    fn default() -> Self {
+        ShapeBoard {
+            slots: (0..SLOTS).map(|_| OnceLock::new()).collect(),
+            posted: AtomicUsize::new(0),
+            open: AtomicBool::new(true),
+        }
+    }
+}
+
+impl ShapeBoard {
+    fn slot_of(shape: &[u8]) -> usize {
+        BuildHasherDefault::<KeyHasher>::default().hash_one(shape) as usize & (SLOTS - 1)
+    }
+
+    /// Whether `shape` was posted.
+    pub fn contains(&self, shape: &[u8]) -> bool {
+        let mut i = Self::slot_of(shape);
+        loop {
+            match self.slots[i].get() {
+                None => return false,
+                Some(posted) if **posted == *shape => return true,
+                Some(_) => i = (i + 1) & (SLOTS - 1),
+            }
+        }
+    }
+
+    /// Posts `shape`. Only one thread may post (the probe's absorbing
+    /// one): two posting at once could race for a slot, and the loser's
+    /// shape would be dropped (only a lost skip, never a wrong one). A full
+    /// board takes nothing more.
+    pub fn post(&self, shape: &[u8]) {
+        if self.posted.load(Ordering::Relaxed) >= MAX_POSTED || self.contains(shape) {
+            return;
+        }
+        let mut i = Self::slot_of(shape);
+        while self.slots[i].set(shape.into()).is_err() {
+            i = (i + 1) & (SLOTS - 1);
+        }
+        self.posted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether readers should look at all: open, with a shape posted.
+    pub fn worth_looking(&self) -> bool {
+        self.open.load(Ordering::Relaxed) && self.posted.load(Ordering::Relaxed) > 0
+    }
+
+    pub fn close(&self) {
+        self.open.store(false, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_posted_shape_is_found_and_no_other_is() {
+        let board = ShapeBoard::default();
+        assert!(!board.worth_looking());
+        let shapes: Vec<Vec<u8>> = (0..MAX_POSTED as u32 + 10).map(|i| i.to_le_bytes().repeat(3)).collect();
+        for s in &shapes {
+            board.post(s);
+            board.post(s); // twice: no second slot
+        }
+        assert!(board.worth_looking());
+        assert_eq!(board.posted.load(Ordering::Relaxed), MAX_POSTED);
+        for (i, s) in shapes.iter().enumerate() {
+            assert_eq!(board.contains(s), i < MAX_POSTED, "shape {i}");
+        }
+        assert!(!board.contains(b""));
+        board.close();
+        assert!(!board.worth_looking());
+    }
+
+    #[test]
+    fn readers_on_other_threads_see_what_was_posted() {
+        let board = std::sync::Arc::new(ShapeBoard::default());
+        let reader = {
+            let board = std::sync::Arc::clone(&board);
+            std::thread::spawn(move || {
+                // Every shape a reader finds is one that was posted.
+                let mut found = 0;
+                while found < 100 {
+                    found = (0u32..100).filter(|i| board.contains(&i.to_le_bytes())).count();
+                    assert!(!board.contains(b"never posted"));
+                }
+            })
+        };
+        for i in 0u32..100 {
+            board.post(&i.to_le_bytes());
+        }
+        reader.join().unwrap();
+    }
+}
