@@ -128,11 +128,22 @@ def med(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
+def input_files(f: str) -> list[str]:
+    """The files of an input: itself, or a directory's *.jsonl files."""
+    if os.path.isdir(f):
+        return sorted(os.path.join(f, n) for n in os.listdir(f) if n.endswith(".jsonl"))
+    return [f]
+
+
 def measure_file(root, f: str, runs: int, data_dir: str) -> dict:
-    bench.warm_page_cache(f)
-    age = time.time() - os.path.getmtime(f)
+    files = input_files(f)
+    for x in files:
+        bench.warm_page_cache(x)
+    age = time.time() - max(os.path.getmtime(x) for x in files)
     if age < 3:
         time.sleep(3 - age)  # the bind cache ignores files modified in the last 2 s
+    if os.path.isdir(f):
+        f = os.path.join(f, "*.jsonl")  # one glob for both readers
     F = lit(f)
     out_ours = lit(os.path.join(data_dir, "issue13-ours.parquet"))
     out_base = lit(os.path.join(data_dir, "issue13-baseline.parquet"))
@@ -210,13 +221,14 @@ def measure_file(root, f: str, runs: int, data_dir: str) -> dict:
          m("rebind", "second") / m("rebind", "first"), "<", 0.05,
          f"first {m('rebind', 'first') * 1000:.1f} ms, second {m('rebind', 'second') * 1000:.2f} ms"),
     ]
-    return {"file": f, "bytes": os.path.getsize(f), "rows": rows, "default_threads": default_threads,
+    return {"file": f, "files": len(files), "bytes": sum(os.path.getsize(x) for x in files), "rows": rows, "default_threads": default_threads,
             "times_s": t, "table": table}
 
 
 def markdown(res: dict, runs: int) -> str:
     lines = [
-        f"`{os.path.relpath(res['file'])}` ({res['bytes'] / 1e6:.1f} MB, {res['rows']['ours']:,} rows;"
+        f"`{os.path.relpath(res['file'])}` ({res['files']} file{'s' if res['files'] > 1 else ''},"
+        f" {res['bytes'] / 1e6:.1f} MB, {res['rows']['ours']:,} rows;"
         f" read_json {res['rows']['read_json']:,}), medians of {runs}, default threads = {res['default_threads']}",
         "",
         "| measure | goal | measured | met? | medians |",
@@ -234,7 +246,8 @@ def markdown(res: dict, runs: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="issue 13's measures (benchmark, not a test)")
-    p.add_argument("--input", action="append", help=f"JSON Lines file (repeatable; default {DEFAULT_INPUT})")
+    p.add_argument("--input", action="append",
+                   help=f"JSON Lines file, or a directory of them (bench/split_jsonl.py; repeatable; default {DEFAULT_INPUT})")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--data-dir", default=os.path.join(HERE, "data"))
     p.add_argument("--extension", default=bench.DEFAULT_EXTENSION)

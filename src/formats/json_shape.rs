@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use super::json::quote_or_backslash;
 use crate::value::shape::{ShapeBoard, BOOL, FLOAT, INT, KEY, LIST, NULL, OBJECT, STR};
 
 /// Deeper records are left to the parser (they rarely repeat a shape).
@@ -174,7 +175,7 @@ fn key(b: &[u8], pos: usize, out: &mut Vec<u8>) -> Option<usize> {
         return None;
     }
     let start = pos + 1;
-    let len = memchr::memchr2(b'"', b'\\', &b[start..])?;
+    let len = quote_or_backslash(&b[start..])?;
     if b[start + len] != b'"' {
         return None;
     }
@@ -194,7 +195,7 @@ fn key(b: &[u8], pos: usize, out: &mut Vec<u8>) -> Option<usize> {
 #[inline]
 fn string_end(b: &[u8], mut pos: usize) -> Option<usize> {
     loop {
-        pos += memchr::memchr2(b'"', b'\\', &b[pos..])?;
+        pos += quote_or_backslash(&b[pos..])?;
         if b[pos] == b'"' {
             return Some(pos + 1);
         }
@@ -346,6 +347,17 @@ mod tests {
             check(&damaged)?;
             let cut_out = format!("{}{}", &text[..at], &text[(at + 1).min(text.len())..]);
             check(&cut_out)?;
+        }
+
+        /// The short-string search finds what memchr2 finds.
+        #[test]
+        fn quote_or_backslash_is_memchr2(
+            bytes in prop::collection::vec(prop::sample::select(vec![b'a', b'"', b'\\', 0u8, 0x22 ^ 0x80, 0x5c ^ 1, 0xff, b'!', b'#', b'[', b']']), 0..90),
+            plain in 0usize..80,
+        ) {
+            let mut text = vec![b'x'; plain];
+            text.extend(&bytes);
+            prop_assert_eq!(super::quote_or_backslash(&text), memchr::memchr2(b'"', b'\\', &text));
         }
 
         #[test]
