@@ -392,4 +392,27 @@ mod tests {
         let deep = format!("{{\"a\":{}1{}}}", "[".repeat(super::MAX_DEPTH), "]".repeat(super::MAX_DEPTH));
         assert!(!check(&deep).unwrap());
     }
+
+    #[test]
+    fn a_decoding_thread_leaves_a_record_with_a_posted_shape_undecoded() {
+        use crate::formats::json::{decode_line_records, LineProgress};
+        use crate::formats::{Batch, KNOWN_SHAPE};
+        let board = std::sync::Arc::new(crate::value::shape::ShapeBoard::default());
+        let mut shape = Vec::new();
+        scan_shape(br#"{"a":1}"#, &mut shape).unwrap();
+        board.post(&shape);
+        let mut batch = Batch { known_shapes: Some(super::KnownShapes::new(board)), ..Default::default() };
+        for line in [r#"{"a":2}"#, r#"{"a":"x"}"#, r#" {"a":3} {"a":-4}"#] {
+            decode_line_records(line.as_bytes(), &mut batch, (1, 0), "the line", &mut LineProgress::default(), 10);
+        }
+        let roots: Vec<bool> = batch.tape.roots.iter().map(|&r| r == KNOWN_SHAPE).collect();
+        assert_eq!(roots, [true, false, true, true]);
+        assert!(batch.meta.iter().all(|m| m.error.is_none()));
+        assert_eq!(batch.meta[3].byte, 9);
+        assert!(batch.multi_record_lines);
+        // The record that was decoded is whole on the tape.
+        let mut json = String::new();
+        crate::value::write_compact_json(batch.tape.record(1), &mut json);
+        assert_eq!(json, r#"{"a":"x"}"#);
+    }
 }

@@ -27,4 +27,6 @@ pub use maps::{infer_maps, MapRules};
 pub use merge::merge_struct;
 pub use policy::Policies;
 pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};
+#[cfg(test)]
+pub use shapes::BOARD_OFF;
 pub use shapes::{ShapeCache, ShapeSet};

@@ -86,7 +86,7 @@ impl ShapeCache {
             hits: 0,
             on: rules.policies.is_none(),
             judged: false,
-            board: (rules.policies.is_none() && !rules.parsers.any()).then(Default::default),
+            board: (rules.policies.is_none() && !rules.parsers.any() && !board_off_for_tests()).then(Default::default),
         }
     }
 
@@ -172,6 +172,18 @@ impl ShapeCache {
         }
         absorbed
     }
+}
+
+/// Tests compare probes with and without the board (which changes no
+/// result, so other tests running meanwhile only lose speed).
+#[cfg(test)]
+pub static BOARD_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn board_off_for_tests() -> bool {
+    #[cfg(test)]
+    return BOARD_OFF.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(test))]
+    false
 }
 
 /// A bounded set of record shapes (the keys of [`ShapeCache`]): strict

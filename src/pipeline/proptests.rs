@@ -470,3 +470,66 @@ proptest! {
         prop_assert_eq!(projected.1, full.1);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(128), .. ProptestConfig::default() })]
+
+    /// The probe's board (records whose shape was absorbed before are left
+    /// undecoded by the decoding threads, value/shape.rs) changes nothing:
+    /// the same rows, registry, drifts and counters with it and without
+    /// it, at every thread count and range size. Most lines share a few
+    /// keys in one order, with values of every kind, so that records of
+    /// one shape and records that differ in one kind follow each other.
+    #[test]
+    fn the_shape_board_never_changes_the_result(
+        lines in prop::collection::vec(prop_oneof![4 => pooled_line(), 1 => messy_line()], 1..40),
+        (range, chunk, threads, on_error) in cutting(),
+    ) {
+        let text = lines.concat();
+        let dir = std::env::temp_dir().join(format!("ss-board-{}-{}", std::process::id(), super::tests::rand_suffix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("in.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        let path = path.to_string_lossy().into_owned();
+        let params = [
+            ("on_error", ParamValue::Str(on_error.into())),
+            ("scan_range_bytes", ParamValue::Int(range as i64)),
+            ("read_chunk_bytes", ParamValue::Int(chunk)),
+        ];
+        let with_board = comparable_scan(super::tests::run_threads(&path, &params, threads));
+        crate::infer::BOARD_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
+        let without = comparable_scan(super::tests::run_threads(&path, &params, threads));
+        crate::infer::BOARD_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = std::fs::remove_dir_all(&dir);
+        prop_assert_eq!(with_board, without);
+    }
+}
+
+/// A line over the keys a, b and c, in that order, each there or not, with
+/// values of every kind the shape tells apart (and some it declines).
+fn pooled_line() -> impl Strategy<Value = String> {
+    let value = prop::sample::select(vec![
+        "1",
+        "-7",
+        "2.5",
+        "1e3",
+        "\"s\"",
+        "\"q\\\"\\u00e9\"",
+        "null",
+        "true",
+        "[1]",
+        "[1.5]",
+        "[]",
+        "[1,2]",
+        "{\"k\":1}",
+        "{\"k\":\"x\"}",
+        "{}",
+        "12345678901234567890",
+        "NaN",
+    ]);
+    prop::collection::vec(prop::option::of(value), 3).prop_map(|vals| {
+        let body: Vec<String> =
+            ["a", "b", "c"].iter().zip(vals).filter_map(|(k, v)| v.map(|v| format!("\"{k}\":{v}"))).collect();
+        format!("{{{}}}\n", body.join(","))
+    })
+}
