@@ -885,37 +885,10 @@ fn skip_string_body(b: &[u8], mut pos: usize) -> usize {
     b.len()
 }
 
-/// The first `"` or `\\` of `rest`, as `memchr::memchr2` finds it; but the
-/// first 32 bytes are searched 8 at a time in a register, since most keys
-/// and string values are shorter than that and the vector search's setup
-/// costs more than such a string (it was the parser's hottest callee).
+/// The first `"` or `\\` of `rest` (formats/byte_search.rs).
 #[inline(always)]
 pub(super) fn quote_or_backslash(rest: &[u8]) -> Option<usize> {
-    const SHORT: usize = 32;
-    let mut i = 0;
-    while i + 8 <= rest.len() && i < SHORT {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&rest[i..i + 8]);
-        let w = u64::from_le_bytes(word);
-        let found = zero_bytes(w ^ 0x2222_2222_2222_2222) | zero_bytes(w ^ 0x5c5c_5c5c_5c5c_5c5c);
-        if found != 0 {
-            // The lowest flag is the first match (a false flag can only
-            // follow a true one, from the subtraction's borrow).
-            return Some(i + (found.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    if i < SHORT {
-        return rest[i..].iter().position(|&c| c == b'"' || c == b'\\').map(|p| i + p);
-    }
-    memchr::memchr2(b'"', b'\\', &rest[i..]).map(|p| i + p)
-}
-
-/// The high bit of every zero byte of `x` (and maybe of bytes above the
-/// first zero byte).
-#[inline(always)]
-fn zero_bytes(x: u64) -> u64 {
-    x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080
+    super::byte_search::first_of_two(b'"', b'\\', rest)
 }
 
 /// The node of a container inside a skipped value: it has none.

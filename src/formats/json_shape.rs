@@ -349,17 +349,6 @@ mod tests {
             check(&cut_out)?;
         }
 
-        /// The short-string search finds what memchr2 finds.
-        #[test]
-        fn quote_or_backslash_is_memchr2(
-            bytes in prop::collection::vec(prop::sample::select(vec![b'a', b'"', b'\\', 0u8, 0x22 ^ 0x80, 0x5c ^ 1, 0xff, b'!', b'#', b'[', b']']), 0..90),
-            plain in 0usize..80,
-        ) {
-            let mut text = vec![b'x'; plain];
-            text.extend(&bytes);
-            prop_assert_eq!(super::quote_or_backslash(&text), memchr::memchr2(b'"', b'\\', &text));
-        }
-
         #[test]
         fn the_scanner_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
             let _ = scan_shape(&bytes, &mut Vec::new());

@@ -1,6 +1,7 @@
 //! Decoders: bytes in, records on a [`crate::value::Tape`] out, each with its
 //! location. None of them infers or routes anything.
 
+mod byte_search;
 mod chunks;
 pub mod csv;
 pub mod csv_range;

@@ -146,11 +146,12 @@ impl ScalarParsers {
         if self.true_tokens.is_empty() && self.false_tokens.is_empty() {
             return None;
         }
+        let ascii = s.is_ascii();
         let matches = |t: &String| {
-            if s.is_ascii() {
+            if ascii {
                 t.len() == s.len() && t.eq_ignore_ascii_case(s)
             } else {
-                *t == s.to_lowercase()
+                lowercase_equals(s, t)
             }
         };
         if self.true_tokens.iter().any(matches) {
@@ -161,6 +162,19 @@ impl ScalarParsers {
             None
         }
     }
+}
+
+/// `s.to_lowercase() == lower`, without building the lower-cased string:
+/// a Boolean parser looks at every non-ASCII string (a city, a note), and
+/// one allocation per token per value was a hot path's cost. Only a
+/// capital sigma lower-cases by its context (`str::to_lowercase` writes a
+/// final sigma at a word's end); a string holding one takes the allocating
+/// path, so the answer is `to_lowercase`'s for every string.
+pub(crate) fn lowercase_equals(s: &str, lower: &str) -> bool {
+    if s.contains('\u{3a3}') {
+        return s.to_lowercase() == lower;
+    }
+    s.chars().flat_map(char::to_lowercase).eq(lower.chars())
 }
 
 #[cfg(test)]

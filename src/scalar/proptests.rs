@@ -170,3 +170,19 @@ proptest! {
         prop_assert_eq!(f.parse(&text, PatternKind::Time), Some(Parsed::Time(micros)), "{}", text);
     }
 }
+
+/// Letters whose lower case is another length, another script, several
+/// characters or depends on the context (the capital sigma), among ASCII.
+const CASE_LETTERS: &str = "[aAsSkK\u{212a}\u{130}i\u{307}\u{3a3}\u{3c3}\u{3c2}\u{1e9e}\u{df}\u{c9}\u{e9} ]{0,8}";
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(2048), .. ProptestConfig::default() })]
+
+    /// The token match without allocation answers as `to_lowercase` does,
+    /// for tokens that are the string's lower case and for any other.
+    #[test]
+    fn lowercase_equals_is_to_lowercase(s in CASE_LETTERS, other in CASE_LETTERS, take_lower in any::<bool>()) {
+        let lower = if take_lower { s.to_lowercase() } else { other };
+        prop_assert_eq!(lowercase_equals(&s, &lower), s.to_lowercase() == lower, "{:?} against {:?}", s, lower);
+    }
+}
