@@ -274,6 +274,7 @@ mod tests {
 
     use super::scan_shape;
     use crate::formats::json::parse_value_prefix;
+    use crate::formats::json_texts::{leaves, JsonValues, SCALARS};
     use crate::infer::ShapeCache;
     use crate::value::Tape;
 
@@ -300,32 +301,17 @@ mod tests {
     }
 
     /// JSON values over a few keys, with the forms the scanner declines
-    /// among them.
+    /// among them (escapes in keys, surrogates, long integers, NaN).
     fn value() -> impl Strategy<Value = String> {
-        let leaf = prop_oneof![
-            Just("null".to_string()),
-            Just("true".to_string()),
-            Just("false".to_string()),
-            Just("-0.5e3".to_string()),
-            Just("1E+2".to_string()),
-            Just("-0".to_string()),
-            Just("123456789012345678".to_string()),
-            Just("12345678901234567890".to_string()),
-            (-99i64..99).prop_map(|n| n.to_string()),
-            Just("\"x\\\"y\\u00e9\\n\\/\"".to_string()),
-            Just("\"\\ud83d\\ude00\"".to_string()),
-            Just("\"plain\"".to_string()),
-            Just("NaN".to_string()),
-        ];
-        leaf.prop_recursive(5, 40, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
-                prop::collection::vec(("[ab]|c\\\\n|\"", inner), 0..4).prop_map(|entries| {
-                    let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\" :{v}")).collect();
-                    format!("{{ {} }}", body.join(" ,"))
-                }),
-            ]
-        })
+        JsonValues {
+            leaves: leaves(&[SCALARS, &["123456789012345678"]].concat(), -99..99),
+            keys: "[ab]|c\\\\n|\"",
+            depth: 5,
+            size: 40,
+            width: 4,
+            spaced: true,
+        }
+        .strategy()
     }
 
     proptest! {

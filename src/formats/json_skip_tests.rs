@@ -6,31 +6,14 @@
 use proptest::prelude::*;
 
 use super::json::{parse_value_prefix, parse_value_prefix_skipping, skip_trusted_value, SkipKeys};
+use super::json_texts::{leaves, JsonValues, SCALARS};
 use crate::value::{Node, Tape};
 
 /// Valid JSON values over the keys a, b and c (so that skipped keys occur
 /// at every depth), with escapes, numbers of every form and literals.
 fn value() -> impl Strategy<Value = String> {
-    let leaf = prop_oneof![
-        Just("null".to_string()),
-        Just("true".to_string()),
-        Just("false".to_string()),
-        Just("-0.5e3".to_string()),
-        Just("12345678901234567890".to_string()),
-        (-99i64..99).prop_map(|n| n.to_string()),
-        Just("\"x\\\"y\\u00e9\\n\"".to_string()),
-        Just("\"plain\"".to_string()),
-        Just("NaN".to_string()),
-    ];
-    leaf.prop_recursive(4, 32, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
-            prop::collection::vec(("[abc]", inner), 0..4).prop_map(|entries| {
-                let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
-                format!("{{{}}}", body.join(","))
-            }),
-        ]
-    })
+    JsonValues { leaves: leaves(SCALARS, -99..99), keys: "[abc]", depth: 4, size: 32, width: 4, spaced: false }
+        .strategy()
 }
 
 /// A record, possibly broken: a piece cut out, or a syntax character put

@@ -15,6 +15,8 @@ pub mod json_document;
 pub mod json_shape;
 #[cfg(test)]
 mod json_skip_tests;
+#[cfg(test)]
+pub(crate) mod json_texts;
 pub mod jsonl;
 pub mod parquet;
 mod parquet_footer;

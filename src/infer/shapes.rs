@@ -106,15 +106,7 @@ impl ShapeCache {
     /// (tests of formats/json_shape.rs, which writes it from text).
     #[cfg(test)]
     pub fn plain_shape_of(record: ValueRef<'_>, out: &mut Vec<u8>) -> bool {
-        static NO_PARSERS: crate::scalar::ScalarParsers = crate::scalar::ScalarParsers::none();
-        let rules = Rules {
-            limits: DepthLimits { arrow_max_depth: 64, parquet_max_depth: 64 },
-            scalar_object_key: "_value",
-            parsers: &NO_PARSERS,
-            timestamp_unit: crate::infer::TimeUnit::Micros,
-            policies: None,
-        };
-        shape_key(record, &rules, out)
+        shape_key(record, &plain_rules(64, 64), out)
     }
 
     /// Records absorbed through the cache without a full absorb.
@@ -320,58 +312,58 @@ fn facts_of(record: ValueRef<'_>, limits: DepthLimits) -> ShapeFacts {
     ShapeFacts { depth, quiet }
 }
 
+/// Rules with no string parser and the given depth limits (tests).
+#[cfg(test)]
+pub(crate) fn plain_rules(arrow_max_depth: usize, parquet_max_depth: usize) -> Rules<'static> {
+    static NO_PARSERS: crate::scalar::ScalarParsers = crate::scalar::ScalarParsers::none();
+    Rules {
+        limits: DepthLimits { arrow_max_depth, parquet_max_depth },
+        scalar_object_key: "_value",
+        parsers: &NO_PARSERS,
+        timestamp_unit: crate::infer::TimeUnit::Micros,
+        policies: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
     use crate::formats::json::parse_value;
+    use crate::formats::json_texts::{leaves, JsonValues};
     use crate::infer::TimeUnit;
     use crate::scalar::ScalarParsers;
     use crate::value::Tape;
 
-    static NO_PARSERS: ScalarParsers = ScalarParsers::none();
-
-    fn rules(arrow_max_depth: usize, parquet_max_depth: usize) -> Rules<'static> {
-        Rules {
-            limits: DepthLimits { arrow_max_depth, parquet_max_depth },
-            scalar_object_key: "_value",
-            parsers: &NO_PARSERS,
-            timestamp_unit: TimeUnit::Micros,
-            policies: None,
-        }
-    }
-
     /// JSON text of values nested a few levels, over few keys (so that
     /// shapes repeat and drift happens), with repeated keys now and then.
     fn value() -> impl Strategy<Value = String> {
-        let leaf = prop_oneof![
-            Just("null".to_string()),
-            Just("true".to_string()),
-            (-50i64..50).prop_map(|n| n.to_string()),
-            Just("2.5".to_string()),
-            Just("\"s\"".to_string()),
-            // Strings the parsers of `parsing_rules` type.
-            prop::sample::select(vec![
-                "\"7\"",
-                "\"-2.5\"",
-                "\"yes\"",
-                "\"2026-01-31\"",
-                "\"2026-01-31T10:00:00Z\"",
-                "\"10:30:00\"",
-                "\"2300-01-01T00:00:00Z\""
-            ])
-            .prop_map(str::to_string),
-        ];
-        leaf.prop_recursive(4, 24, 3, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..3).prop_map(|v| format!("[{}]", v.join(","))),
-                prop::collection::vec(("[ab]", inner), 0..3).prop_map(|entries| {
-                    let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
-                    format!("{{{}}}", body.join(","))
-                }),
-            ]
-        })
+        JsonValues {
+            leaves: leaves(
+                &[
+                    "null",
+                    "true",
+                    "2.5",
+                    "\"s\"",
+                    // Strings the parsers of `parsing_rules` type.
+                    "\"7\"",
+                    "\"-2.5\"",
+                    "\"yes\"",
+                    "\"2026-01-31\"",
+                    "\"2026-01-31T10:00:00Z\"",
+                    "\"10:30:00\"",
+                    "\"2300-01-01T00:00:00Z\"",
+                ],
+                -50..50,
+            ),
+            keys: "[ab]",
+            depth: 4,
+            size: 24,
+            width: 3,
+            spaced: false,
+        }
+        .strategy()
     }
 
     fn record() -> impl Strategy<Value = String> {
@@ -393,7 +385,7 @@ mod tests {
             iso_times: true,
             ..ScalarParsers::none()
         }));
-        Rules { parsers, timestamp_unit: TimeUnit::Nanos, ..rules(arrow_max_depth, parquet_max_depth) }
+        Rules { parsers, timestamp_unit: TimeUnit::Nanos, ..plain_rules(arrow_max_depth, parquet_max_depth) }
     }
 
     fn absorb_all(
@@ -433,7 +425,7 @@ mod tests {
             parsing in any::<bool>(),
         ) {
             let order: Vec<usize> = picks.iter().map(|p| p % pool.len()).collect();
-            let rules = if parsing { parsing_rules(arrow, parquet) } else { rules(arrow, parquet) };
+            let rules = if parsing { parsing_rules(arrow, parquet) } else { plain_rules(arrow, parquet) };
             let (plain, plain_stats, _) = absorb_all(&pool, &order, &rules, false);
             let (cached, cached_stats, _) = absorb_all(&pool, &order, &rules, true);
             prop_assert_eq!(plain, cached);
@@ -444,7 +436,7 @@ mod tests {
     #[test]
     fn repeated_shapes_are_skipped_and_duplicates_never_are() {
         let records = [r#"{"a":1,"b":{"c":"x"}}"#.to_string(), r#"{"a":1,"a":2}"#.to_string()];
-        let rules = rules(10, 10);
+        let rules = plain_rules(10, 10);
         let (_, _, hits) = absorb_all(&records, &[0, 0, 0, 1, 1, 1], &rules, true);
         // Record 0 twice from the cache; record 1 repeats a key, so its
         // duplicate must be counted by a full absorb every time.
@@ -475,7 +467,7 @@ mod tests {
     fn the_cache_is_off_with_policies_and_on_with_parsers() {
         assert!(ShapeCache::new(&parsing_rules(10, 10)).on);
         let policies = crate::infer::Policies::default();
-        let with_policies = Rules { policies: Some(&policies), ..rules(10, 10) };
+        let with_policies = Rules { policies: Some(&policies), ..plain_rules(10, 10) };
         assert!(!ShapeCache::new(&with_policies).on);
     }
 }
