@@ -102,6 +102,37 @@ proptest! {
         prop_assert_eq!(r.plan.probe_stats.values_nulled, 0);
     }
 
+    /// The same under string parsers, where a trusted scan writes a string
+    /// into a lone text column without parsing it (route/mod.rs
+    /// `text_keeps`): every value still lands once, nothing is nulled, and
+    /// such a column holds the source's text exactly ("7" stays "7").
+    #[test]
+    fn every_value_lands_once_under_parsers(records in prop::collection::vec(parsed_record(), 1..12)) {
+        use crate::infer::{ScalarKind, TypeNode};
+        let r = run(&to_lines(&records), &[
+            ("field_name_policy", ParamValue::Str("preserve".into())),
+            ("parse_integers", ParamValue::Bool(true)),
+            ("parse_floats", ParamValue::Bool(true)),
+            ("parse_iso_dates", ParamValue::Bool(true)),
+        ]).unwrap();
+        let schema = &r.plan.schema;
+        for (row, rec) in records.iter().enumerate() {
+            for (fi, f) in schema.families.iter().enumerate() {
+                let cols: Vec<usize> = schema.outputs.iter().enumerate()
+                    .filter(|(_, (of, _))| *of == fi).map(|(i, _)| i).collect();
+                let non_null = cols.iter().filter(|&&c| !r.rows[row][c].is_null()).count();
+                let source = rec.get(&f.source_key);
+                prop_assert_eq!(non_null, usize::from(source.is_some_and(has_evidence)), "row {} key {:?}", row, f.source_key);
+                if let ([v], Some(Value::String(s))) = (f.versions.as_slice(), source) {
+                    if v.ty == TypeNode::Scalar(ScalarKind::Str) {
+                        prop_assert_eq!(&r.rows[row][cols[0]], &Value::String(s.clone()), "row {}", row);
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(r.plan.probe_stats.values_nulled, 0);
+    }
+
     /// Scanning the same data again with the registry changes nothing.
     #[test]
     fn registry_merge_is_idempotent(records in prop::collection::vec(record(), 1..10)) {

@@ -13,6 +13,7 @@ use crate::infer::{
     choose_version, classify, has_duplicate_keys, schema_string, string_keyed_value, type_takes, Classified, Growth,
     Level, Rules, ScalarKind, ShapeSet, StructNode, TypeNode, ValueClass,
 };
+use crate::scalar::Parsed;
 use crate::value::ValueRef;
 use pin::{pinned_value, PinnedValue};
 
@@ -185,25 +186,35 @@ impl Router {
                 classified = None;
                 chosen = None;
                 if idx != NO_VALUE {
-                    let c = classify(ValueRef { tape: any.tape, idx }, level, rules);
-                    if c.class != ValueClass::Nothing {
-                        let family = &s.families[fi];
-                        chosen = if let Some(kind) = family.pin {
-                            // A pinned field has its one version; the
-                            // value is converted when written.
-                            family.versions.iter().position(|v| v.ty == TypeNode::Scalar(kind))
-                        } else if self.trusted && family.versions.len() == 1 {
-                            Some(0)
-                        } else {
-                            choose_version(family, &c, Growth::None, rules).or_else(|| partial_version(family, &c))
-                        };
-                        if chosen.is_none() {
-                            self.values_nulled += 1;
-                            if let Some(r) = self.rescue.as_mut() {
-                                r.keep(Some(&family.source_key), c.value, RescueKind::TypeMismatch);
+                    let value = ValueRef { tape: any.tape, idx };
+                    let family = &s.families[fi];
+                    if self.trusted && family.pin.is_none() && text_keeps(family, value) {
+                        // The one text version took every value, and a
+                        // string keeps its text whatever a parser makes of
+                        // it (Column::push_scalar): its class is not needed,
+                        // so its text is not parsed (CSV under parsers).
+                        chosen = Some(0);
+                        classified = Some(Classified { value, class: ValueClass::Str, level, parsed: Parsed::None });
+                    } else {
+                        let c = classify(value, level, rules);
+                        if c.class != ValueClass::Nothing {
+                            chosen = if let Some(kind) = family.pin {
+                                // A pinned field has its one version; the
+                                // value is converted when written.
+                                family.versions.iter().position(|v| v.ty == TypeNode::Scalar(kind))
+                            } else if self.trusted && family.versions.len() == 1 {
+                                Some(0)
+                            } else {
+                                choose_version(family, &c, Growth::None, rules).or_else(|| partial_version(family, &c))
+                            };
+                            if chosen.is_none() {
+                                self.values_nulled += 1;
+                                if let Some(r) = self.rescue.as_mut() {
+                                    r.keep(Some(&family.source_key), c.value, RescueKind::TypeMismatch);
+                                }
                             }
+                            classified = Some(c);
                         }
-                        classified = Some(c);
                     }
                 }
             }
@@ -413,6 +424,13 @@ fn partial_version(family: &crate::infer::Family, c: &Classified<'_>) -> Option<
         _ => false,
     };
     family.versions.iter().enumerate().filter(|(_, v)| wanted(&v.ty)).max_by_key(|(_, v)| v.number).map(|(i, _)| i)
+}
+
+/// Whether `value` is a string going to the single text version of
+/// `family` (VARCHAR or JSON), where it is written as its text.
+fn text_keeps(family: &crate::infer::Family, value: ValueRef<'_>) -> bool {
+    matches!(family.versions.as_slice(), [v] if matches!(v.ty, TypeNode::Scalar(ScalarKind::Str | ScalarKind::Json)))
+        && matches!(value.node(), crate::value::Node::Str { .. })
 }
 
 fn join_path(prefix: &str, key: &str) -> String {
