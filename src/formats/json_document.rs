@@ -67,18 +67,21 @@ impl<R: Read> Input<R> {
 /// reads them.
 pub struct JsonDocumentReader<R: Read> {
     input: Input<R>,
-    /// The file is in memory: `valid` bytes from `input.start` on are UTF-8.
-    loaded: Option<Loaded>,
+    /// The file is in memory, and `run` describes the UTF-8 text from
+    /// `input.start` on.
+    run: Option<Utf8Run>,
     done: bool,
     documents: u64,
     function: String,
 }
 
+/// A stretch of the loaded file that is UTF-8: it ends at `valid_end`,
+/// where either the file ends or (`invalid`) bytes follow that are not
+/// UTF-8. Such bytes end the document they fall in, not the file: reading
+/// resumes after them (issue: real-world files).
 #[derive(Clone, Copy)]
-struct Loaded {
-    /// End of the UTF-8 text in `input.buf`.
+struct Utf8Run {
     valid_end: usize,
-    /// Bytes past it that are not UTF-8: one bad record at the end.
     invalid: bool,
 }
 
@@ -86,28 +89,52 @@ impl<R: Read> JsonDocumentReader<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize, function: &str) -> Self {
         JsonDocumentReader {
             input: Input::new(reader, file, chunk_bytes),
-            loaded: None,
+            run: None,
             done: false,
             documents: 0,
             function: function.to_string(),
         }
     }
 
-    fn load(&mut self) -> Result<Option<Loaded>> {
-        if let Some(l) = self.loaded {
-            return Ok(Some(l));
+    /// The UTF-8 run at `input.start`: the file is read whole the first
+    /// time, and validated again from the current position once it has
+    /// passed the bytes that ended the last run. `None` for a file that is
+    /// empty or only whitespace.
+    fn utf8_run(&mut self) -> Result<Option<Utf8Run>> {
+        if self.run.is_none() {
+            if !self.input.skip_ws()? {
+                return Ok(None);
+            }
+            while self.input.fill()?.is_some() {}
         }
-        if !self.input.skip_ws()? {
-            return Ok(None); // an empty or whitespace-only file holds no document
+        match self.run {
+            Some(run) if self.input.start <= run.valid_end => Ok(Some(run)),
+            _ => {
+                let start = self.input.start;
+                let run = match super::utf8::validate(&self.input.buf[start..]) {
+                    Ok(_) => Utf8Run { valid_end: self.input.buf.len(), invalid: false },
+                    Err(at) => Utf8Run { valid_end: start + at, invalid: true },
+                };
+                self.run = Some(run);
+                Ok(Some(run))
+            }
         }
-        while self.input.fill()?.is_some() {}
-        let rest = &self.input.buf[self.input.start..];
-        let loaded = match super::utf8::validate(rest) {
-            Ok(_) => Loaded { valid_end: self.input.buf.len(), invalid: false },
-            Err(at) => Loaded { valid_end: self.input.start + at, invalid: true },
-        };
-        self.loaded = Some(loaded);
-        Ok(Some(loaded))
+    }
+
+    /// Where reading resumes after bytes that are not UTF-8 at `at`: the
+    /// next line that starts with `{`, as after a malformed document, or
+    /// the end of the file.
+    fn resume_after(&self, at: usize) -> usize {
+        let buf = &self.input.buf;
+        memchr::memmem::find(&buf[at..], b"\n{").map_or(buf.len(), |i| at + i + 1)
+    }
+
+    /// The name of the next document in messages.
+    fn what(&self) -> String {
+        match self.documents + 1 {
+            1 => "the document".to_string(),
+            n => format!("document {n}"),
+        }
     }
 }
 
@@ -116,37 +143,42 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
         if self.done || max_records == 0 {
             return Ok(0);
         }
-        let Some(loaded) = self.load()? else {
-            self.done = true;
-            return Ok(0);
-        };
         let mut added = 0;
         while added < max_records {
-            let at = skip_json_ws(&self.input.buf[..loaded.valid_end], self.input.start);
-            self.input.consume(at - self.input.start);
-            if self.input.start >= loaded.valid_end {
-                if loaded.invalid {
-                    batch.tape.roots.push(batch.tape.nodes.len() as u32);
-                    batch.tape.nodes.push(Node::Null);
-                    batch.meta.push(RecordMeta {
-                        line: self.input.line,
-                        byte: self.input.offset,
-                        error: Some("invalid UTF-8 in the document (undecodable bytes for the input encoding)".into()),
-                    });
-                    added += 1;
-                }
+            let Some(run) = self.utf8_run()? else {
                 self.done = true;
                 break;
+            };
+            let at = skip_json_ws(&self.input.buf[..run.valid_end], self.input.start);
+            self.input.consume(at - self.input.start);
+            if self.input.start >= run.valid_end {
+                if !run.invalid {
+                    self.done = true;
+                    break;
+                }
+                // Bytes that are not UTF-8 where a document would begin:
+                // one bad record, up to the next line opening a document.
+                batch.tape.roots.push(batch.tape.nodes.len() as u32);
+                batch.tape.nodes.push(Node::Null);
+                batch.meta.push(RecordMeta {
+                    line: self.input.line,
+                    byte: self.input.offset,
+                    error: Some(format!(
+                        "invalid UTF-8 at byte 0 of {} (undecodable bytes for the input encoding)",
+                        self.what()
+                    )),
+                });
+                self.documents += 1;
+                added += 1;
+                let resume = self.resume_after(run.valid_end);
+                self.input.consume(resume.max(self.input.start + 1) - self.input.start);
+                continue;
             }
             let (line, byte) = (self.input.line, self.input.offset);
-            // The bytes up to `valid_end` were checked to be UTF-8 in load().
-            let text = std::str::from_utf8(&self.input.buf[self.input.start..loaded.valid_end]).unwrap_or("");
-            let n = self.documents + 1;
-            let (used, decoded) = if n == 1 {
-                decode_value_record(text, batch, (line, byte), &"the document", false)
-            } else {
-                decode_value_record(text, batch, (line, byte), &format_args!("document {n}"), false)
-            };
+            let what = self.what();
+            // The bytes up to `valid_end` were checked to be UTF-8 in utf8_run().
+            let text = std::str::from_utf8(&self.input.buf[self.input.start..run.valid_end]).unwrap_or("");
+            let (used, decoded) = decode_value_record(text, batch, (line, byte), &what, false);
             if self.documents == 0 && matches!(decoded, Decoded::NotObject(Node::List { .. })) {
                 // The wrong function, not a bad row: say which one reads arrays.
                 return Err(SanitizeError::input(format!(
@@ -160,8 +192,27 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
             // the next line that starts with `{` in its first column (where
             // documents written one per line, or pretty-printed, begin), so
             // one damaged document does not take the rest of the file.
-            let used = if matches!(decoded, Decoded::Malformed) { next_document_line(text) } else { used };
-            self.input.consume(used.max(1).min(loaded.valid_end - self.input.start));
+            let used = match decoded {
+                Decoded::Malformed => {
+                    let next = next_document_line(text);
+                    if next == text.len() && run.invalid {
+                        // The document runs into bytes that are not UTF-8:
+                        // one bad record of its encoding, and reading
+                        // resumes after those bytes, not at the end.
+                        if let Some(meta) = batch.meta.last_mut() {
+                            meta.error = Some(format!(
+                                "invalid UTF-8 at byte {} of {what} (undecodable bytes for the input encoding)",
+                                text.len()
+                            ));
+                        }
+                        self.resume_after(run.valid_end) - self.input.start
+                    } else {
+                        next
+                    }
+                }
+                _ => used,
+            };
+            self.input.consume(used.max(1).min(self.input.buf.len() - self.input.start));
         }
         Ok(added)
     }
@@ -438,5 +489,31 @@ mod tests {
         // Nothing opens a line after the damage: it is the rest of the file.
         let out = doc(b"{\"a\": 1}\n{\"a\": [\n  {\"b\": 2}\n").unwrap();
         assert_eq!(out.len(), 2, "{out:?}");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_end_their_document_not_the_file() {
+        // The document holding them is one bad record of its encoding (not
+        // two: a malformed one and an encoding one), and the documents
+        // after it are read (they once were lost, with no reject naming them).
+        let out = doc(b"{\"a\":\"\xff\"}\n{\"b\":2}\n{\"c\":3}\n").unwrap();
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!(out[0].0, 1);
+        assert!(out[0].2.starts_with("invalid UTF-8 at byte 6 of the document"), "{out:?}");
+        assert_eq!((out[1].0, out[1].2.as_str()), (2, "{\"b\":2}"));
+        assert_eq!((out[2].0, out[2].2.as_str()), (3, "{\"c\":3}"));
+        // Between documents, and twice in one file: each stretch is one
+        // bad record, reading resumes at the next line opening a document.
+        let out = doc(b"{\"a\":1}\xfe\xff\n{\"b\":2} {\"x\":\"\xc3\"}\n  {\"y\":1}\n{\"c\":3}").unwrap();
+        assert_eq!(out.len(), 5, "{out:?}");
+        assert_eq!(out[0].2, "{\"a\":1}");
+        assert!(out[1].2.starts_with("invalid UTF-8 at byte 0 of document 2"), "{out:?}");
+        assert_eq!(out[2].2, "{\"b\":2}");
+        assert!(out[3].2.starts_with("invalid UTF-8 at byte 6 of document 4"), "{out:?}");
+        assert_eq!((out[4].0, out[4].2.as_str()), (4, "{\"c\":3}"));
+        // Nothing opens a line after them: the rest of the file is that record.
+        let out = doc(b"{\"a\":1}\n{\"b\":\"\xff\",\n\"c\": 2}\n").unwrap();
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[1].2.starts_with("invalid UTF-8"), "{out:?}");
     }
 }
