@@ -813,6 +813,10 @@ fn emit(
         }
     };
     keys.refresh(names, tape);
+    // The record's text goes on the tape once, and a cell that is a part of
+    // it is a range of it: one copy per record, not a call per cell. Only a
+    // quoted cell with doubled quotes, unescaped into `scratch`, is copied.
+    let (base, _) = tape.push_text(text);
     let root = tape.nodes.len();
     let open = tape.open(true);
     let mut evidence = false;
@@ -821,7 +825,10 @@ fn emit(
         let value = cells.get(i).and_then(|&cell| cell_value(&text[cell.start..cell.end], cell, options, scratch));
         match value {
             Some(v) => {
-                tape.push_string(v);
+                match offset_in(text, v) {
+                    Some(offset) => tape.push_string_range(base + offset as u32, v.len() as u32),
+                    None => tape.push_string(v),
+                }
                 evidence = true;
             }
             None => tape.push_null(),
@@ -830,6 +837,14 @@ fn emit(
     tape.close(open, width as u32, evidence);
     tape.push_root(root);
     None
+}
+
+/// Where `part` starts in `whole` when it is a slice of it (a cell's text
+/// cut from its record), by address; `None` for text elsewhere (an
+/// unescaped cell in the scratch buffer).
+fn offset_in(whole: &str, part: &str) -> Option<usize> {
+    let offset = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    (offset <= whole.len() && part.len() <= whole.len() - offset).then_some(offset)
 }
 
 /// The column names' text ranges on the current tape: written once per

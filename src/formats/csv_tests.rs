@@ -534,3 +534,16 @@ fn the_signature_is_the_header_and_reads_only_its_line() {
     assert_eq!(r.signature().unwrap(), None);
     assert_eq!(CsvReader::new(&b""[..], "t.csv", 1, opts(true, b',')).signature().unwrap(), None);
 }
+
+/// A cell cut from its record is found in it, at its offset; text in
+/// another buffer (an unescaped cell) is not, even when empty or adjacent.
+#[test]
+fn offset_in_finds_only_slices_of_the_record() {
+    let record = String::from("ab,\"c\"\"d\",");
+    assert_eq!(offset_in(&record, &record[3..]), Some(3));
+    assert_eq!(offset_in(&record, &record[..0]), Some(0));
+    assert_eq!(offset_in(&record, &record[record.len()..]), Some(record.len()));
+    let scratch = String::from("c\"d");
+    assert_eq!(offset_in(&record, &scratch), None);
+    assert_eq!(offset_in(&record[..2], &record[1..4]), None, "a slice running past the whole");
+}

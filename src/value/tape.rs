@@ -300,6 +300,12 @@ impl Tape {
         self.nodes.push(Node::Key { start: range.0, len: range.1 });
     }
 
+    /// A string whose text is already on this tape, as `range` of text
+    /// that [`Tape::push_text`] returned (or a part of it).
+    pub fn push_string_range(&mut self, start: u32, len: u32) {
+        self.nodes.push(Node::Str { start, len });
+    }
+
     pub fn push_string(&mut self, s: &str) {
         let (start, len) = self.push_text(s);
         self.nodes.push(Node::Str { start, len });
