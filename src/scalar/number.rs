@@ -38,21 +38,24 @@ impl Default for FloatFormat {
     }
 }
 
-/// Parses a float under `fmt`. Validates the shape first, then rewrites the
-/// number into a small stack buffer in Rust's own syntax, so no allocation.
+/// Parses a float under `fmt`. Validates the shape first; text already in
+/// Rust's own syntax (no grouping, `.` as the decimal point: nearly every
+/// float of a data file) is parsed as it is, and only other text is
+/// rewritten into a stack buffer first. No allocation either way, and no
+/// buffer to clear on the common path (measured on CSV under parsers).
 pub fn parse_float(s: &str, fmt: FloatFormat) -> Option<f64> {
+    parse_float_as(s, fmt, false)
+}
+
+/// [`parse_float`], with `rewrite` forcing the rewritten path (for the
+/// property test that both paths agree).
+#[inline(always)]
+fn parse_float_as(s: &str, fmt: FloatFormat, rewrite: bool) -> Option<f64> {
     let b = s.as_bytes();
     if b.is_empty() || b.len() > 400 {
         return None;
     }
-    let mut buf = [0u8; 400];
-    let mut n = 0;
-    let mut i = 0;
-    if matches!(b[0], b'+' | b'-') {
-        buf[n] = b[0];
-        n += 1;
-        i = 1;
-    }
+    let mut i = usize::from(matches!(b[0], b'+' | b'-'));
     // Integer part, with optional grouping.
     let int_start = i;
     let mut group_len = 0usize;
@@ -61,8 +64,6 @@ pub fn parse_float(s: &str, fmt: FloatFormat) -> Option<f64> {
         let c = b[i];
         if c.is_ascii_digit() {
             group_len += 1;
-            buf[n] = c;
-            n += 1;
             i += 1;
         } else if c == fmt.thousands {
             // The first group has 1–3 digits; later groups exactly 3.
@@ -85,12 +86,8 @@ pub fn parse_float(s: &str, fmt: FloatFormat) -> Option<f64> {
     }
     let mut frac_digits = 0;
     if i < b.len() && b[i] == fmt.decimal {
-        buf[n] = b'.';
-        n += 1;
         i += 1;
         while i < b.len() && b[i].is_ascii_digit() {
-            buf[n] = b[i];
-            n += 1;
             i += 1;
             frac_digits += 1;
         }
@@ -99,18 +96,12 @@ pub fn parse_float(s: &str, fmt: FloatFormat) -> Option<f64> {
         return None;
     }
     if i < b.len() && matches!(b[i], b'e' | b'E') {
-        buf[n] = b'e';
-        n += 1;
         i += 1;
         if i < b.len() && matches!(b[i], b'+' | b'-') {
-            buf[n] = b[i];
-            n += 1;
             i += 1;
         }
         let exp_start = i;
         while i < b.len() && b[i].is_ascii_digit() {
-            buf[n] = b[i];
-            n += 1;
             i += 1;
         }
         // At most three exponent digits: "0e82755886128064" is an id, not 0.0.
@@ -121,10 +112,27 @@ pub fn parse_float(s: &str, fmt: FloatFormat) -> Option<f64> {
     if i != b.len() {
         return None;
     }
-    let text = std::str::from_utf8(&buf[..n]).ok()?;
-    let f: f64 = text.parse().ok()?;
+    // Rust's grammar takes the validated text as it is (a sign, `.5`, `5.`,
+    // `e` or `E`) unless it is grouped or has another decimal point.
+    let f: f64 = if !grouped && fmt.decimal == b'.' && !rewrite { s.parse().ok()? } else { in_rust_syntax(b, fmt)? };
     // "1e400" is not a number we can keep.
     f.is_finite().then_some(f)
+}
+
+/// Validated float text with its grouping dropped and its decimal point
+/// written `.`, parsed (the thousands byte occurs only in the integer part
+/// of text that passed validation).
+fn in_rust_syntax(b: &[u8], fmt: FloatFormat) -> Option<f64> {
+    let mut buf = [0u8; 400];
+    let mut n = 0;
+    for &c in b {
+        if c == fmt.thousands {
+            continue;
+        }
+        buf[n] = if c == fmt.decimal { b'.' } else { c };
+        n += 1;
+    }
+    std::str::from_utf8(&buf[..n]).ok()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -182,5 +190,17 @@ mod tests {
         assert_eq!(parse_float("1.234.567,8", f), Some(1234567.8));
         assert_eq!(parse_float("1,234.56", f), None);
         assert_eq!(parse_float("12.34", f), None);
+    }
+
+    proptest::proptest! {
+        /// Text parsed as it is gives what the rewritten text gives, for
+        /// any mix of digits, signs, points, separators and exponents,
+        /// under both separator conventions.
+        #[test]
+        fn parsing_the_text_as_it_is_agrees_with_rewriting_it(s in "[0-9+\\-.,eE]{0,12}", european: bool) {
+            let fmt = if european { FloatFormat { decimal: b',', thousands: b'.' } } else { FloatFormat::default() };
+            let (direct, rewritten) = (parse_float_as(&s, fmt, false), parse_float_as(&s, fmt, true));
+            proptest::prop_assert_eq!(direct.map(f64::to_bits), rewritten.map(f64::to_bits), "{:?}", s);
+        }
     }
 }
