@@ -169,12 +169,25 @@ fn autocast<'a>(values: impl Iterator<Item = &'a str> + Clone) -> HiveType {
     if present.clone().next().is_none() {
         return HiveType::Varchar;
     }
-    for ty in [HiveType::Date, HiveType::Timestamp, HiveType::Bigint] {
+    for ty in [HiveType::Date, HiveType::Timestamp] {
         if present.clone().all(|v| typed(v, ty).is_some()) {
             return ty;
         }
     }
+    // An integer only when its text is the integer as written back:
+    // `zip=01234` or `hour=08` as BIGINT would lose the text (1234, 8), so
+    // such a key stays VARCHAR, as DuckDB's readers keep `08` and `+5`.
+    // (`hive_types` can still ask for BIGINT, which takes `08`.)
+    if present.clone().all(|v| is_canonical_integer(&url_decode(v))) {
+        return HiveType::Bigint;
+    }
     HiveType::Varchar
+}
+
+/// `text` is an integer written as Rust (and DuckDB) writes it back: no
+/// sign but `-`, no leading zero, no `-0`.
+fn is_canonical_integer(text: &str) -> bool {
+    integer(text).is_some_and(|n| n.to_string() == text)
 }
 
 fn is_null(text: &str) -> bool {
@@ -272,8 +285,9 @@ mod tests {
         )
         .unwrap();
         let tys: Vec<_> = p.columns.iter().map(|c| (c.name.as_str(), c.ty)).collect();
-        assert_eq!(tys, vec![("date", HiveType::Date), ("hour", HiveType::Bigint)]);
-        assert_eq!(p.values[0], vec![PartitionValue::Date(20_629), PartitionValue::Int(8)]);
+        // `08` is text an integer would not give back: VARCHAR, as in DuckDB.
+        assert_eq!(tys, vec![("date", HiveType::Date), ("hour", HiveType::Varchar)]);
+        assert_eq!(p.values[0], vec![PartitionValue::Date(20_629), PartitionValue::Text("08".into())]);
         assert_eq!(p.values[1][1], PartitionValue::Null);
         // One file without keys: detection says off; explicit on is an error naming both.
         let mixed = ["r/date=2026-06-25/a.jsonl", "r/b.jsonl"];
@@ -290,6 +304,17 @@ mod tests {
         assert_eq!(p.values[1][0], PartitionValue::Text("12".into()));
         let p = run(&["k=2026-01-01 10:00:00/a"], |_| {}).unwrap();
         assert_eq!(p.values[0][0], PartitionValue::Timestamp(1_767_261_600_000_000));
+        // Text an integer would not give back stays text (DuckDB keeps
+        // `08` and `+5` as VARCHAR too); asked for, BIGINT takes it.
+        for kept in ["zip=01234/a", "zip=+5/a", "zip=-0/a", "zip=00/a"] {
+            let p = run(&["zip=12/b", kept], |_| {}).unwrap();
+            assert_eq!(p.columns[0].ty, HiveType::Varchar, "{kept}");
+            assert_eq!(p.values[1][0], PartitionValue::Text(kept[4..kept.len() - 2].into()), "{kept}");
+        }
+        let p = run(&["zip=12/b", "zip=-3/a", "zip=0/c"], |_| {}).unwrap();
+        assert_eq!((p.columns[0].ty, &p.values[1][0]), (HiveType::Bigint, &PartitionValue::Int(-3)));
+        let p = run(&["hour=08/a"], |o| o.hive_types = vec![("hour".into(), HiveType::Bigint)]).unwrap();
+        assert_eq!(p.values[0][0], PartitionValue::Int(8));
         let p = run(&["k=7/a"], |o| o.hive_types_autocast = false).unwrap();
         assert_eq!(p.columns[0].ty, HiveType::Varchar);
         let p = run(&["k=7/a"], |o| o.hive_types = vec![("k".into(), HiveType::Integer)]).unwrap();
