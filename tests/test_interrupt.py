@@ -26,14 +26,28 @@ def test_a_long_scan_stops_promptly_on_interrupt(con, tmp_path):
         f"SELECT schema_registry FROM sanitize_jsonl({sql_literal(str(one))}) WHERE schema_registry IS NOT NULL"
     ).fetchone()[0]
     sql = (
-        f"SELECT count(*), sum(i) FROM sanitize_jsonl({sql_literal(str(data))}, schema_mode := 'strict', "
-        f"registry := {sql_literal(registry)})"
+        f"SELECT count(*), sum(i), sum(length(s)) FROM sanitize_jsonl({sql_literal(str(data))}, "
+        f"schema_mode := 'strict', registry := {sql_literal(registry)})"
     )
-    # Uninterrupted, the scan takes a while: the interrupt below must cut it short.
-    start = time.monotonic()
-    assert con.execute(sql).fetchone() == (4000000, 4000000 * 3999999 // 2)
-    full = time.monotonic() - start
-    assert full > 0.5, f"the scan is too fast ({full:.2f} s) to test interruption"
+    rows = 4000000
+    expected = con.execute(
+        f"SELECT count(*), sum(i), sum(length('row ' || i)) FROM range({rows}) t(i)"
+    ).fetchone()
+    # Uninterrupted, the scan must take long enough for an interrupt to cut it
+    # short. Machines differ and the scan keeps getting faster, so the file is
+    # doubled (appended to itself) until the full scan takes over a second.
+    copies = 1
+    while True:
+        start = time.monotonic()
+        assert con.execute(sql).fetchone() == tuple(copies * v for v in expected)
+        full = time.monotonic() - start
+        if full > 1.0 or copies >= 16:
+            break
+        text = data.read_bytes()
+        with data.open("ab") as out:
+            out.write(text)
+        copies *= 2
+    assert full > 0.5, f"the scan is too fast ({full:.2f} s with {copies} copies) to test interruption"
 
     timer = threading.Timer(full / 5, con.interrupt)
     start = time.monotonic()
