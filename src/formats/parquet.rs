@@ -545,19 +545,23 @@ fn write_value(v: Value<'_>, row: usize, tape: &mut Tape, scratch: &mut String) 
         DataType::Float64 => Node::Float(array.as_primitive::<Float64Type>().value(row)),
         DataType::Decimal32(p, s) => {
             let a = array.as_primitive::<Decimal32Type>();
-            return write_decimal(tape, *p, *s, Some(a.value(row) as i128), || a.value_as_string(row));
+            let v = a.value(row) as i128;
+            return write_decimal(tape, *p, *s, Some(v), || unscaled_text(&v.to_string(), *s));
         }
         DataType::Decimal64(p, s) => {
             let a = array.as_primitive::<Decimal64Type>();
-            return write_decimal(tape, *p, *s, Some(a.value(row) as i128), || a.value_as_string(row));
+            let v = a.value(row) as i128;
+            return write_decimal(tape, *p, *s, Some(v), || unscaled_text(&v.to_string(), *s));
         }
         DataType::Decimal128(p, s) => {
             let a = array.as_primitive::<Decimal128Type>();
-            return write_decimal(tape, *p, *s, Some(a.value(row)), || a.value_as_string(row));
+            let v = a.value(row);
+            return write_decimal(tape, *p, *s, Some(v), || unscaled_text(&v.to_string(), *s));
         }
         DataType::Decimal256(p, s) => {
             let a = array.as_primitive::<Decimal256Type>();
-            return write_decimal(tape, *p, *s, a.value(row).to_i128(), || a.value_as_string(row));
+            let v = a.value(row);
+            return write_decimal(tape, *p, *s, v.to_i128(), || unscaled_text(&v.to_string(), *s));
         }
         DataType::Utf8 => return push_text(tape, array.as_string::<i32>().value(row)),
         DataType::LargeUtf8 => return push_text(tape, array.as_string::<i64>().value(row)),
@@ -831,17 +835,37 @@ fn decimal_text(bytes: &[u8], scale: i32) -> String {
             d
         }
     };
-    let scale = scale.max(0) as usize;
-    if scale > 0 {
-        if digits.len() <= scale {
-            digits = format!("{}{digits}", "0".repeat(scale + 1 - digits.len()));
-        }
-        digits.insert(digits.len() - scale, '.');
-    }
     if negative {
         digits.insert(0, '-');
     }
-    digits
+    unscaled_text(&digits, scale)
+}
+
+/// The decimal text of an unscaled integer written in base 10 (`-1234567`)
+/// under `scale`: every digit is kept, and the point goes `scale` digits
+/// from the right (a negative scale appends zeros). Arrow's
+/// `value_as_string` is not used: it cuts the digits to the declared
+/// precision, and a value with more digits than its precision (pandas
+/// writes such files; they take a string version for that reason) came
+/// out 10^k times too small.
+fn unscaled_text(unscaled: &str, scale: impl Into<i32>) -> String {
+    let scale: i32 = scale.into();
+    let (sign, digits) = match unscaled.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", unscaled),
+    };
+    if scale <= 0 {
+        let zeros = if digits == "0" { 0 } else { scale.unsigned_abs() as usize };
+        return format!("{sign}{digits}{}", "0".repeat(zeros));
+    }
+    let scale = scale as usize;
+    let padded = if digits.len() <= scale {
+        format!("{}{digits}", "0".repeat(scale + 1 - digits.len()))
+    } else {
+        digits.to_string()
+    };
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{sign}{int}.{frac}")
 }
 
 /// A TIME value as nanoseconds of the day. Writers store times outside the
@@ -878,7 +902,62 @@ fn push_text(tape: &mut Tape, s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::decimal_text;
+    use super::{decimal_text, unscaled_text, write_value, Value};
+    use crate::value::{Node, Tape};
+    use arrow::array::{ArrayRef, Decimal128Array, Decimal256Array};
+    use arrow::datatypes::{i256, Field};
+    use std::sync::Arc;
+
+    /// The text a decimal array's rows go on the tape as (None: not text).
+    fn texts_of(array: ArrayRef) -> Vec<Option<String>> {
+        let field = Field::new("d", array.data_type().clone(), true);
+        let mut tape = Tape::default();
+        let mut scratch = String::new();
+        (0..array.len())
+            .map(|row| {
+                let at = tape.nodes.len();
+                write_value(Value { field: &field, array: &array, months: None }, row, &mut tape, &mut scratch);
+                match tape.nodes[at] {
+                    Node::Str { start, len } => Some(tape.text_of(start, len).to_string()),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_decimal_with_more_digits_than_its_precision_keeps_every_digit() {
+        // DECIMAL(5, 2) holding 12345.67 and -987654.32 (pandas writes such
+        // values): arrow's value_as_string gave 123.45 and -987.65.
+        let array: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![1_234_567i128, -98_765_432, 12_345])
+                .with_precision_and_scale(5, 2)
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        assert_eq!(texts_of(array), vec![Some("12345.67".into()), Some("-987654.32".into()), None]);
+        // DECIMAL(36, 17) as in DuckDB's pandas_decimal.parquet.
+        let big: i128 = 92_233_720_368_547_758_070_092_230_685_477_500_000;
+        let array: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![big]).with_precision_and_scale(36, 17).unwrap_or_else(|e| panic!("{e}")),
+        );
+        assert_eq!(texts_of(array), vec![Some("922337203685477580700.92230685477500000".into())]);
+        // Wider than i128, in a 256-bit decimal of precision 40.
+        let wide = i256::from_i128(i128::MAX).wrapping_mul(i256::from_i128(1000));
+        let array: ArrayRef = Arc::new(
+            Decimal256Array::from(vec![wide]).with_precision_and_scale(40, 3).unwrap_or_else(|e| panic!("{e}")),
+        );
+        assert_eq!(texts_of(array), vec![Some(format!("{}.000", i128::MAX))]);
+    }
+
+    #[test]
+    fn unscaled_text_places_the_point_without_dropping_digits() {
+        assert_eq!(unscaled_text("1234567", 2), "12345.67");
+        assert_eq!(unscaled_text("-5", 3), "-0.005");
+        assert_eq!(unscaled_text("0", 2), "0.00");
+        assert_eq!(unscaled_text("42", 0), "42");
+        assert_eq!(unscaled_text("-42", -2), "-4200");
+        assert_eq!(unscaled_text("0", -2), "0");
+    }
 
     #[test]
     fn wide_decimals_are_exact_text() {
