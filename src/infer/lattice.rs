@@ -336,6 +336,17 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, ru
                 .all(|(_, v)| fits(value, established, &classify(v, inner, rules), growth, rules).is_some())
                 .then_some(Fit::Exact)
         }
+        // A scalar or a list meets a VARCHAR-keyed map as one entry keyed
+        // scalar_object_key, as a struct takes it under that key: a struct
+        // that took a bare scalar may have become this map (infer/maps.rs),
+        // and the scan must then put the value where the probe counted it.
+        (TypeNode::Map(entry), _) if c.class != ValueClass::Map => {
+            let value = string_keyed_value(entry)?;
+            fits(value, established, c, growth, rules).map(|f| match f {
+                Fit::Transform | Fit::Fallback => f,
+                _ => Fit::Wrap,
+            })
+        }
         (TypeNode::Map(_), _) | (TypeNode::Struct(_), ValueClass::Map) => None,
         (TypeNode::Struct(s), _) => {
             // A scalar wraps into the struct under scalar_object_key.
@@ -532,7 +543,13 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
             }
         }
         // Only maps whose entries fit unchanged reach here: nothing grows.
-        TypeNode::Map(entry) => absorb_elements(entry, established, c, ctx),
+        TypeNode::Map(entry) if c.class == ValueClass::Map => absorb_elements(entry, established, c, ctx),
+        // A scalar or a list: one entry keyed scalar_object_key (see `fits`).
+        TypeNode::Map(entry) => {
+            if let Some(value) = string_keyed_value_mut(entry) {
+                absorb(value, established, c, ctx);
+            }
+        }
     }
 }
 

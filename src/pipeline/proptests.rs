@@ -564,3 +564,79 @@ fn pooled_line() -> impl Strategy<Value = String> {
         format!("{{{}}}\n", body.join(","))
     })
 }
+
+/// Values for the map property: objects with several keys (so that a low
+/// `map_inference_threshold` makes maps of them) beside scalars and lists
+/// at the same places, which a map must then hold too.
+fn mappable_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-50i64..50).prop_map(Value::from),
+        (-50i64..50).prop_map(|i| Value::from(i as f64 + 0.5)),
+        "[a-d]{0,3}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map("[a-e]", inner, 1..5).prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Every non-null scalar of `v` as canonical text (a number by its value,
+/// so 1 and 1.0 agree); output strings that hold JSON text (the fallback
+/// columns) are read back into their values.
+fn leaves(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Null => {}
+        Value::Bool(b) => out.push(b.to_string()),
+        Value::Number(n) => out.push(format!("{}", n.as_f64().unwrap_or(f64::NAN))),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(inner @ (Value::Array(_) | Value::Object(_) | Value::Number(_) | Value::Bool(_))) => leaves(&inner, out),
+            _ => out.push(s.clone()),
+        },
+        Value::Array(a) => a.iter().for_each(|e| leaves(e, out)),
+        Value::Object(o) => o.values().for_each(|e| leaves(e, out)),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(96), .. ProptestConfig::default() })]
+
+    /// Objects that become maps (a threshold of 1 or 2 keys) beside
+    /// scalars and lists at the same path: an additive scan nulls nothing,
+    /// and every scalar of the input is in the output. A scalar in such a
+    /// map is one entry keyed scalar_object_key, as in a struct; it was
+    /// dropped, leaving a NULL entry that DuckDB could not read back.
+    #[test]
+    fn values_beside_maps_are_kept(
+        records in prop::collection::vec(prop::collection::btree_map("[mn]", mappable_value(), 0..3), 1..10),
+        threshold in 1i64..3,
+    ) {
+        let records: Vec<Map<String, Value>> = records.into_iter().map(|m| m.into_iter().collect()).collect();
+        let dir = std::env::temp_dir().join(format!("ss-maps-{}-{}", std::process::id(), super::tests::rand_suffix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("in.jsonl");
+        std::fs::write(&path, to_lines(&records)).unwrap();
+        let result = super::tests::run_threads(
+            path.to_str().unwrap(),
+            &[("map_inference_threshold", ParamValue::Int(threshold))],
+            1,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let (r, stats) = result.unwrap();
+        prop_assert_eq!(stats.values_nulled, 0);
+        let mut source = Vec::new();
+        records.iter().for_each(|rec| rec.values().for_each(|v| leaves(v, &mut source)));
+        let mut output = Vec::new();
+        r.rows.iter().for_each(|row| row.iter().for_each(|v| leaves(v, &mut output)));
+        let mut have: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        output.iter().for_each(|v| *have.entry(v.as_str()).or_default() += 1);
+        for v in &source {
+            let n = have.entry(v.as_str()).or_default();
+            prop_assert!(*n > 0, "{:?} is missing from the output of {}", v, to_lines(&records));
+            *n -= 1;
+        }
+    }
+}

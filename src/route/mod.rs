@@ -278,6 +278,7 @@ impl Router {
                 }
             }
             TypeNode::Map(entry) if c.class == ValueClass::Object => self.write_object_as_map(entry, c, col, rules),
+            TypeNode::Map(entry) if c.class != ValueClass::Map => self.write_wrapped_into_map(entry, c, col, rules),
             TypeNode::List(elem) | TypeNode::Map(elem) => {
                 let ColumnData::List { offsets, child } = &mut col.data else {
                     col.push_null();
@@ -352,6 +353,40 @@ impl Router {
             let vc = classify(v, inner, rules);
             self.write_value(value_ty, &vc, &mut children[value_col], rules);
         }
+        offsets.push(child.len() as u32);
+    }
+
+    /// A scalar or a list in a VARCHAR-keyed map: one entry keyed
+    /// `scalar_object_key`, as a struct holds it (infer/lattice.rs `fits`).
+    /// A map of other keys cannot hold it: the map is NULL, and the value
+    /// nulled, counted and rescued. Never a NULL entry: DuckDB's MAP has no
+    /// such thing, and reading one back failed with an internal error.
+    fn write_wrapped_into_map(&mut self, entry: &TypeNode, c: &Classified<'_>, col: &mut Column, rules: &Rules<'_>) {
+        let wrapped = (|| {
+            let value_ty = string_keyed_value(entry)?;
+            let TypeNode::Struct(e) = entry else { return None };
+            let (kf, vf) = (*e.index.get("key")?, *e.index.get("value")?);
+            let key_col = e.outputs.iter().position(|&(f, _)| f == kf)?;
+            let value_col = e.outputs.iter().position(|&(f, _)| f == vf)?;
+            Some((value_ty, key_col, value_col))
+        })();
+        let (Some((value_ty, key_col, value_col)), ColumnData::List { offsets, child }) = (wrapped, &mut col.data)
+        else {
+            col.push_null();
+            self.values_nulled += 1;
+            if let Some(r) = self.rescue.as_mut() {
+                r.keep(None, c.value, RescueKind::TypeMismatch);
+            }
+            return;
+        };
+        let ColumnData::Struct { children } = &mut child.data else {
+            col.push_null();
+            return;
+        };
+        col.valid.push(true);
+        child.valid.push(true);
+        children[key_col].push_text(rules.scalar_object_key);
+        self.write_value(value_ty, c, &mut children[value_col], rules);
         offsets.push(child.len() as u32);
     }
 
