@@ -650,6 +650,15 @@ pub struct RawShape {
     pub last_empty: bool,
     /// A comment byte ended the record after data (`3,C#`).
     pub mid_comment: bool,
+    /// An unquoted cell starts with `"` while `"` is not this reading's
+    /// quote: the text was likely quoted with `"` (the sniffer's hint).
+    pub stray_quote: bool,
+    /// A quoted cell has text after its closing quote (`"a\"b"` read with
+    /// `""` as the only escape): the escape is likely another.
+    pub dirty_quote: bool,
+    /// An unquoted cell holds this reading's quote byte (`a"b`): quoting
+    /// that does not follow RFC 4180, a sign the reading is not the file's.
+    pub inner_quote: bool,
 }
 
 impl<R: Read> CsvReader<R> {
@@ -667,9 +676,24 @@ impl<R: Read> CsvReader<R> {
             last_empty: self.cells.len() > 1
                 && self.cells.last().is_some_and(|c| c.kind == CellKind::Plain && c.start == c.end),
             mid_comment: std::mem::take(&mut self.mid_comment),
+            stray_quote: false,
+            dirty_quote: false,
+            inner_quote: false,
         };
+        let mut shape = shape;
         texts.clear();
         let rec = &self.input.buf[self.input.start..self.input.start + end.len];
+        let (quote, escape) = (self.options.quote, self.options.distinct_escape());
+        for cell in &self.cells {
+            let raw = &rec[cell.start..cell.end];
+            match cell.kind {
+                CellKind::Plain => {
+                    shape.stray_quote |= quote != Some(b'"') && raw.first() == Some(&b'"');
+                    shape.inner_quote |= quote.is_some_and(|q| memchr::memchr(q, raw).is_some());
+                }
+                _ => shape.dirty_quote |= !closes_at_end(raw, quote.unwrap_or(b'"'), escape),
+            }
+        }
         for &cell in &self.cells {
             let raw = String::from_utf8_lossy(&rec[cell.start..cell.end]);
             texts.push(cell_value(&raw, cell, &self.options, &mut self.scratch).map(str::to_string));
@@ -922,6 +946,28 @@ fn unescape(raw: &str, quote: u8, escape: Option<u8>, out: &mut String) {
         }
     }
     out.push_str(&raw[seg..]);
+}
+
+/// Whether a quoted cell (`raw` from its opening quote) closes at its
+/// last byte: no text after the closing quote (the sniffer's test of an
+/// escape candidate).
+fn closes_at_end(raw: &[u8], quote: u8, escape: Option<u8>) -> bool {
+    let mut i = 1;
+    while i < raw.len() {
+        let b = raw[i];
+        if Some(b) == escape && matches!(raw.get(i + 1), Some(&n) if n == quote || Some(n) == escape) {
+            i += 2;
+        } else if b == quote {
+            if escape.is_none() && raw.get(i + 1) == Some(&quote) {
+                i += 2;
+            } else {
+                return i + 1 == raw.len();
+            }
+        } else {
+            i += 1;
+        }
+    }
+    false
 }
 
 /// Makes the line in a bad record's message the file's: a range's reader

@@ -10,8 +10,13 @@
 //!    need `null_padding`. A later candidate replaces the best one when the
 //!    best has one column and it has more, when it has more consistent rows
 //!    and no fewer columns, or as many rows and more columns; on a tie one
-//!    whose quote actually quoted a cell wins,
-//!    else the earlier one. A `#` comment candidate must look like comments:
+//!    whose quote actually quoted a cell wins, then one whose quoted cells
+//!    all end at their closing quote (`"a\"b"` points to `\` as the
+//!    escape), else the earlier one. A reading that leaves unquoted cells
+//!    starting with `"` never replaces a clean one that quoted cells with
+//!    `"` (no text after a closing quote, no quote inside an unquoted cell):
+//!    `"a,b"` split into `"a` and `b"`, or a quoted line break split into
+//!    two rows, is not a table with more columns or rows. A `#` comment candidate must look like comments:
 //!    at least one comment line whose cell count differs from the table's,
 //!    and 60% of them so.
 //! 2. **Header.** Each column's type is the narrowest of BOOLEAN, BIGINT,
@@ -79,6 +84,12 @@ struct Score {
     /// Lines before the header row (blank lines count, comments do not).
     skip: u64,
     quoted: bool,
+    /// Some unquoted cell starts with `"` (RawShape::stray_quote).
+    stray: bool,
+    /// Some quoted cell has text after its closing quote.
+    dirty: bool,
+    /// Some unquoted cell holds the quote byte.
+    inner: bool,
 }
 
 /// Sniffs `sample` (the start of the file, ending at a line end unless it
@@ -104,6 +115,18 @@ pub fn sniff(sample: &[u8], cut: bool, fixed: &Fixed) -> Dialect {
                 let Some(score) = analyze(&rows, fixed.null_padding, comment.is_some()) else { continue };
                 let better = match &best {
                     None => true,
+                    // A reading that leaves cells starting with `"` never
+                    // replaces one that quoted with `"`: more columns or rows
+                    // from splitting quoted text ("a,b" as `"a` and `b"`, a
+                    // quoted line break as two rows) are not a better table.
+                    // Only a clean quoted reading is protected so: one with
+                    // text after a closing quote, or a quote inside an
+                    // unquoted cell, is likely wrong itself.
+                    Some((b, d, _))
+                        if score.stray && !b.stray && d.quote == Some(b'"') && b.quoted && !b.dirty && !b.inner =>
+                    {
+                        false
+                    }
                     Some((b, _, _)) => {
                         // A single column is the reading of last resort.
                         (b.columns < 2 && score.columns > b.columns)
@@ -113,6 +136,12 @@ pub fn sniff(sample: &[u8], cut: bool, fixed: &Fixed) -> Dialect {
                                 && score.columns == b.columns
                                 && score.quoted
                                 && !b.quoted)
+                            // The same table, read without text after a
+                            // closing quote: this escape is the file's.
+                            || (score.consistent == b.consistent
+                                && score.columns == b.columns
+                                && b.dirty
+                                && !score.dirty)
                     }
                 };
                 if better {
@@ -237,6 +266,9 @@ fn analyze(rows: &[Row], null_padding: bool, comments: bool) -> Option<Score> {
         return None;
     }
     s.quoted = rows.iter().any(|r| r.shape.quoted);
+    s.stray = rows.iter().any(|r| r.shape.stray_quote);
+    s.dirty = rows.iter().any(|r| r.shape.dirty_quote);
+    s.inner = rows.iter().any(|r| r.shape.inner_quote);
     Some(s)
 }
 
@@ -437,6 +469,39 @@ mod tests {
         // A `#` after data on a line is no comment: the comment candidate is out.
         let d = sniff_text("a,b\n1,2\n# note\n3,C#\n");
         assert_eq!(d.comment, None);
+    }
+
+    /// DuckDB's data/csv files the sniffer used to split (quoted text read
+    /// without quotes: more columns or rows, and cells starting with `"`).
+    #[test]
+    fn quoted_text_is_not_split_for_more_columns() {
+        let one_column = [
+            "\"100,000.00\"\n\"300,000.20\"\n\"300,0,00.40\"\n\"30,0,0.406\"\n",
+            "col1\n\"cell with\nnewline\"\n",
+            "\"header1;header2;header3\"\n\"value1;value2;value3\"\n\"value1;value2;value3\"\n",
+            "\"Dec 8, 2022\"\n\"Sep 26, 2022\"\n\"Aug 31, 2022\"\n",
+        ];
+        for text in one_column {
+            let d = sniff_text(text);
+            assert_eq!((d.quote, d.skip_lines), (Some(b'"'), 0), "{text:?}");
+        }
+        // A quoted reading that is not clean does not hold a split back:
+        // DuckDB's no_quote.csv, where `"` would merge two lines into one
+        // cell and leave `"here"` inside an unquoted one.
+        let d = sniff_text("a|b\n\"hello|world\nh'ow do you|do\"\n'I am'|\"here\"\n");
+        assert_eq!(d.delimiter, b"|");
+        // Nor do quotes that never quote a cell.
+        let d = sniff_text("a,b\nsays \"hi\",2\n\"x,3\n");
+        assert_eq!(d.delimiter, b",");
+    }
+
+    #[test]
+    fn text_after_a_closing_quote_points_to_another_escape() {
+        let d = sniff_text("123|TEST7|text1\n345|TEST7|\"text\\\"2\\\"\"\n\"567\"|TEST7|text3\n");
+        assert_eq!((d.delimiter.as_slice(), d.quote, d.escape), (&b"|"[..], Some(b'"'), Some(b'\\')));
+        // Without that hint, `""` stays the escape.
+        let d = sniff_text("a|b\n1|\"x\"\"y\"\n2|\"z\"\n");
+        assert_eq!((d.quote, d.escape), (Some(b'"'), None));
     }
 
     #[test]
