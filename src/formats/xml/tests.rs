@@ -103,6 +103,12 @@ fn cdata_is_verbatim_text() {
         one("<d><a><![CDATA[ <b>&amp; ]]></a><b>  x <![CDATA[ y ]]> </b><c>a<![CDATA[]]>b</c></d>"),
         "{\"a\":\" <b>&amp; \",\"b\":\"x  y \",\"c\":\"ab\"}"
     );
+    // An empty CDATA section protects no whitespace beside it (W3C
+    // ibm20v01.xml: `My Name is SnowMan. <![CDATA[]]>` kept its space).
+    assert_eq!(
+        one("<d><a>x <![CDATA[]]></a><b><![CDATA[]]>  &amp;</b><c k=\"1\">  \n <![CDATA[]]>\t<![CDATA[ ]]>x</c><e><![CDATA[]]></e></d>"),
+        "{\"a\":\"x\",\"b\":\"&\",\"c\":{\"@k\":\"1\",\"#text\":\" x\"},\"e\":null}"
+    );
 }
 
 #[test]

@@ -268,6 +268,12 @@ impl Builder {
     }
 
     fn push_verbatim(&mut self, s: &str) {
+        // An empty CDATA section protects nothing: marking a zero-width
+        // verbatim part kept the ordinary whitespace beside it untrimmed
+        // (`x <![CDATA[]]>` read as "x ").
+        if s.is_empty() {
+            return;
+        }
         self.seg_protected_start = self.seg_protected_start.min(self.seg.len());
         self.seg.push_str(s);
         self.seg_protected_end = self.seg.len();
