@@ -23,6 +23,7 @@ mod parquet_footer;
 #[cfg(test)]
 mod parquet_fuzz;
 mod parquet_pages;
+mod parquet_variant;
 #[cfg(feature = "parser-bench")]
 pub mod parser_bench;
 pub mod utf8;

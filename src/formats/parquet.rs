@@ -67,6 +67,9 @@ pub struct ParquetReader {
     /// For each top-level column, the scale of a DECIMAL wider than arrow-rs
     /// reads (precision > 76): its raw bytes are written as exact text.
     wide_decimal_scale: Vec<Option<i32>>,
+    /// For each top-level column, whether it is a VARIANT group: its rows
+    /// are decoded (formats/parquet_variant.rs), not read as raw columns.
+    variant: Vec<bool>,
 }
 
 impl ParquetReader {
@@ -160,6 +163,7 @@ impl ParquetReader {
             Err(_) if interval_roots.is_empty() && !has_int96 => plain.clone(),
             Err(e) => return Err(e),
         };
+        let variant = variant_columns(&plain);
         let batch_rows = rows_per_batch(plain.metadata(), batch_rows);
         let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, metadata)
             .with_batch_size(batch_rows.max(1))
@@ -200,6 +204,7 @@ impl ParquetReader {
                 .map(|i| footer.wide_decimals.iter().find(|w| w.column == i).map(|w| w.scale))
                 .collect(),
             has_decimals,
+            variant,
         })
     }
 
@@ -290,8 +295,10 @@ impl RecordReader for ParquetReader {
                     _ => None,
                 };
                 let value = Value { field, array: column, months: month_column };
+                let is_variant = self.variant.get(i).copied().unwrap_or(false);
                 evidence |= match self.wide_decimal_scale.get(i).copied().flatten() {
                     Some(scale) => write_wide_decimal(column, row, scale, tape),
+                    None if is_variant => write_variant_or_raw(value, row, tape, &mut self.scratch),
                     None => write_value(value, row, tape, &mut self.scratch),
                 };
             }
@@ -314,8 +321,14 @@ impl RecordReader for ParquetReader {
         let mut evidence = false;
         for (i, field) in schema.fields().iter().enumerate() {
             tape.push_key(self.keys.get(i).map_or(field.name().as_str(), String::as_str));
+            let is_variant = self.variant.get(i).copied().unwrap_or(false);
             evidence |= match self.wide_decimal_scale.get(i).copied().flatten() {
                 Some(_) => push_text(tape, ""),
+                // A VARIANT declares no type: its rows decide.
+                None if is_variant => {
+                    tape.push_null();
+                    false
+                }
                 None => write_type_sample(field, tape),
             };
         }
@@ -326,7 +339,9 @@ impl RecordReader for ParquetReader {
         // digits than its declared precision (pandas writes such files):
         // those values keep their text in a string version, which only the
         // rows can reveal.
-        Some(Declaration { sample, rows: self.declared_rows, exact: !self.has_decimals })
+        // A VARIANT's types are in its rows alone.
+        let exact = !self.has_decimals && !self.variant.contains(&true);
+        Some(Declaration { sample, rows: self.declared_rows, exact })
     }
 
     fn bytes_read(&self) -> u64 {
@@ -685,6 +700,43 @@ fn write_value(v: Value<'_>, row: usize, tape: &mut Tape, scratch: &mut String) 
     let evidence = !matches!(node, Node::Null);
     tape.nodes.push(node);
     evidence
+}
+
+/// Which top-level columns are VARIANT groups, by the Parquet schema's
+/// logical type (arrow-rs reads them as plain structs). Matched by name:
+/// arrow-rs leaves out empty groups, so positions may differ.
+fn variant_columns(plain: &ArrowReaderMetadata) -> Vec<bool> {
+    let roots = plain.parquet_schema().root_schema().get_fields();
+    let is_variant = |name: &str| {
+        roots.iter().any(|t| {
+            t.name() == name && matches!(t.get_basic_info().logical_type_ref(), Some(LogicalType::Variant { .. }))
+        })
+    };
+    plain
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| matches!(f.data_type(), DataType::Struct(_)) && is_variant(f.name()))
+        .collect()
+}
+
+/// A VARIANT column's value at a row, decoded; if its bytes do not follow
+/// the Variant encoding, the raw `metadata`/`value` columns instead, so that
+/// no byte is lost.
+fn write_variant_or_raw(v: Value<'_>, row: usize, tape: &mut Tape, scratch: &mut String) -> bool {
+    let (nodes, text, bytes) = (tape.nodes.len(), tape.text.len(), tape.bytes.len());
+    let mut typed = |field: &Field, array: &ArrayRef, row: usize, tape: &mut Tape| {
+        write_value(Value { field, array, months: None }, row, tape, scratch)
+    };
+    match super::parquet_variant::write_variant(v.array.as_struct(), row, tape, &mut typed) {
+        Ok(evidence) => evidence,
+        Err(_) => {
+            tape.nodes.truncate(nodes);
+            tape.text.truncate(text);
+            tape.bytes.truncate(bytes);
+            write_value(v, row, tape, scratch)
+        }
+    }
 }
 
 /// A value of the engine type that the field's type maps to (see the module

@@ -16,7 +16,7 @@ mod time_unit;
 mod write_json;
 
 pub use declared::{Declared, MAX_DECIMAL_PRECISION};
-pub use declared_text::{decimal_value, sixteen};
+pub use declared_text::{decimal_value, sixteen, write_decimal};
 pub use reshape::reshape_for_bigquery;
 pub use tape::{DeclaredBits, Node, OpenContainer, Tape, ValueRef};
 pub use time_unit::TimeUnit;
