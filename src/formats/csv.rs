@@ -9,8 +9,9 @@
 //!   A file whose first line ends in a lone CR (classic Mac) ends its
 //!   records at CR instead, as `read_csv` reads it.
 //! - A cell that starts with `"` is quoted: it may hold the delimiter,
-//!   newlines and `""` (one quote). Text after its closing quote is kept
-//!   literally (`"ab"cd` is `abcd`); a quote inside an unquoted cell is data.
+//!   newlines and `""` (one quote). A cell with text after its closing
+//!   quote is kept exactly as written (`"ab"cd` is `"ab"cd`); a quote inside
+//!   an unquoted cell is data.
 //! - Blank lines (empty or a lone CR) are not records.
 //! - Bad records (wrong cell count, an unterminated quote at end of input,
 //!   invalid UTF-8) are null roots with `meta.error`, for `on_error`.
@@ -913,11 +914,13 @@ fn cell_value<'a>(raw: &'a str, cell: Cell, options: &CsvOptions, scratch: &'a m
 /// Unescapes a quoted cell (`raw` starts at its opening quote). Inside the
 /// quotes, `""` is one quote, or with a distinct escape byte (`\`) that
 /// byte followed by the quote or by itself is that byte (before anything
-/// else it is kept as written); after the closing quote the text is literal.
+/// else it is kept as written). A cell with text after its closing quote
+/// is not one quoted value: it is its raw text, quotes and all.
 fn unescape(raw: &str, quote: u8, escape: Option<u8>, out: &mut String) {
     out.clear();
     let bytes = raw.as_bytes();
     let mut seg = 1;
+    let mut closed = false;
     loop {
         let hit = match escape {
             Some(e) => memchr::memchr2(quote, e, &bytes[seg..]),
@@ -942,8 +945,18 @@ fn unescape(raw: &str, quote: u8, escape: Option<u8>, out: &mut String) {
             seg = at + 2;
         } else {
             seg = at + 1;
+            closed = true;
             break;
         }
+    }
+    if closed && seg < raw.len() {
+        // Text after the closing quote: the cell is not one quoted value
+        // (`"Others" includes`, a quote the sniffer could not see, or a
+        // dialect's other escape). It is kept exactly as written; taking
+        // the quotes out would change the value in silence.
+        out.clear();
+        out.push_str(raw);
+        return;
     }
     out.push_str(&raw[seg..]);
 }

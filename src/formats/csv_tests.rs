@@ -86,9 +86,19 @@ fn other_delimiters() {
 }
 
 #[test]
-fn quotes_inside_unquoted_cells_and_after_closing_quote_are_literal() {
-    let out = read(b"a,b,c\nab\"c,\"x\"yz,  \"q\"\n\"p\" ,\"\"\"\"\"\",\"a\"\"b\"c\"d\"\r\n");
-    assert_eq!(jsons(&out), [r#"{"a":"ab\"c","b":"xyz","c":"  \"q\""}"#, r#"{"a":"p ","b":"\"\"","c":"a\"bc\"d\""}"#]);
+fn quotes_inside_unquoted_cells_and_cells_with_text_after_the_closing_quote_are_kept_as_written() {
+    let out = read(
+        b"a,b,c\nab\"c,\"x\"yz,  \"q\"\n\"p\" ,\"\"\"\"\"\",\"a\"\"b\"c\"d\"\r\n\"a,b\"c,\"Others\" includes,\"ok\"\n",
+    );
+    assert_eq!(
+        jsons(&out),
+        [
+            r#"{"a":"ab\"c","b":"\"x\"yz","c":"  \"q\""}"#,
+            r#"{"a":"\"p\" ","b":"\"\"","c":"\"a\"\"b\"c\"d\""}"#,
+            // The quotes still protect the delimiter: one cell, its raw text.
+            r#"{"a":"\"a,b\"c","b":"\"Others\" includes","c":"ok"}"#,
+        ]
+    );
 }
 
 #[test]

@@ -224,12 +224,7 @@ fn decode_value(cx: &mut Context<'_, '_>, bytes: &[u8], tape: &mut Tape, depth: 
             let count_size = if info & 0x04 != 0 { 4 } else { 1 };
             let count = read_le(bytes, 1, count_size)?;
             let offsets_start = 1 + count_size;
-            let values_start = count
-                .checked_add(1)
-                .and_then(|n| n.checked_mul(offset_size))
-                .and_then(|n| n.checked_add(offsets_start))
-                .ok_or(Malformed)?;
-            let values = bytes.get(values_start..).ok_or(Malformed)?;
+            let values = values_after(bytes, offsets_start, count, offset_size)?;
             let open = tape.open(false);
             let mut evidence = false;
             for i in 0..count {
@@ -266,12 +261,7 @@ fn decode_object_fields(
     let count = read_le(bytes, 1, count_size)?;
     let ids_start = 1 + count_size;
     let offsets_start = count.checked_mul(id_size).and_then(|n| n.checked_add(ids_start)).ok_or(Malformed)?;
-    let values_start = count
-        .checked_add(1)
-        .and_then(|n| n.checked_mul(offset_size))
-        .and_then(|n| n.checked_add(offsets_start))
-        .ok_or(Malformed)?;
-    let values = bytes.get(values_start..).ok_or(Malformed)?;
+    let values = values_after(bytes, offsets_start, count, offset_size)?;
     let mut written = 0;
     let mut evidence = false;
     for i in 0..count {
@@ -286,6 +276,17 @@ fn decode_object_fields(
         written += 1;
     }
     Ok((written, evidence))
+}
+
+/// The values of a container: they follow its `count + 1` offsets of
+/// `offset_size` bytes, which start at `offsets_start`.
+fn values_after(bytes: &[u8], offsets_start: usize, count: usize, offset_size: usize) -> Decoded<&[u8]> {
+    let start = count
+        .checked_add(1)
+        .and_then(|n| n.checked_mul(offset_size))
+        .and_then(|n| n.checked_add(offsets_start))
+        .ok_or(Malformed)?;
+    bytes.get(start..).ok_or(Malformed)
 }
 
 fn declared(tape: &mut Tape, kind: Declared, bits: u64) -> Decoded<bool> {

@@ -539,14 +539,17 @@ fn check_rescue_name(function: &str, root: &StructNode, options: &Options) -> Re
 /// A partition column may not take a data column's name, nor an ETL
 /// column's: the table would have two columns of one name.
 fn check_partition_names(function: &str, root: &StructNode, partitions: &Partitions) -> Result<()> {
+    // By DuckDB's rules: column names are case-insensitive, so under
+    // field_name_policy 'preserve' `COL1` and `col1` are one name.
     for column in &partitions.columns {
-        if RESERVED_COLUMNS.contains(&column.name.as_str()) {
+        let lower = column.name.to_lowercase();
+        if RESERVED_COLUMNS.contains(&lower.as_str()) {
             return Err(SanitizeError::options(format!(
                 "{function}: the hive partition key '{}' makes the column \"{}\", which every scan already adds; pass hive_partitioning := false, or rename the directory key",
                 column.key, column.name
             )));
         }
-        if let Some(v) = root.output_versions().find(|v| v.output_name == column.name) {
+        if let Some(v) = root.output_versions().find(|v| v.output_name.to_lowercase() == lower) {
             return Err(SanitizeError::options(format!(
                 "{function}: a data field and the hive partition key '{}' both make the column \"{}\"; pass hive_partitioning := false to read the field without partition columns, or rename the field or the directory key",
                 column.key, v.output_name

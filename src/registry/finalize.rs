@@ -40,8 +40,11 @@ pub fn finalize(root: &mut StructNode, opts: &FinalizeOptions) -> Result<Vec<Dri
 
 fn check_reserved(root: &StructNode, policy: FieldNamePolicy) -> Result<()> {
     for f in &root.families {
-        let clean = sanitize(&f.source_key, policy);
-        if let Some(r) = RESERVED_COLUMNS.iter().find(|r| **r == f.source_key || **r == clean) {
+        // Case-insensitive, as DuckDB's column names are (`Source_File`
+        // under field_name_policy 'preserve' is the reserved column).
+        let clean = sanitize(&f.source_key, policy).to_lowercase();
+        let key = f.source_key.to_lowercase();
+        if let Some(r) = RESERVED_COLUMNS.iter().find(|r| **r == key || **r == clean) {
             return Err(SanitizeError::input(format!(
                 "the source has a top-level field \"{}\" that is (or sanitizes to) the reserved column name \"{r}\"; the reserved names are {}. Rename the field upstream or nest it",
                 f.source_key,
