@@ -43,7 +43,7 @@ pub fn write_variant(column: &StructArray, row: usize, tape: &mut Tape, typed: &
     }
     let metadata = column.column_by_name("metadata").and_then(|m| bytes_at(m, row)).ok_or(Malformed)?;
     let keys = Dictionary::parse(metadata)?;
-    let mut cx = Context { keys, typed };
+    let mut cx = Context { keys, typed, budget: 0 };
     match write_shredded(&mut cx, column, row, tape, 0)? {
         Some(evidence) => Ok(evidence),
         // Neither part holds a value: a missing value at the top is NULL.
@@ -57,6 +57,12 @@ pub fn write_variant(column: &StructArray, row: usize, tape: &mut Tape, typed: &
 struct Context<'a, 'w> {
     keys: Dictionary<'a>,
     typed: &'a mut TypedWriter<'w>,
+    /// Values the current `value` bytes may still decode into. Each value
+    /// of a valid encoding has a header byte of its own, so there are at
+    /// most as many as bytes; object fields are found by offset, and
+    /// hostile offsets that share one child would otherwise multiply the
+    /// output (2^40 values from 280 bytes).
+    budget: usize,
 }
 
 /// The bytes of a binary column at a row, `None` when NULL.
@@ -89,7 +95,10 @@ fn write_shredded(
     let typed = group.column_by_name("typed_value").filter(|t| t.is_valid(row));
     let Some(typed) = typed else {
         return match value {
-            Some(bytes) => decode_value(cx, bytes, tape, depth).map(Some),
+            Some(bytes) => {
+                cx.budget = bytes.len();
+                decode_value(cx, bytes, tape, depth).map(Some)
+            }
             None => Ok(None),
         };
     };
@@ -121,6 +130,7 @@ fn write_shredded(
             // A partly shredded object: the fields not shredded are in `value`.
             if let Some(bytes) = value {
                 let skip = |key: &str| fields.iter().any(|f| f.name() == key);
+                cx.budget = bytes.len();
                 let (n, e) = decode_object_fields(cx, bytes, tape, depth, &skip)?;
                 len += n;
                 evidence |= e;
@@ -204,6 +214,7 @@ fn decode_value(cx: &mut Context<'_, '_>, bytes: &[u8], tape: &mut Tape, depth: 
     if depth > MAX_DEPTH {
         return Err(Malformed);
     }
+    cx.budget = cx.budget.checked_sub(1).ok_or(Malformed)?;
     let header = *bytes.first().ok_or(Malformed)?;
     let info = header >> 2;
     match header & 0x03 {

@@ -191,6 +191,19 @@ fn deep_nesting_is_malformed_not_a_stack_overflow() {
     assert_eq!(decode(&unshredded(metadata(&[]), vec![Some(value)])), vec![Err(Malformed)]);
 }
 
+#[test]
+fn fields_that_share_one_child_cannot_multiply_the_output() {
+    // Each level: an object of two fields whose offsets both point at the
+    // next level. 40 levels would decode to 2^40 values.
+    let mut value = primitive(0, &[]);
+    for _ in 0..40 {
+        let mut v = vec![0x02, 2, 0, 1, 0, 0, 0];
+        v.extend_from_slice(&value);
+        value = v;
+    }
+    assert_eq!(decode(&unshredded(metadata(&["a", "b"]), vec![Some(value)])), vec![Err(Malformed)]);
+}
+
 /// `{metadata, value, typed_value: {a: {value, typed_value: int64}, b: {value, typed_value: string}}}`
 fn shredded_object(
     meta: Vec<u8>,
