@@ -92,6 +92,53 @@ struct Score {
     inner: bool,
 }
 
+impl Score {
+    /// Every quote byte in its role: no unquoted cell starting with `"`
+    /// under another quote, no text after a closing quote, no quote byte
+    /// inside an unquoted cell.
+    fn clean(&self) -> bool {
+        !self.stray && !self.dirty && !self.inner
+    }
+}
+
+/// Whether a candidate's reading `s` replaces the best one so far, `b`
+/// (docs/formats.md, "CSV dialect detection").
+fn replaces(s: &Score, b: &Score) -> bool {
+    // A reading that leaves a quote byte out of its role never replaces a
+    // clean one that quoted cells: more columns or rows from splitting
+    // quoted text ("a,b" as `"a` and `b"`, a quoted line break as two
+    // rows, `"x""y,z"` cut at its comma under a `\` escape) are not a
+    // better table. A quoted reading that is not clean itself is likely
+    // wrong, and protects nothing.
+    if b.quoted && b.clean() && !s.clean() {
+        return false;
+    }
+    // The other way round: a clean reading that quoted cells, with two
+    // columns or more and no fewer rows, replaces one that leaves quote
+    // bytes out of their role, whatever their column counts (`1;"a;b"`
+    // read with `,` has one column per line until a `5;"x,y,z"` gives
+    // three, which made every line above it a line to skip).
+    if !b.clean() && s.clean() && s.quoted && s.columns >= 2 && s.consistent >= b.consistent {
+        return true;
+    }
+    // A reading that skips more lines before its header than its table
+    // has rows loses to one with two columns or more that reads more rows
+    // and skips fewer: a last line that splits into more cells is not a
+    // header below a file of dirty lines (`3;x,y,z` under `,` made the
+    // whole file lines to skip, and the scan read no row).
+    if b.skip > b.consistent as u64 && s.columns >= 2 && s.consistent > b.consistent && s.skip < b.skip {
+        return true;
+    }
+    // A single column is the reading of last resort.
+    (b.columns < 2 && s.columns > b.columns)
+        || (s.consistent > b.consistent && s.columns >= b.columns)
+        || (s.consistent == b.consistent && s.columns > b.columns)
+        || (s.consistent == b.consistent && s.columns == b.columns && s.quoted && !b.quoted)
+        // The same table, read without text after a closing quote: this
+        // escape is the file's.
+        || (s.consistent == b.consistent && s.columns == b.columns && b.dirty && !s.dirty)
+}
+
 /// Sniffs `sample` (the start of the file, ending at a line end unless it
 /// is the whole file).
 /// `cut`: the sample is not the whole file (its last record may be
@@ -113,37 +160,7 @@ pub fn sniff(sample: &[u8], cut: bool, fixed: &Fixed) -> Dialect {
                 };
                 let Some(rows) = read_rows(sample, cut, &dialect) else { continue };
                 let Some(score) = analyze(&rows, fixed.null_padding, comment.is_some()) else { continue };
-                let better = match &best {
-                    None => true,
-                    // A reading that leaves cells starting with `"` never
-                    // replaces one that quoted with `"`: more columns or rows
-                    // from splitting quoted text ("a,b" as `"a` and `b"`, a
-                    // quoted line break as two rows) are not a better table.
-                    // Only a clean quoted reading is protected so: one with
-                    // text after a closing quote, or a quote inside an
-                    // unquoted cell, is likely wrong itself.
-                    Some((b, d, _))
-                        if score.stray && !b.stray && d.quote == Some(b'"') && b.quoted && !b.dirty && !b.inner =>
-                    {
-                        false
-                    }
-                    Some((b, _, _)) => {
-                        // A single column is the reading of last resort.
-                        (b.columns < 2 && score.columns > b.columns)
-                            || (score.consistent > b.consistent && score.columns >= b.columns)
-                            || (score.consistent == b.consistent && score.columns > b.columns)
-                            || (score.consistent == b.consistent
-                                && score.columns == b.columns
-                                && score.quoted
-                                && !b.quoted)
-                            // The same table, read without text after a
-                            // closing quote: this escape is the file's.
-                            || (score.consistent == b.consistent
-                                && score.columns == b.columns
-                                && b.dirty
-                                && !score.dirty)
-                    }
-                };
+                let better = best.as_ref().is_none_or(|(b, _, _)| replaces(&score, b));
                 if better {
                     let d = Dialect {
                         delimiter: delimiter.to_vec(),
@@ -502,6 +519,35 @@ mod tests {
         // Without that hint, `""` stays the escape.
         let d = sniff_text("a|b\n1|\"x\"\"y\"\n2|\"z\"\n");
         assert_eq!((d.quote, d.escape), (Some(b'"'), None));
+    }
+
+    /// Readings that left quote bytes out of their role used to win on
+    /// column or row counts (found comparing with read_csv and csv-spectrum
+    /// style files): a whole file skipped as dirty lines, and a quoted
+    /// `""` with a delimiter split into cells and rows.
+    #[test]
+    fn quote_bytes_out_of_their_role_do_not_win() {
+        // `,` reads one column per line until the last gives three: the
+        // lines above it were skipped and no row was read.
+        let d = sniff_text("id;name\n1;\"a;b\"\n2;bob\n3;carol\n4;dave\n5;\"x,y,z\"\n");
+        assert_eq!((d.delimiter.as_slice(), d.quote, d.skip_lines), (&b";"[..], Some(b'"'), 0));
+        // A `\` escape cut `"x""y,z` at its comma (text after `"x"`) and
+        // then `'` won the tie: one record became two rows.
+        let d = sniff_text("a,b\n\"x\"\"y,z\nmore\",w\n");
+        assert_eq!((d.delimiter.as_slice(), d.quote, d.escape, d.comment), (&b","[..], Some(b'"'), None, None));
+        let d = sniff_text("1,\"a\"\" b, c\"\n2,\"d\"\" e, f\"\n3,\"g\"\" h, i\"\n");
+        assert_eq!((d.delimiter.as_slice(), d.quote, d.escape, d.has_header), (&b","[..], Some(b'"'), None, false));
+    }
+
+    /// Without quotes: a last line that splits into more cells is no
+    /// header below a file of lines to skip.
+    #[test]
+    fn a_reading_that_skips_most_lines_loses_to_one_that_reads_them() {
+        let d = sniff_text("id;name\n1;alice\n2;bob\n3;x,y,z\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines, d.has_header), (&b";"[..], 0, true));
+        // Title lines above a table are still lines to skip.
+        let d = sniff_text("my report\ngenerated today, by me\na,b,c\n1,2,3\n4,5,6\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b","[..], 2));
     }
 
     #[test]
