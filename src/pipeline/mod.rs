@@ -161,6 +161,12 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     };
     // The registry's contract decides the options this scan does not give.
     let mut options = options.with_contract(function, registry.contract.as_ref())?;
+    // The name policy travels with the registry as the contract's options
+    // do: a scan that does not give one continues the registry's (a
+    // `lower_snake` registry without `field_name_policy :=` was refused).
+    if !options.is_given("field_name_policy") {
+        options.field_name_policy = registry.field_name_policy;
+    }
     // After the contract: it may set timestamp_precision.
     if let Some(policies) = &options.policies {
         policies.apply_pins(&mut registry.root).map_err(|m| SanitizeError::options(format!("{function}: {m}")))?;
