@@ -103,30 +103,41 @@ fn float_text_is_exact(text: &str, f: f64, parsers: &ScalarParsers) -> bool {
 }
 
 /// A decimal number as its significant digits (no leading or trailing
-/// zeros; at most 400 of them, as the float grammar allows) and the power
-/// of ten of the place after its last digit; the sign is left out (a
-/// parsed value has the text's sign).
+/// zeros) and the power of ten of the place after its last digit; the
+/// sign is left out (a parsed value has the text's sign). At most 17
+/// digits: a double's shortest form never has more, so a text with more
+/// is not what a double holds (`None`).
 #[derive(PartialEq, Eq)]
 struct Decimal {
-    digits: [u8; 400],
+    digits: [u8; 17],
     len: usize,
     exponent: i64,
 }
 
 impl Decimal {
     fn of(text: &[u8], fmt: FloatFormat) -> Option<Decimal> {
-        let mut d = Decimal { digits: [0; 400], len: 0, exponent: 0 };
+        let mut d = Decimal { digits: [0; 17], len: 0, exponent: 0 };
+        // Zeros after the last other digit: significant only if another
+        // digit follows them.
+        let mut zeros: i64 = 0;
         let mut i = usize::from(matches!(text.first(), Some(b'+' | b'-')));
         let mut after_point = false;
         while i < text.len() {
             match text[i] {
-                c @ b'0'..=b'9' => {
+                b'0' => {
                     // A leading zero is no significant digit; after the
                     // point its place still counts.
-                    if d.len > 0 || c != b'0' {
-                        *d.digits.get_mut(d.len)? = c;
+                    zeros += i64::from(d.len > 0);
+                    d.exponent -= i64::from(after_point);
+                }
+                c @ b'1'..=b'9' => {
+                    for _ in 0..zeros {
+                        *d.digits.get_mut(d.len)? = b'0';
                         d.len += 1;
                     }
+                    zeros = 0;
+                    *d.digits.get_mut(d.len)? = c;
+                    d.len += 1;
                     d.exponent -= i64::from(after_point);
                 }
                 b'e' | b'E' => {
@@ -140,14 +151,10 @@ impl Decimal {
             i += 1;
         }
         // Trailing zeros move into the exponent.
-        while d.len > 0 && d.digits[d.len - 1] == b'0' {
-            d.len -= 1;
-            d.exponent += 1;
-        }
+        d.exponent += zeros;
         if d.len == 0 {
             d.exponent = 0;
         }
-        d.digits[d.len..].fill(0);
         Some(d)
     }
 }
