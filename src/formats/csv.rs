@@ -144,6 +144,12 @@ pub struct CsvReader<R: Read> {
     width: Option<usize>,
     /// One column (with a name that is not whitespace): a blank line is a NULL value.
     blank_is_null: bool,
+    /// Blank lines before the first record of a file without a header, as
+    /// runs of (line, byte, count): NULL values if that record has one
+    /// column, else nothing (`read_csv` reads them so). Once that record
+    /// is read, `blanks_released` says they are records, written before it.
+    leading_blanks: std::collections::VecDeque<(u64, u64, u64)>,
+    blanks_released: bool,
     /// The last record scanned ended at a comment byte after data (for the sniffer).
     mid_comment: bool,
     // Scan state of the current record (positions relative to `start`).
@@ -225,6 +231,8 @@ impl<R: Read> CsvReader<R> {
             names: Vec::new(),
             width: None,
             blank_is_null: false,
+            leading_blanks: std::collections::VecDeque::new(),
+            blanks_released: false,
             mid_comment: false,
             state: State::CellStart,
             pos: 0,
@@ -305,6 +313,13 @@ impl<R: Read> CsvReader<R> {
 
     /// Whether the next record starts at or past the range's end.
     fn past_end(&self) -> bool {
+        // Blank lines before a headerless file's first record wait for it
+        // (they are values only in a one-column file): the range holding
+        // them reads on to that record, past its end, and the next range,
+        // whose guess then misses, is read again from where this one stops.
+        if self.width.is_none() && !self.leading_blanks.is_empty() {
+            return false;
+        }
         self.bounds.is_some_and(|b| b.end.is_some_and(|end| self.offset >= end))
     }
 
@@ -356,23 +371,63 @@ impl<R: Read> CsvReader<R> {
     }
 
     /// `\r` when the first line break of the file outside quotes is a lone
-    /// CR (a classic Mac file), else `\n`.
+    /// CR (a classic Mac file), else `\n`. Quotes are read as the tokenizer
+    /// reads them ([`CsvReader::scan_record`]): a quote opens a cell only at
+    /// its start, a distinct escape byte takes the next byte, `""` inside
+    /// quotes is one quote, and a quote inside an unquoted cell or after a
+    /// closing one is data. (Toggling on every quote byte read `ab"c` as an
+    /// open quote and took a later lone CR for the line end: records merged.)
     fn detect_newline(&mut self) -> Result<u8> {
-        let mut quoted = false;
+        let quote = self.options.quote;
+        let escape = self.options.distinct_escape();
+        let comment = self.options.comment;
+        let delimiter = self.options.delimiter.clone();
+        let mut state = State::CellStart;
         let mut at = 0;
         loop {
             let buf = &self.input.buf[self.input.start..];
+            let eof = self.input.eof;
             while at < buf.len() {
-                match buf[at] {
-                    b if Some(b) == self.options.quote => quoted = !quoted,
-                    b'\n' if !quoted => return Ok(b'\n'),
-                    b'\r' if !quoted => match buf.get(at + 1) {
-                        Some(b'\n') => return Ok(b'\n'),
-                        Some(_) => return Ok(b'\r'),
-                        // A CR last in the buffer: the next byte decides.
-                        None => break,
+                let b = buf[at];
+                match state {
+                    State::CellStart if Some(b) == quote => state = State::Quoted,
+                    State::CellStart => {
+                        state = State::Unquoted;
+                        continue;
+                    }
+                    State::Quoted if Some(b) == quote => state = State::AfterQuote,
+                    State::Quoted if Some(b) == escape => state = State::EscapeNext,
+                    State::Quoted => {}
+                    State::EscapeNext => state = State::Quoted,
+                    // `""`: one quote, still inside (RFC 4180 escaping only).
+                    State::AfterQuote if Some(b) == quote && escape.is_none() => state = State::Quoted,
+                    State::AfterQuote => {
+                        state = State::Unquoted;
+                        continue;
+                    }
+                    State::Unquoted | State::CommentTail => match b {
+                        b'\n' => return Ok(b'\n'),
+                        b'\r' => match buf.get(at + 1) {
+                            Some(b'\n') => return Ok(b'\n'),
+                            Some(_) => return Ok(b'\r'),
+                            // A CR last in the buffer: the next byte decides.
+                            None if !eof => break,
+                            None => return Ok(b'\r'),
+                        },
+                        _ if state == State::CommentTail => {}
+                        _ if Some(b) == comment && b != delimiter[0] => state = State::CommentTail,
+                        _ if b == delimiter[0] => match buf.get(at..at + delimiter.len()) {
+                            Some(d) if d == delimiter.as_slice() => {
+                                at += delimiter.len();
+                                state = State::CellStart;
+                                continue;
+                            }
+                            // A longer delimiter may go on in the next chunk.
+                            None if !eof => break,
+                            _ => {}
+                        },
+                        _ => {}
                     },
-                    _ => {}
                 }
                 at += 1;
             }
@@ -625,6 +680,24 @@ impl<R: Read> CsvReader<R> {
     }
 
     /// Consumes the scanned record and resets the scan state.
+    /// One blank line before a one-column file's first record, as the
+    /// NULL value (or empty string, when `""` is no null string) that a
+    /// later blank line is.
+    fn push_blank(&mut self, batch: &mut Batch, line: u64, byte: u64) {
+        let blank = [Cell { start: 0, end: 0, kind: CellKind::Plain }];
+        let error =
+            emit(b"", &blank, 1, &mut self.keys, &self.names, &self.options, &mut self.scratch, &mut batch.tape);
+        batch.meta.push(RecordMeta { line, byte, error });
+    }
+
+    /// Forgets the record just scanned, which the next scan reads again.
+    fn unscan(&mut self) {
+        self.state = State::CellStart;
+        self.pos = 0;
+        self.newlines = 0;
+        self.cells.clear();
+    }
+
     fn advance(&mut self, end: &RecordEnd) {
         self.input.start += end.len;
         self.offset += end.len as u64;
@@ -746,9 +819,28 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
         }
         self.start_input()?;
         let mut added = 0;
-        while added < max_records && !self.past_end() {
+        while added < max_records {
+            // Released blank lines are this range's, wherever its end is.
+            if self.blanks_released {
+                if let Some(run) = self.leading_blanks.front_mut() {
+                    let (line, byte) = (run.0, run.1);
+                    run.0 += 1;
+                    run.2 -= 1;
+                    if run.2 == 0 {
+                        self.leading_blanks.pop_front();
+                    }
+                    self.push_blank(batch, line, byte);
+                    added += 1;
+                    continue;
+                }
+            }
+            if self.past_end() {
+                break;
+            }
             let Some(end) = self.scan_record()? else { break };
-            if end.is_comment(&self.cells) || (self.is_blank() && !self.blank_is_null) {
+            // (Before the first record of a file without a header the width
+            // is not known yet: see the match below.)
+            if end.is_comment(&self.cells) || (self.is_blank() && !self.blank_is_null && self.width.is_some()) {
                 // A blank line is no record, except in a one-column file,
                 // where it is a NULL value (as `read_csv` reads it), unless
                 // the column has no name but whitespace (a whitespace-only
@@ -760,6 +852,13 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                 Some(w) => w,
                 None => {
                     if self.is_blank() {
+                        // Kept until the first record says whether a blank
+                        // line is a value (one column) or nothing.
+                        let (line, byte) = (self.line, self.reported_offset());
+                        match self.leading_blanks.back_mut() {
+                            Some((first, _, count)) if *first + *count == line => *count += 1,
+                            _ => self.leading_blanks.push_back((line, byte, 1)),
+                        }
                         self.advance(&end);
                         continue;
                     }
@@ -768,6 +867,15 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                     self.names = (1..=w).map(column_name).collect();
                     self.width = Some(w);
                     self.blank_is_null = w == 1;
+                    if w != 1 {
+                        self.leading_blanks.clear();
+                    } else if !self.leading_blanks.is_empty() {
+                        // The blank lines come first, as many a batch as
+                        // fit: this record is read again after them.
+                        self.blanks_released = true;
+                        self.unscan();
+                        continue;
+                    }
                     w
                 }
             };

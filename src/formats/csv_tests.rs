@@ -557,3 +557,45 @@ fn offset_in_finds_only_slices_of_the_record() {
     assert_eq!(offset_in(&record, &scratch), None);
     assert_eq!(offset_in(&record[..2], &record[1..4]), None, "a slice running past the whole");
 }
+
+/// The line end is found with the tokenizer's quote rules (found by a
+/// differential against read_csv): a quote inside an unquoted cell is data,
+/// `\` takes the next byte, and a quoted LF does not decide. Toggling on
+/// every quote byte took a later lone CR for the line end and merged records.
+#[test]
+fn the_line_end_is_found_as_the_tokenizer_reads_quotes() {
+    let no_header = opts(false, b',');
+    // A quote inside an unquoted cell, then LF lines, then a lone CR in data.
+    let out = read_with(b"ab\"c\nd\ne\"f\rg\n", no_header.clone());
+    assert_eq!(jsons(&out), [r#"{"column_a":"ab\"c"}"#, r#"{"column_a":"d"}"#, r#"{"column_a":"e\"f\rg"}"#]);
+    // An escaped quote inside quotes.
+    let escaped = CsvOptions { escape: Some(b'\\'), ..no_header.clone() };
+    let out = read_with(b"\"\\\"x\"\nc\nd\"e\rf\n", escaped.clone());
+    assert_eq!(jsons(&out), [r#"{"column_a":"\"x"}"#, r#"{"column_a":"c"}"#, r#"{"column_a":"d\"e\rf"}"#]);
+    // The other way round: an LF inside quotes after an escaped quote, CR lines.
+    let out = read_with(b"\"a\\\"b\nc\"\rd\r", escaped);
+    assert_eq!(jsons(&out), [r#"{"column_a":"a\"b\nc"}"#, r#"{"column_a":"d"}"#]);
+    // `""` inside quotes is one quote, not a close and an open.
+    let out = read_with(b"\"x\"\"y\nz\"\rw\r", no_header);
+    assert_eq!(jsons(&out), [r#"{"column_a":"x\"y\nz"}"#, r#"{"column_a":"w"}"#]);
+}
+
+/// A headerless one-column file keeps its leading blank lines as NULL
+/// values, as it keeps later ones (read_csv reads them so); with more
+/// columns they are nothing.
+#[test]
+fn leading_blank_lines_of_a_one_column_file_are_null_values() {
+    let out = read_with(b"\nZ\n\nW\n", opts(false, b','));
+    assert_eq!(
+        jsons(&out),
+        [r#"{"column_a":null}"#, r#"{"column_a":"Z"}"#, r#"{"column_a":null}"#, r#"{"column_a":"W"}"#]
+    );
+    assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    let out = read_with(b"\r\n\r\n\nZ\r\n", opts(false, b','));
+    assert_eq!(
+        jsons(&out),
+        [r#"{"column_a":null}"#, r#"{"column_a":null}"#, r#"{"column_a":null}"#, r#"{"column_a":"Z"}"#]
+    );
+    let out = read_with(b"\n\n1,2\n", opts(false, b','));
+    assert_eq!(jsons(&out), [r#"{"column_a":"1","column_b":"2"}"#]);
+}
