@@ -146,10 +146,10 @@ pub struct CsvReader<R: Read> {
     blank_is_null: bool,
     /// Blank lines before the first record of a file without a header, as
     /// runs of (line, byte, count): NULL values if that record has one
-    /// column, else nothing (`read_csv` reads them so). Once that record
-    /// is read, `blanks_released` says they are records, written before it.
+    /// column, else nothing (`read_csv` reads them so). Held while the
+    /// width is unknown; once that record fixed it (one column), what is
+    /// left here is written before the record.
     leading_blanks: std::collections::VecDeque<(u64, u64, u64)>,
-    blanks_released: bool,
     /// The last record scanned ended at a comment byte after data (for the sniffer).
     mid_comment: bool,
     // Scan state of the current record (positions relative to `start`).
@@ -232,7 +232,6 @@ impl<R: Read> CsvReader<R> {
             width: None,
             blank_is_null: false,
             leading_blanks: std::collections::VecDeque::new(),
-            blanks_released: false,
             mid_comment: false,
             state: State::CellStart,
             pos: 0,
@@ -679,7 +678,6 @@ impl<R: Read> CsvReader<R> {
         matches!(self.cells.as_slice(), [Cell { start, end, kind: CellKind::Plain }] if start == end)
     }
 
-    /// Consumes the scanned record and resets the scan state.
     /// One blank line before a one-column file's first record, as the
     /// NULL value (or empty string, when `""` is no null string) that a
     /// later blank line is.
@@ -698,6 +696,7 @@ impl<R: Read> CsvReader<R> {
         self.cells.clear();
     }
 
+    /// Consumes the scanned record and resets the scan state.
     fn advance(&mut self, end: &RecordEnd) {
         self.input.start += end.len;
         self.offset += end.len as u64;
@@ -820,8 +819,9 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
         self.start_input()?;
         let mut added = 0;
         while added < max_records {
-            // Released blank lines are this range's, wherever its end is.
-            if self.blanks_released {
+            // Leading blank lines of a one-column file are this range's,
+            // wherever its end is.
+            if self.width.is_some() {
                 if let Some(run) = self.leading_blanks.front_mut() {
                     let (line, byte) = (run.0, run.1);
                     run.0 += 1;
@@ -872,7 +872,6 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                     } else if !self.leading_blanks.is_empty() {
                         // The blank lines come first, as many a batch as
                         // fit: this record is read again after them.
-                        self.blanks_released = true;
                         self.unscan();
                         continue;
                     }

@@ -575,6 +575,9 @@ fn the_line_end_is_found_as_the_tokenizer_reads_quotes() {
     // The other way round: an LF inside quotes after an escaped quote, CR lines.
     let out = read_with(b"\"a\\\"b\nc\"\rd\r", escaped);
     assert_eq!(jsons(&out), [r#"{"column_a":"a\"b\nc"}"#, r#"{"column_a":"d"}"#]);
+    // A quote after a delimiter opens a cell: its lone CR is data.
+    let out = read_with(b"x,\"a\rb\"\ny,z\n", no_header.clone());
+    assert_eq!(jsons(&out), [r#"{"column_a":"x","column_b":"a\rb"}"#, r#"{"column_a":"y","column_b":"z"}"#]);
     // `""` inside quotes is one quote, not a close and an open.
     let out = read_with(b"\"x\"\"y\nz\"\rw\r", no_header);
     assert_eq!(jsons(&out), [r#"{"column_a":"x\"y\nz"}"#, r#"{"column_a":"w"}"#]);

@@ -86,9 +86,7 @@ fn float_text_is_exact(text: &str, f: f64, parsers: &ScalarParsers) -> bool {
         return false;
     }
     let fmt = parsers.floats.unwrap_or_default();
-    let Some(written) =
-        Decimal::of(text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c' | '\x0b')).as_bytes(), fmt)
-    else {
+    let Some(written) = Decimal::of(text.trim_matches(crate::scalar::is_trim_space).as_bytes(), fmt) else {
         return false;
     };
     // `{:e}` is the shortest text that reads back as `f`.
@@ -184,12 +182,23 @@ mod tests {
             "100000",
             "9007199254740992",
             "1.7976931348623157e308",
+            // Zeros past 17 places that carry no digit, round numbers of
+            // 30 digits, zeros between digits, after the point and leading.
+            "1.000000000000000000000000000000",
+            "100000000000000000000000000000",
+            "1.05",
+            "0.0012",
+            "0.30000000000000004",
         ] {
             assert!(exact(ok), "{ok}");
         }
-        for lossy in
-            ["9007199254740993", "12345678901234567890123", "0.1000000000000000000001", "3.14159265358979323846"]
-        {
+        for lossy in [
+            "9007199254740993",
+            "12345678901234567890123",
+            "0.1000000000000000000001",
+            "3.14159265358979323846",
+            "1000000000000000000001",
+        ] {
             assert!(!exact(lossy), "{lossy}");
         }
         let parsers = ScalarParsers { floats: Some(FloatFormat::default()), ..ScalarParsers::none() };

@@ -49,7 +49,8 @@ pub struct ScalarParsers {
     pub custom: CustomPatterns,
 }
 
-fn is_trim_space(c: char) -> bool {
+/// The whitespace the parsers' trim-and-retry takes off a value's ends.
+pub(crate) fn is_trim_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c' | '\x0b')
 }
 
