@@ -11,6 +11,7 @@ use duckdb::ffi;
 
 use super::types::LogicalType;
 use crate::options::{ParamType, ParamValue};
+use crate::pipeline::scan_log::Session;
 
 /// A C string for DuckDB's names and error setters (interior NULs would
 /// truncate it).
@@ -18,17 +19,30 @@ fn c_message(message: &str) -> CString {
     CString::new(message.replace('\0', " ")).unwrap_or_default()
 }
 
-/// A connection DuckDB lent us for registering functions.
+/// A connection DuckDB lent us for registering functions, with the token
+/// of the database it belongs to (scan_log::Session): every table
+/// function registered through it carries the token to its bind.
 pub struct Connection {
     raw: ffi::duckdb_connection,
+    database: u64,
 }
 
 impl Connection {
     /// # Safety
     /// `raw` is an open connection that outlives this handle.
-    pub unsafe fn from_raw(raw: ffi::duckdb_connection) -> Self {
-        Connection { raw }
+    pub unsafe fn from_raw(raw: ffi::duckdb_connection, database: u64) -> Self {
+        Connection { raw, database }
     }
+}
+
+/// A table function's extra info as DuckDB holds it: the definition the
+/// callbacks read ([`BindInfo::extra_info`]) and the database token
+/// ([`ClientInfo::session`]). Boxed per registration, freed by DuckDB
+/// with the function.
+struct Registered {
+    /// A `&'static T` of the registration's `T`, or null.
+    def: *const c_void,
+    database: u64,
 }
 
 /// The callbacks of one table function.
@@ -43,7 +57,8 @@ pub struct TableCallbacks {
 
 /// Registers a table function: positional parameters, named parameters,
 /// an optional `'static` extra info the callbacks read back with
-/// [`BindInfo::extra_info`], and the callbacks. The one place table
+/// [`BindInfo::extra_info`] (kept in a [`Registered`] with the
+/// connection's database token), and the callbacks. The one place table
 /// functions are created.
 pub fn register_table_function<T: 'static>(
     con: &Connection,
@@ -58,11 +73,15 @@ pub fn register_table_function<T: 'static>(
         .iter()
         .map(|(n, t)| CString::new(*n).map(|c| (c, t)).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;
+    let registered = Box::new(Registered {
+        def: extra.map_or(std::ptr::null(), |e| e as *const T as *const c_void),
+        database: con.database,
+    });
     // SAFETY: the table function is created, configured and destroyed here;
     // every pointer handed to DuckDB (names, types) lives across the calls
-    // that read it, and DuckDB copies what it keeps. The extra info is
-    // 'static, so no destructor is needed; the callbacks are `extern "C"`
-    // functions with the signatures DuckDB expects.
+    // that read it, and DuckDB copies what it keeps. The extra info is a
+    // box DuckDB owns from here on and frees with `drop_box`; the callbacks
+    // are `extern "C"` functions with the signatures DuckDB expects.
     unsafe {
         let mut tf = ffi::duckdb_create_table_function();
         ffi::duckdb_table_function_set_name(tf, c_name.as_ptr());
@@ -72,9 +91,11 @@ pub fn register_table_function<T: 'static>(
         for (n, ty) in &named {
             ffi::duckdb_table_function_add_named_parameter(tf, n.as_ptr(), ty.raw());
         }
-        if let Some(extra) = extra {
-            ffi::duckdb_table_function_set_extra_info(tf, extra as *const T as *mut c_void, None);
-        }
+        ffi::duckdb_table_function_set_extra_info(
+            tf,
+            Box::into_raw(registered) as *mut c_void,
+            Some(drop_box::<Registered>),
+        );
         ffi::duckdb_table_function_set_bind(tf, Some(callbacks.bind));
         ffi::duckdb_table_function_set_init(tf, Some(callbacks.init));
         ffi::duckdb_table_function_set_function(tf, Some(callbacks.scan));
@@ -168,11 +189,13 @@ unsafe extern "C" fn drop_box<T>(ptr: *mut c_void) {
 }
 
 /// What a bind callback may learn about the client: the
-/// `enable_external_access` setting and the connection id.
+/// `enable_external_access` setting and who is calling.
 pub struct ClientInfo {
     /// `enable_external_access`; `true` when the setting cannot be read.
     pub external_access: bool,
-    pub connection_id: Option<u64>,
+    /// The connection and its database; `None` when DuckDB gives no client
+    /// context.
+    pub session: Option<Session>,
     /// DuckDB's `threads` setting; `None` when it cannot be read.
     pub threads: Option<u64>,
 }
@@ -196,9 +219,18 @@ impl BindInfo {
     /// The function was registered by [`register_table_function`] with an
     /// extra info of type `T`.
     pub unsafe fn extra_info<T>(&self) -> Option<&'static T> {
-        // SAFETY: by this function's contract the pointer is a `&'static T`
-        // or null.
-        unsafe { (ffi::duckdb_bind_get_extra_info(self.raw) as *const T).as_ref() }
+        // SAFETY: by this function's contract the registration's `def` is a
+        // `&'static T` or null.
+        self.registered().and_then(|r| unsafe { (r.def as *const T).as_ref() })
+    }
+
+    /// What [`register_table_function`] stored: every table function of
+    /// ours has one, which DuckDB keeps alive while the function exists.
+    fn registered(&self) -> Option<&Registered> {
+        // SAFETY: a live bind info of a function registered by
+        // register_table_function, whose extra info is a `Registered` that
+        // DuckDB frees only with the function.
+        unsafe { (ffi::duckdb_bind_get_extra_info(self.raw) as *const Registered).as_ref() }
     }
 
     /// Positional parameter `index`, read as `ty`.
@@ -295,7 +327,7 @@ impl BindInfo {
     }
 
     pub fn client_info(&self) -> ClientInfo {
-        let mut out = ClientInfo { external_access: true, connection_id: None, threads: None };
+        let mut out = ClientInfo { external_access: true, session: None, threads: None };
         let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
         // SAFETY: a live bind info; the context returned is ours to destroy.
         unsafe { ffi::duckdb_table_function_get_client_context(self.raw, &mut ctx) };
@@ -303,7 +335,8 @@ impl BindInfo {
             return out;
         }
         // SAFETY: a live client context (destroyed at the end of this function).
-        out.connection_id = Some(unsafe { ffi::duckdb_client_context_get_connection_id(ctx) });
+        let connection = unsafe { ffi::duckdb_client_context_get_connection_id(ctx) };
+        out.session = self.registered().map(|r| Session { database: r.database, connection });
         // SAFETY: a live client context (destroyed below).
         let (threads, access) =
             unsafe { (config_option(ctx, "threads"), config_option(ctx, "enable_external_access")) };

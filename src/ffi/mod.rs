@@ -65,12 +65,18 @@ unsafe fn init(info: ffi::duckdb_extension_info, access: *const ffi::duckdb_exte
     if unsafe { ffi::duckdb_connect(*db, &mut con) } != ffi::DuckDBSuccess {
         return Err("could not open a connection to register the functions".into());
     }
+    // A load into one database: its token tells its connections from
+    // another database's connections of the same id (scan_log::Session).
+    let database = NEXT_DATABASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     // SAFETY: the connection stays open until after registration.
-    let registered = register_all(&unsafe { handles::Connection::from_raw(con) });
+    let registered = register_all(&unsafe { handles::Connection::from_raw(con, database) });
     // SAFETY: our connection, closed once.
     unsafe { ffi::duckdb_disconnect(&mut con) };
     registered.map(|_| true)
 }
+
+/// The token of the next database the extension is loaded into.
+static NEXT_DATABASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 fn register_all(con: &handles::Connection) -> Result<(), String> {
     for def in TABLE_FUNCTIONS {
@@ -258,7 +264,7 @@ static PARSE_PARTITION_KEY: rows::RowsFunction = rows::RowsFunction {
 
 /// `sanitize_rejects()`: the rejected records and values of this
 /// connection's recent scans (pipeline/rejects.rs); `all_connections :=
-/// true` for every connection's.
+/// true` for every connection's of the database.
 static REJECTS: rows::RowsFunction = rows::RowsFunction {
     name: "sanitize_rejects",
     positional: &[],
@@ -281,7 +287,7 @@ static REJECTS: rows::RowsFunction = rows::RowsFunction {
     ],
     build: |_, params, context| {
         let all = params.iter().any(|(n, v)| *n == "all_connections" && *v == crate::options::ParamValue::Bool(true));
-        let rows = crate::pipeline::rejects::snapshot(if all { None } else { context.connection_id });
+        let rows = crate::pipeline::rejects::snapshot(crate::pipeline::scan_log::Scope::of(context.session, all));
         let int = |n: u64| Cell::Int(i64::try_from(n).ok());
         Ok(fixed(
             rows.into_iter()
@@ -300,7 +306,7 @@ static REJECTS: rows::RowsFunction = rows::RowsFunction {
                         Cell::Text(r.raw),
                         Cell::Int(r.raw_bytes.and_then(|n| i64::try_from(n).ok())),
                         Cell::Text(Some(r.message)),
-                        Cell::Int(r.connection_id.and_then(|n| i64::try_from(n).ok())),
+                        Cell::Int(r.session.and_then(|s| i64::try_from(s.connection).ok())),
                     ]
                 })
                 .collect(),

@@ -97,7 +97,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
                 .and_then(|t| usize::try_from(t).ok())
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
                 .max(1),
-            connection_id: client.connection_id,
+            session: client.session,
         };
         let source = (def.build)(&arguments, &params, &context)?;
         for (name, ty) in def.columns {

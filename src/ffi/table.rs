@@ -22,7 +22,7 @@ const VECTOR_SIZE: usize = 2048;
 struct BindData {
     kind: TableKind,
     plan: Arc<ScanPlan>,
-    connection_id: Option<u64>,
+    session: Option<crate::pipeline::scan_log::Session>,
 }
 
 /// Global scan state. Scans run on one thread (DuckDB's default for table
@@ -99,7 +99,7 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
         .max(1);
     // A bind of the same call with unchanged files reuses the plan (pipeline/plan_cache.rs).
     let for_scan = def.kind == TableKind::Scan;
-    let plan = cached_plan(def.name, &paths, options, for_scan, client.connection_id).map_err(|e| e.message)?;
+    let plan = cached_plan(def.name, &paths, options, for_scan, client.session).map_err(|e| e.message)?;
     match def.kind {
         TableKind::Scan => {
             for v in plan.schema.output_versions() {
@@ -126,7 +126,7 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
             }
         }
     }
-    info.set_bind_data(BindData { kind: def.kind, plan: Arc::new(plan), connection_id: client.connection_id });
+    info.set_bind_data(BindData { kind: def.kind, plan: Arc::new(plan), session: client.session });
     Ok(())
 }
 
@@ -151,7 +151,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
         let mut scanner = Scanner::new(plan);
         scanner.project(wanted);
         if bind.kind == TableKind::Scan {
-            scanner.log_as(bind.connection_id);
+            scanner.log_as(bind.session);
         }
         info.set_init_data(ScanState {
             inner: Mutex::new(ScanInner {
@@ -263,7 +263,7 @@ const STATS_COLUMNS: [&str; 21] = [
 ];
 
 struct StatsBind {
-    connection_id: Option<u64>,
+    scope: crate::pipeline::scan_log::Scope,
 }
 
 struct StatsState {
@@ -283,11 +283,12 @@ unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
             };
             info.add_result_column(name, &ty);
         }
-        // `all_connections := true`: every connection's scans, so a second
-        // connection can watch a long run (a sanitize_pipeline) of another.
+        // `all_connections := true`: every connection's scans (of this
+        // database), so a second connection can watch a long run (a
+        // sanitize_pipeline) of another.
         let all = info.named_parameter("all_connections", ParamType::Any) == Some(ParamValue::Bool(true));
-        let connection_id = if all { None } else { info.client_info().connection_id };
-        info.set_bind_data(StatsBind { connection_id });
+        let scope = crate::pipeline::scan_log::Scope::of(info.client_info().session, all);
+        info.set_bind_data(StatsBind { scope });
         Ok(())
     });
 }
@@ -298,7 +299,7 @@ unsafe extern "C" fn stats_init(info: ffi::duckdb_init_info) {
     guard(&info, || {
         // SAFETY: stats_bind stored a StatsBind.
         let bind = unsafe { info.bind_data::<StatsBind>() };
-        let rows = crate::pipeline::scan_log::snapshot(bind.connection_id);
+        let rows = crate::pipeline::scan_log::snapshot(bind.scope);
         info.set_init_data(StatsState { rows: Mutex::new(Some(rows)) });
         Ok(())
     });
@@ -340,9 +341,9 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
             for (k, v) in numbers.iter().enumerate() {
                 output.vector(5 + k).set_i64(row, *v as i64);
             }
-            output.vector(20).set_i64(row, r.connection_id.map_or(0, |id| id as i64));
+            output.vector(20).set_i64(row, r.session.map_or(0, |s| s.connection as i64));
         }
-        let known: Vec<bool> = rows.iter().take(n).map(|r| r.connection_id.is_some()).collect();
+        let known: Vec<bool> = rows.iter().take(n).map(|r| r.session.is_some()).collect();
         output.vector(20).write_validity(&known);
         output.set_size(n);
         Ok(())

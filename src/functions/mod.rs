@@ -58,8 +58,8 @@ pub enum Cell {
 pub struct RunContext {
     /// DuckDB's `threads`.
     pub threads: usize,
-    /// For `sanitize_stats()`.
-    pub connection_id: Option<u64>,
+    /// Who calls: for `sanitize_stats()` and `sanitize_rejects()`.
+    pub session: Option<crate::pipeline::scan_log::Session>,
 }
 
 /// A function's result rows, produced as the scan asks for them.

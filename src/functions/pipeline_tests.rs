@@ -10,7 +10,7 @@ use super::{PipelineRun, Report};
 use crate::functions::RunContext;
 use crate::options::{InputFormat, Options, ParamValue};
 
-const CONTEXT: RunContext = RunContext { threads: 2, connection_id: None };
+const CONTEXT: RunContext = RunContext { threads: 2, session: None };
 
 fn scratch(name: &str) -> PathBuf {
     crate::test_support::scratch_dir(&format!("pipeline-{name}"))

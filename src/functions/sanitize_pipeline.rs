@@ -244,7 +244,7 @@ pub struct PipelineRun {
     steps: VecDeque<Step>,
     registry: Option<String>,
     written: Vec<String>,
-    connection_id: Option<u64>,
+    session: Option<crate::pipeline::scan_log::Session>,
 }
 
 /// One report row.
@@ -329,7 +329,7 @@ impl PipelineRun {
             options,
             steps,
             written: Vec::new(),
-            connection_id: context.connection_id,
+            session: context.session,
         })
     }
 
@@ -490,7 +490,7 @@ impl PipelineRun {
         let mut sink =
             ParquetSink::create(FUNCTION, output, &plan, self.options.compression).map_err(Failure::Output)?;
         let mut scanner = Scanner::new(Arc::clone(&plan));
-        scanner.log_as(self.connection_id);
+        scanner.log_as(self.session);
         let mut chunk = Chunk::new(&plan);
         let mut first = true;
         while scanner.next_chunk(&mut chunk).map_err(Failure::Read)? > 0 {

@@ -4,7 +4,8 @@
 //! the query, or a `LIMIT 10` look before the real read, bind the same
 //! call again: each would run the whole probe again.
 //!
-//! The key is the connection, the function, the kind of plan, the paths,
+//! The key is the connection (of its database: scan_log::Session), the
+//! function, the kind of plan, the paths,
 //! every option the user gave (the registry text included) and, for each
 //! file the paths resolve to, its size, modification time, inode and change
 //! time: a changed, added or removed file is a different key, and a file
@@ -17,6 +18,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::scan_log::Session;
 use super::tally::FileStamp;
 use super::{format_utc_micros, now_utc_micros, plan_with, ScanPlan};
 use crate::error::Result;
@@ -44,10 +46,10 @@ pub fn cached_plan(
     paths: &[String],
     options: Options,
     for_scan: bool,
-    connection: Option<u64>,
+    session: Option<Session>,
 ) -> Result<ScanPlan> {
-    let key = match connection {
-        Some(c) => key_of(function, paths, &options, for_scan, c),
+    let key = match session {
+        Some(s) => key_of(function, paths, &options, for_scan, s),
         None => None,
     };
     let Some(key) = key else { return plan_with(function, paths, options, for_scan) };
@@ -63,7 +65,7 @@ pub fn cached_plan(
 
 /// The cache key, or `None` when the call is not cached (a remote path,
 /// or files that cannot be listed or stat'ed: the plan then reports it).
-fn key_of(function: &str, paths: &[String], options: &Options, for_scan: bool, connection: u64) -> Option<String> {
+fn key_of(function: &str, paths: &[String], options: &Options, for_scan: bool, session: Session) -> Option<String> {
     if paths
         .iter()
         .any(|p| parse_remote(p).is_some() || p.contains("://") && !p.to_ascii_lowercase().starts_with("file://"))
@@ -73,7 +75,8 @@ fn key_of(function: &str, paths: &[String], options: &Options, for_scan: bool, c
     let resolved = resolve(function, paths, options).ok()?;
     // Every parsed option (the format, the registry text, the compiled
     // parsers, ...): two calls that would plan differently never share a key.
-    let mut key = format!("{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{options:?}");
+    let Session { database, connection } = session;
+    let mut key = format!("{database}.{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{options:?}");
     for file in &resolved.files {
         // None: a file modified in the last two seconds may change again
         // within the same timestamp tick at the same size: not cached.
@@ -132,6 +135,10 @@ mod tests {
     use super::*;
     use crate::options::InputFormat;
 
+    const S1: Session = Session { database: 70, connection: 7001 };
+    const S2: Session = Session { database: 70, connection: 7002 };
+    const TWIN: Session = Session { database: 71, connection: 7001 };
+
     #[test]
     fn a_second_bind_is_a_hit_until_a_file_changes() {
         let dir = std::env::temp_dir().join(format!("plan_cache_{}", std::process::id()));
@@ -142,32 +149,34 @@ mod tests {
         std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
         let paths = vec![file.to_string_lossy().into_owned()];
         let options = || Options::defaults(InputFormat::Jsonl);
-        let first = cached_plan("f", &paths, options(), true, Some(7001)).unwrap();
-        let key = key_of("f", &paths, &options(), true, 7001).unwrap();
+        let first = cached_plan("f", &paths, options(), true, Some(S1)).unwrap();
+        let key = key_of("f", &paths, &options(), true, S1).unwrap();
         assert!(lookup(&key).is_some(), "the plan was kept");
-        let again = cached_plan("f", &paths, options(), true, Some(7001)).unwrap();
+        let again = cached_plan("f", &paths, options(), true, Some(S1)).unwrap();
         assert_eq!((again.registry_json.clone(), again.files.clone()), (first.registry_json.clone(), first.files));
         assert!(again.started_at_micros >= first.started_at_micros);
-        // Another connection, or no connection, is another key.
-        assert!(key_of("f", &paths, &options(), true, 7002).unwrap() != key);
+        // Another connection is another key, and so is the same
+        // connection id of another database.
+        assert!(key_of("f", &paths, &options(), true, S2).unwrap() != key);
+        assert!(key_of("f", &paths, &options(), true, TWIN).unwrap() != key);
         // A changed file is a new key: the plan sees the new field.
         std::fs::write(&file, "{\"a\": 1, \"b\": \"x\"}\n").unwrap();
-        let changed = cached_plan("f", &paths, options(), true, Some(7001)).unwrap();
+        let changed = cached_plan("f", &paths, options(), true, Some(S1)).unwrap();
         assert!(changed.registry_json.contains("\"b\""), "{}", changed.registry_json);
         // Just modified: not cached at all (it could change again unseen).
-        assert!(key_of("f", &paths, &options(), true, 7001).is_none());
+        assert!(key_of("f", &paths, &options(), true, S1).is_none());
         // Another format is another key (sanitize(..., input_format := ...)).
         let mut csv = options();
         csv.input_format = InputFormat::Csv;
         std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
-        assert_ne!(key_of("f", &paths, &csv, true, 7001), key_of("f", &paths, &options(), true, 7001));
+        assert_ne!(key_of("f", &paths, &csv, true, S1), key_of("f", &paths, &options(), true, S1));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn remote_paths_are_not_cached() {
         let options = Options::defaults(InputFormat::Jsonl);
-        assert!(key_of("f", &["s3://b/k.jsonl".into()], &options, true, 1).is_none());
-        assert!(key_of("f", &["https://h/k.jsonl".into()], &options, true, 1).is_none());
+        assert!(key_of("f", &["s3://b/k.jsonl".into()], &options, true, S1).is_none());
+        assert!(key_of("f", &["https://h/k.jsonl".into()], &options, true, S1).is_none());
     }
 }

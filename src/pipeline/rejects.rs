@@ -17,7 +17,7 @@ pub const REJECTS_BUDGET_BYTES: usize = 64 << 20;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reject {
     pub scan_id: u64,
-    pub connection_id: Option<u64>,
+    pub session: Option<super::scan_log::Session>,
     pub function: String,
     /// As `source_file` shows it.
     pub file: String,
@@ -108,12 +108,9 @@ pub fn record(rows: Vec<Reject>) {
     });
 }
 
-/// The remembered rejects of one connection (all for `None`), in scan and
-/// input order.
-pub fn snapshot(connection_id: Option<u64>) -> Vec<Reject> {
-    with_store(|store| {
-        store.rows.iter().filter(|r| connection_id.is_none() || r.connection_id == connection_id).cloned().collect()
-    })
+/// The remembered rejects `scope` shows, in scan and input order.
+pub fn snapshot(scope: super::scan_log::Scope) -> Vec<Reject> {
+    with_store(|store| store.rows.iter().filter(|r| scope.shows(r.session)).cloned().collect())
 }
 
 #[cfg(test)]
@@ -123,7 +120,7 @@ mod tests {
     fn reject(scan_id: u64, raw: usize) -> Reject {
         Reject {
             scan_id,
-            connection_id: Some(u64::MAX - 3),
+            session: Some(super::super::scan_log::Session { database: u64::MAX - 3, connection: 0 }),
             function: "f".into(),
             file: "x".into(),
             line: 1,
@@ -145,7 +142,10 @@ mod tests {
         for scan in 0..6 {
             record(vec![reject(u64::MAX - 100 + scan, big)]);
         }
-        let kept = snapshot(Some(u64::MAX - 3));
+        let kept = snapshot(super::super::scan_log::Scope::Connection(super::super::scan_log::Session {
+            database: u64::MAX - 3,
+            connection: 0,
+        }));
         assert!(kept.len() <= 4 && !kept.is_empty());
         assert_eq!(kept.last().unwrap().scan_id, u64::MAX - 95, "the newest scan is kept");
     }

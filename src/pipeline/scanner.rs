@@ -148,9 +148,9 @@ impl Scanner {
     }
 
     /// Publishes this scan's counters in the scan log (`sanitize_stats()`).
-    pub fn log_as(&mut self, connection_id: Option<u64>) {
+    pub fn log_as(&mut self, session: Option<super::scan_log::Session>) {
         let plan = &self.plan;
-        self.scan_id = Some(super::scan_log::begin(&plan.function, &plan.path, connection_id, plan.started_at_micros));
+        self.scan_id = Some(super::scan_log::begin(&plan.function, &plan.path, session, plan.started_at_micros));
     }
 
     fn publish(&self, finished: bool) {
@@ -731,7 +731,7 @@ fn reject(
     });
     Some(Reject {
         scan_id,
-        connection_id: super::scan_log::connection_of(scan_id),
+        session: super::scan_log::session_of(scan_id),
         function: function.to_string(),
         file: file.clone(),
         line: meta.line,
