@@ -141,6 +141,9 @@ pub struct CsvReader<R: Read> {
     header: Option<Vec<String>>,
     /// Column names used as keys (deduplicated); fixed by the header or by the first record.
     names: Vec<String>,
+    /// `names` shared with the batches that hold records keyed by them
+    /// (`Batch::flat_keys`); made when first needed.
+    shared_names: Option<std::sync::Arc<[String]>>,
     width: Option<usize>,
     /// One column (with a name that is not whitespace): a blank line is a NULL value.
     blank_is_null: bool,
@@ -229,6 +232,7 @@ impl<R: Read> CsvReader<R> {
             header_read: false,
             header: None,
             names: Vec::new(),
+            shared_names: None,
             width: None,
             blank_is_null: false,
             leading_blanks: std::collections::VecDeque::new(),
@@ -688,6 +692,27 @@ impl<R: Read> CsvReader<R> {
         batch.meta.push(RecordMeta { line, byte, error });
     }
 
+    /// Tells `batch` that its records from `first` on are keyed by
+    /// `names` in order, as `emit` and `push_blank` write every good
+    /// record (`Batch::flat_keys`); a batch that already held records under
+    /// other keys, or under no promise, gets none.
+    fn share_names(&mut self, batch: &mut Batch, first: usize) {
+        if self.names.is_empty() {
+            batch.flat_keys = None;
+            return;
+        }
+        let names = match &self.shared_names {
+            Some(n) if **n == *self.names => std::sync::Arc::clone(n),
+            _ => {
+                let n: std::sync::Arc<[String]> = self.names.clone().into();
+                self.shared_names = Some(std::sync::Arc::clone(&n));
+                n
+            }
+        };
+        let keeps = first == 0 || batch.flat_keys.as_ref().is_some_and(|k| **k == *names);
+        batch.flat_keys = keeps.then_some(names);
+    }
+
     /// Forgets the record just scanned, which the next scan reads again.
     fn unscan(&mut self) {
         self.state = State::CellStart;
@@ -817,6 +842,7 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
             return Ok(0);
         }
         self.start_input()?;
+        let first = batch.len();
         let mut added = 0;
         while added < max_records {
             // Leading blank lines of a one-column file are this range's,
@@ -910,6 +936,9 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
             batch.meta.push(RecordMeta { line: self.line, byte: self.reported_offset(), error });
             self.advance(&end);
             added += 1;
+        }
+        if added > 0 {
+            self.share_names(batch, first);
         }
         Ok(added)
     }

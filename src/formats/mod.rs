@@ -212,7 +212,17 @@ pub struct Batch {
     /// The probe's board of shapes it needs no more (JSON Lines): a record
     /// with such a shape is left undecoded, its root [`KNOWN_SHAPE`].
     pub known_shapes: Option<json_shape::KnownShapes>,
+    /// Every good record of the batch is an object of exactly these keys,
+    /// in this order, each value a string or null (CSV: the file's column
+    /// names), so a router may place values by position
+    /// (route::Router::write_flat_record). `None`: no such promise.
+    pub flat_keys: Option<std::sync::Arc<[String]>>,
 }
+
+/// Tests compare the flat paths with the general ones (which give the
+/// same result, so other tests running meanwhile only lose speed).
+#[cfg(test)]
+pub static FLAT_KEYS_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The root of a record left undecoded because its shape was on the
 /// probe's board (formats/json_shape.rs): it has no node, and only the
@@ -225,8 +235,20 @@ impl Batch {
         self.meta.clear();
         self.list_nulls_dropped = 0;
         self.multi_record_lines = false;
+        self.flat_keys = None;
     }
     pub fn len(&self) -> usize {
         self.meta.len()
+    }
+
+    /// [`Batch::flat_keys`], which the probe and the router use to take
+    /// their flat paths; tests turn them off ([`FLAT_KEYS_OFF`]) to compare
+    /// with the general paths.
+    pub fn flat(&self) -> Option<&std::sync::Arc<[String]>> {
+        #[cfg(test)]
+        if FLAT_KEYS_OFF.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        self.flat_keys.as_ref()
     }
 }

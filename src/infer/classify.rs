@@ -109,23 +109,7 @@ fn classify_rest<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cl
         Node::Float(_) => ValueClass::Float,
         Node::Str { start, len } if rules.parsers.any() => {
             parsed = rules.parsers.parse(value.tape.text_of(start, len));
-            match parsed {
-                Parsed::None => ValueClass::Str,
-                Parsed::Bool(_) => ValueClass::Bool,
-                Parsed::Int(_) => ValueClass::Int,
-                Parsed::Float(_) => ValueClass::Float,
-                Parsed::Timestamp(t) => {
-                    if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() {
-                        ValueClass::Timestamp
-                    } else {
-                        // Out of range for the unit (NANOS spans 1677–2262): stays a string.
-                        parsed = Parsed::None;
-                        ValueClass::Str
-                    }
-                }
-                Parsed::Date(_) => ValueClass::Date,
-                Parsed::Time(_) => ValueClass::Time,
-            }
+            parsed_class(&mut parsed, rules)
         }
         Node::Str { .. } | Node::Key { .. } => ValueClass::Str,
         // Typed temporals (Parquet) carry their value in `parsed`, like a parsed string.
@@ -177,6 +161,39 @@ fn classify_rest<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cl
         }
     };
     Classified { value, class, level, parsed }
+}
+
+/// The class of what a string parsed to; a timestamp its rules' unit
+/// cannot hold becomes text again (`parsed` is reset).
+#[inline]
+fn parsed_class(parsed: &mut Parsed, rules: &Rules<'_>) -> ValueClass {
+    match *parsed {
+        Parsed::None => ValueClass::Str,
+        Parsed::Bool(_) => ValueClass::Bool,
+        Parsed::Int(_) => ValueClass::Int,
+        Parsed::Float(_) => ValueClass::Float,
+        Parsed::Timestamp(t) => {
+            if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() {
+                ValueClass::Timestamp
+            } else {
+                // Out of range for the unit (NANOS spans 1677–2262): stays a string.
+                *parsed = Parsed::None;
+                ValueClass::Str
+            }
+        }
+        Parsed::Date(_) => ValueClass::Date,
+        Parsed::Time(_) => ValueClass::Time,
+    }
+}
+
+/// The class [`classify`] gives a string of this text, without building
+/// its [`Classified`] (the probe's shape keys need the class alone).
+#[inline]
+pub fn string_class(text: &str, rules: &Rules<'_>) -> ValueClass {
+    if !rules.parsers.any() {
+        return ValueClass::Str;
+    }
+    parsed_class(&mut rules.parsers.parse(text), rules)
 }
 
 impl ValueClass {

@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::classify::{classify, DepthLimits, Level, Rules, ValueClass};
+use super::classify::{string_class, DepthLimits, Rules, ValueClass};
 use super::hash::KeyHasher;
 use super::lattice::{absorb_record, has_duplicate_keys, InferStats};
 use super::schema::StructNode;
@@ -72,7 +72,17 @@ pub struct ShapeCache {
     /// decoding threads (value/shape.rs): `None` under string parsers,
     /// whose shapes depend on more than the JSON text's kinds.
     board: Option<std::sync::Arc<ShapeBoard>>,
+    /// The key lists of flat records seen ([`ShapeCache::absorb_flat`]):
+    /// a flat shape names its list by its index here.
+    flat_lists: Vec<std::sync::Arc<[String]>>,
 }
+
+/// The first byte of a flat record's shape key; no node kind of
+/// [`shape_key`] has it, so the two encodings never meet.
+const FLAT: u8 = 0xF0;
+/// Key lists a probe tells apart at most; records of more go the general
+/// way (many CSV files with as many headers).
+const MAX_FLAT_LISTS: usize = 256;
 
 impl ShapeCache {
     /// A cache for a probe with these rules; off where a value's kind does
@@ -87,6 +97,7 @@ impl ShapeCache {
             on: rules.policies.is_none(),
             judged: false,
             board: (rules.policies.is_none() && !rules.parsers.any() && !board_off_for_tests()).then(Default::default),
+            flat_lists: Vec::new(),
         }
     }
 
@@ -130,6 +141,38 @@ impl ShapeCache {
         if !shape_key(record, rules, &mut self.key) {
             return absorb_record(root, record, rules, stats);
         }
+        self.absorb_keyed(root, record, rules, stats, true)
+    }
+
+    /// [`ShapeCache::absorb`] of a record whose entries are `keys` in
+    /// order, each a string or null (`Batch::flat_keys`: CSV). Its shape
+    /// is the key list's number and one class byte per value instead of
+    /// every key's text, so a wide CSV record costs a short key; the keys
+    /// are known to be the list's, which the general key spells out.
+    pub fn absorb_flat(
+        &mut self,
+        root: &mut StructNode,
+        keys: &std::sync::Arc<[String]>,
+        record: ValueRef<'_>,
+        rules: &Rules<'_>,
+        stats: &mut InferStats,
+    ) -> bool {
+        if !self.on || !flat_shape_key(record, keys, &mut self.flat_lists, rules, &mut self.key) {
+            return self.absorb(root, record, rules, stats);
+        }
+        // Not posted: the decoding threads' board holds general keys only.
+        self.absorb_keyed(root, record, rules, stats, false)
+    }
+
+    /// The cache's part once `self.key` holds the record's shape.
+    fn absorb_keyed(
+        &mut self,
+        root: &mut StructNode,
+        record: ValueRef<'_>,
+        rules: &Rules<'_>,
+        stats: &mut InferStats,
+        post: bool,
+    ) -> bool {
         self.lookups += 1;
         if let Some(facts) = self.shapes.get(self.key.as_slice()) {
             if facts.quiet && facts.depth <= stats.max_depth_seen {
@@ -158,7 +201,9 @@ impl ShapeCache {
             self.shapes.insert(self.key.as_slice().into(), facts);
             // Skippable from now on (`max_depth_seen` only grows): the
             // decoding threads may leave such records undecoded.
-            if let Some(board) = self.board.as_ref().filter(|_| facts.quiet && facts.depth <= stats.max_depth_seen) {
+            if let Some(board) =
+                self.board.as_ref().filter(|_| post && facts.quiet && facts.depth <= stats.max_depth_seen)
+            {
                 board.post(&self.key);
             }
         }
@@ -218,17 +263,15 @@ fn shape_key(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>) -> bool
     let nodes = &record.tape.nodes;
     let end = record.tape.skip(record.idx);
     let parsing = rules.parsers.any();
-    for (i, node) in nodes[record.idx..end].iter().enumerate() {
+    for node in &nodes[record.idx..end] {
         match *node {
             Node::Null => out.push(shape::NULL),
             Node::Bool(_) => out.push(shape::BOOL),
             Node::Int(_) => out.push(shape::INT),
             Node::Float(_) => out.push(shape::FLOAT),
-            Node::Str { .. } if parsing => {
-                // The level only matters to containers.
-                let value = ValueRef { tape: record.tape, idx: record.idx + i };
+            Node::Str { start, len } if parsing => {
                 out.push(shape::PARSED_STR);
-                out.push(class_code(classify(value, Level::default(), rules).class));
+                out.push(class_code(string_class(record.tape.text_of(start, len), rules)));
             }
             Node::Str { .. } => out.push(shape::STR),
             // Lengths make the encoding unambiguous (where a container
@@ -249,6 +292,52 @@ fn shape_key(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>) -> bool
             Node::Timestamp { .. } | Node::Date(_) | Node::Time(_) | Node::Declared { .. } | Node::Map { .. } => {
                 return false
             }
+        }
+    }
+    true
+}
+
+/// Writes the shape of a flat record into `out`: [`FLAT`], the number of
+/// its key list in `lists` (added there when new), and per value NULL, STR
+/// or, under a string parser, the class its text parses to. False when the
+/// record is not an object of that many entries, a value is not a string
+/// or null, or `lists` is full: the general key is used then.
+fn flat_shape_key(
+    record: ValueRef<'_>,
+    keys: &std::sync::Arc<[String]>,
+    lists: &mut Vec<std::sync::Arc<[String]>>,
+    rules: &Rules<'_>,
+    out: &mut Vec<u8>,
+) -> bool {
+    let tape = record.tape;
+    let Node::Object { len, .. } = tape.nodes[record.idx] else { return false };
+    if len as usize != keys.len() {
+        return false;
+    }
+    let number = match lists.iter().position(|l| std::sync::Arc::ptr_eq(l, keys) || **l == **keys) {
+        Some(n) => n,
+        None if lists.len() < MAX_FLAT_LISTS => {
+            lists.push(std::sync::Arc::clone(keys));
+            lists.len() - 1
+        }
+        None => return false,
+    };
+    out.clear();
+    out.push(FLAT);
+    out.extend_from_slice(&(number as u32).to_le_bytes());
+    let parsing = rules.parsers.any();
+    // Entries are (key, value) node pairs: values at odd offsets.
+    for i in 0..len as usize {
+        let idx = record.idx + 2 + 2 * i;
+        debug_assert!(matches!(tape.nodes[idx - 1], Node::Key { .. }));
+        match tape.nodes[idx] {
+            Node::Null => out.push(shape::NULL),
+            Node::Str { start, len } if parsing => {
+                out.push(shape::PARSED_STR);
+                out.push(class_code(string_class(tape.text_of(start, len), rules)));
+            }
+            Node::Str { .. } => out.push(shape::STR),
+            _ => return false,
         }
     }
     true

@@ -7,6 +7,8 @@ mod clock;
 #[cfg(test)]
 mod csv_range_proptests;
 #[cfg(test)]
+mod flat_proptests;
+#[cfg(test)]
 mod lossless_tests;
 #[cfg(test)]
 mod merge_proptests;
@@ -465,6 +467,8 @@ fn probe(
             if batch.tape.roots[i] == crate::formats::KNOWN_SHAPE {
                 // A decoding thread found its shape on the board.
                 shapes.absorb_known();
+            } else if let Some(keys) = batch.flat() {
+                shapes.absorb_flat(root, keys, batch.tape.record(i), &rules, &mut infer_stats);
             } else {
                 shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats);
             }

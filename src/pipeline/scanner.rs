@@ -618,6 +618,8 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
             router.trusted = true;
             router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
             router.trusted = false;
+        } else if let Some(keys) = batch.flat() {
+            router.write_flat_record(&plan.schema, keys, record, &mut chunk.columns[..data_columns], &rules);
         } else {
             router.write_record(&plan.schema, record, &mut chunk.columns[..data_columns], &rules);
         }

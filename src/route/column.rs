@@ -157,6 +157,37 @@ impl Column {
     }
 
     /// Appends one VARCHAR value (a map key).
+    /// Appends an integer to a BIGINT (or timestamp or time) column;
+    /// `false`, with nothing written, for a column of another layout.
+    #[inline]
+    pub fn push_i64(&mut self, n: i64) -> bool {
+        let ColumnData::Int(v) = &mut self.data else { return false };
+        v.push(n);
+        self.valid.push(true);
+        true
+    }
+
+    /// Appends a double to a DOUBLE column; `false`, with nothing written,
+    /// for a column of another layout.
+    #[inline]
+    pub fn push_f64(&mut self, f: f64) -> bool {
+        let ColumnData::Float(v) = &mut self.data else { return false };
+        v.push(f);
+        self.valid.push(true);
+        true
+    }
+
+    /// Appends text to a VARCHAR (or JSON) column; `false`, with nothing
+    /// written, for a column of another layout.
+    #[inline]
+    pub fn push_str(&mut self, text: &str) -> bool {
+        let ColumnData::Str { offsets, bytes } = &mut self.data else { return false };
+        bytes.push_str(text);
+        offsets.push(bytes.len() as u32);
+        self.valid.push(true);
+        true
+    }
+
     pub fn push_text(&mut self, text: &str) {
         if let ColumnData::Str { offsets, bytes } = &mut self.data {
             bytes.push_str(text);

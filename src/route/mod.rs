@@ -52,6 +52,49 @@ pub struct Router {
     /// (no string parser, no typed value), so a record of such a shape
     /// needs no check and is written as `trusted` (pipeline/scanner.rs).
     pub checked_shapes: Option<ShapeSet>,
+    /// Where the keys of flat records go ([`Router::write_flat_record`]),
+    /// for the last key list seen; dropped by [`Router::project`].
+    flat: Option<Box<FlatLayout>>,
+}
+
+/// Where each key of a flat record layout (a CSV file's columns) goes in
+/// the record struct's columns: made once per layout, so a value is placed
+/// by its position, without a key lookup or a slot table per record.
+struct FlatLayout {
+    /// The keys, in record order, this layout was made for.
+    keys: std::sync::Arc<[String]>,
+    /// The struct it was made for (by address: a router serves one plan).
+    root: *const StructNode,
+    /// `None` when two keys name one family (the last would win), which
+    /// the general path handles.
+    places: Option<FlatPlaces>,
+}
+
+struct FlatPlaces {
+    /// Per key: where its value goes.
+    slots: Vec<Place>,
+    /// (column, version) of the wanted outputs, grouped by family.
+    columns: Vec<(usize, usize)>,
+    /// Wanted columns of families no key names: NULL in every row.
+    absent: Vec<usize>,
+}
+
+// SAFETY: `root` is only compared by address, never dereferenced.
+unsafe impl Send for FlatLayout {}
+
+/// Where one key of a flat layout puts its value.
+#[derive(Clone, Debug, PartialEq)]
+enum Place {
+    /// A key the struct does not have: a value there is nulled.
+    Unknown,
+    /// Family `family`, whose wanted outputs are `columns[range]` (empty:
+    /// none is wanted, the value is not looked at).
+    Family(usize, std::ops::Range<usize>),
+    /// A family of one wanted version of a scalar kind, no pin: a string
+    /// is parsed for that kind alone and written straight into `column`
+    /// (the trusted one-version case [`Router::choose`] would take); any
+    /// other outcome goes the way of `Family`.
+    Direct { family: usize, column: usize, kind: ScalarKind, range: std::ops::Range<usize> },
 }
 
 const NO_VALUE: usize = usize::MAX;
@@ -71,6 +114,7 @@ impl Router {
             list_nulls_dropped: 0,
             finder: None,
             checked_shapes: None,
+            flat: None,
         }
     }
 
@@ -110,6 +154,132 @@ impl Router {
     /// pushdown); the others are left untouched.
     pub fn project(&mut self, wanted: Vec<bool>) {
         self.wanted = (!wanted.iter().all(|w| *w)).then_some(wanted);
+        self.flat = None;
+    }
+
+    /// Writes one record whose entries are exactly `keys` in order, each a
+    /// scalar (`Batch::flat_keys`: a CSV record), as [`Router::write_record`]
+    /// writes it, placing each value by its position. Additive scans
+    /// without a rescue column only (their values need no path for a
+    /// reject); anything else, and a layout where two keys name one
+    /// family, takes the general path.
+    pub fn write_flat_record(
+        &mut self,
+        root: &StructNode,
+        keys: &std::sync::Arc<[String]>,
+        record: ValueRef<'_>,
+        columns: &mut [Column],
+        rules: &Rules<'_>,
+    ) {
+        let fresh = self
+            .flat
+            .as_ref()
+            .is_some_and(|f| std::ptr::eq(f.root, root) && (std::sync::Arc::ptr_eq(&f.keys, keys) || f.keys == *keys));
+        if !fresh {
+            self.flat = Some(Box::new(self.flat_layout(root, keys)));
+        }
+        let width = match record.node() {
+            crate::value::Node::Object { len, .. } => len as usize,
+            _ => usize::MAX,
+        };
+        let layout = self.flat.take().expect("made above");
+        let places = layout.places.as_ref().filter(|p| p.slots.len() == width);
+        match places {
+            Some(places) if self.trusted && self.rescue.is_none() => {
+                self.write_placed(root, places, record, columns, rules)
+            }
+            _ => self.write_record(root, record, columns, rules),
+        }
+        self.flat = Some(layout);
+    }
+
+    fn write_placed(
+        &mut self,
+        root: &StructNode,
+        places: &FlatPlaces,
+        record: ValueRef<'_>,
+        columns: &mut [Column],
+        rules: &Rules<'_>,
+    ) {
+        let level = Level::default();
+        for ((key, value), slot) in record.entries().zip(&places.slots) {
+            let (fi, range) = match slot {
+                Place::Direct { family, column, kind, range } => {
+                    debug_assert_eq!(key, root.families[*family].source_key);
+                    if write_direct(*kind, value, &mut columns[*column], rules) {
+                        continue;
+                    }
+                    (*family, range)
+                }
+                Place::Family(fi, range) => {
+                    debug_assert_eq!(key, root.families[*fi].source_key);
+                    (*fi, range)
+                }
+                Place::Unknown => {
+                    debug_assert!(!root.index.contains_key(key));
+                    if !value.is_empty_or_null() {
+                        self.values_nulled += 1;
+                    }
+                    continue;
+                }
+            };
+            if range.is_empty() {
+                continue;
+            }
+            let family = &root.families[fi];
+            let (chosen, classified) = self.choose(family, Some(value), level, rules);
+            for &(col, vi) in &places.columns[range.clone()] {
+                self.write_output(family, vi, chosen, classified.as_ref(), &mut columns[col], rules);
+            }
+        }
+        for &col in &places.absent {
+            columns[col].push_null();
+        }
+    }
+
+    fn flat_layout(&self, root: &StructNode, keys: &std::sync::Arc<[String]>) -> FlatLayout {
+        let wanted = |i: usize| self.wanted.as_ref().is_none_or(|w| w.get(i).copied().unwrap_or(true));
+        let mut named = vec![false; root.families.len()];
+        let mut places = FlatPlaces { slots: Vec::with_capacity(keys.len()), columns: Vec::new(), absent: Vec::new() };
+        let mut usable = true;
+        for key in keys.iter() {
+            let Some(&fi) = root.index.get(key.as_str()) else {
+                places.slots.push(Place::Unknown);
+                continue;
+            };
+            usable &= !std::mem::replace(&mut named[fi], true);
+            let start = places.columns.len();
+            for (i, &(f, vi)) in root.outputs.iter().enumerate() {
+                if f == fi && wanted(i) {
+                    places.columns.push((i, vi));
+                }
+            }
+            let range = start..places.columns.len();
+            let family = &root.families[fi];
+            let direct = match (family.versions.as_slice(), &places.columns[range.clone()]) {
+                ([version], &[(column, 0)]) if family.pin.is_none() => match version.ty {
+                    TypeNode::Scalar(
+                        kind @ (ScalarKind::Str
+                        | ScalarKind::Json
+                        | ScalarKind::Int
+                        | ScalarKind::Float
+                        | ScalarKind::Timestamp(_)),
+                    ) => Some((column, kind)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            places.slots.push(match direct {
+                Some((column, kind)) => Place::Direct { family: fi, column, kind, range },
+                None => Place::Family(fi, range),
+            });
+        }
+        for (i, &(fi, _)) in root.outputs.iter().enumerate() {
+            if !named[fi] && wanted(i) {
+                places.absent.push(i);
+            }
+        }
+        FlatLayout { keys: std::sync::Arc::clone(keys), root, places: usable.then_some(places) }
     }
 
     /// Writes one record (an object) as one row of `columns`.
@@ -183,61 +353,83 @@ impl Router {
             if fi != current_family {
                 current_family = fi;
                 let idx = self.scratch[base + fi];
-                classified = None;
-                chosen = None;
-                if idx != NO_VALUE {
-                    let value = ValueRef { tape: any.tape, idx };
-                    let family = &s.families[fi];
-                    if self.trusted && family.pin.is_none() && text_keeps(family, value) {
-                        // The one text version took every value, and a
-                        // string keeps its text whatever a parser makes of
-                        // it (Column::push_scalar): its class is not needed,
-                        // so its text is not parsed (CSV under parsers).
-                        chosen = Some(0);
-                        classified = Some(Classified { value, class: ValueClass::Str, level, parsed: Parsed::None });
-                    } else {
-                        let c = classify(value, level, rules);
-                        if c.class != ValueClass::Nothing {
-                            chosen = if let Some(kind) = family.pin {
-                                // A pinned field has its one version; the
-                                // value is converted when written.
-                                family.versions.iter().position(|v| v.ty == TypeNode::Scalar(kind))
-                            } else if self.trusted && family.versions.len() == 1 {
-                                Some(0)
-                            } else {
-                                choose_version(family, &c, Growth::None, rules).or_else(|| partial_version(family, &c))
-                            };
-                            if chosen.is_none() {
-                                self.values_nulled += 1;
-                                if let Some(r) = self.rescue.as_mut() {
-                                    r.keep(Some(&family.source_key), c.value, RescueKind::TypeMismatch);
-                                }
-                            }
-                            classified = Some(c);
-                        }
-                    }
-                }
+                let value = (idx != NO_VALUE).then_some(ValueRef { tape: any.tape, idx });
+                (chosen, classified) = self.choose(&s.families[fi], value, level, rules);
             }
-            // By reference: the value is not copied out for each output column.
-            match (chosen, classified.as_ref()) {
-                (Some(v), Some(c)) if v == vi => {
-                    let ty = &s.families[fi].versions[vi].ty;
-                    if let Some(r) = self.rescue.as_mut() {
-                        r.enter(&s.families[fi].source_key);
-                    }
-                    match s.families[fi].pin {
-                        Some(kind) => self.write_pinned(kind, c, col, rules),
-                        None => self.write_value(ty, c, col, rules),
-                    }
-                    if let Some(r) = self.rescue.as_mut() {
-                        r.leave();
-                    }
-                }
-                _ => col.push_null(),
-            }
+            self.write_output(&s.families[fi], vi, chosen, classified.as_ref(), col, rules);
         }
         if top {
             self.wanted = wanted;
+        }
+    }
+
+    /// The version of `family` that takes `value` (`None`: no value), with
+    /// the value's class; `(None, _)` writes NULL in every version. A value
+    /// no version takes is counted as nulled (and rescued) here, once per
+    /// family.
+    fn choose<'t>(
+        &mut self,
+        family: &crate::infer::Family,
+        value: Option<ValueRef<'t>>,
+        level: Level,
+        rules: &Rules<'_>,
+    ) -> (Option<usize>, Option<Classified<'t>>) {
+        let Some(value) = value else { return (None, None) };
+        if self.trusted && family.pin.is_none() && text_keeps(family, value) {
+            // The one text version took every value, and a string keeps its
+            // text whatever a parser makes of it (Column::push_scalar): its
+            // class is not needed, so its text is not parsed (CSV under
+            // parsers).
+            return (Some(0), Some(Classified { value, class: ValueClass::Str, level, parsed: Parsed::None }));
+        }
+        let c = classify(value, level, rules);
+        if c.class == ValueClass::Nothing {
+            return (None, None);
+        }
+        let chosen = if let Some(kind) = family.pin {
+            // A pinned field has its one version; the value is converted
+            // when written.
+            family.versions.iter().position(|v| v.ty == TypeNode::Scalar(kind))
+        } else if self.trusted && family.versions.len() == 1 {
+            Some(0)
+        } else {
+            choose_version(family, &c, Growth::None, rules).or_else(|| partial_version(family, &c))
+        };
+        if chosen.is_none() {
+            self.values_nulled += 1;
+            if let Some(r) = self.rescue.as_mut() {
+                r.keep(Some(&family.source_key), c.value, RescueKind::TypeMismatch);
+            }
+        }
+        (chosen, Some(c))
+    }
+
+    /// Version `vi`'s column of `family` for this row: the value when
+    /// [`Router::choose`] picked `vi`, else NULL.
+    fn write_output(
+        &mut self,
+        family: &crate::infer::Family,
+        vi: usize,
+        chosen: Option<usize>,
+        classified: Option<&Classified<'_>>,
+        col: &mut Column,
+        rules: &Rules<'_>,
+    ) {
+        // By reference: the value is not copied out for each output column.
+        match (chosen, classified) {
+            (Some(v), Some(c)) if v == vi => {
+                if let Some(r) = self.rescue.as_mut() {
+                    r.enter(&family.source_key);
+                }
+                match family.pin {
+                    Some(kind) => self.write_pinned(kind, c, col, rules),
+                    None => self.write_value(&family.versions[vi].ty, c, col, rules),
+                }
+                if let Some(r) = self.rescue.as_mut() {
+                    r.leave();
+                }
+            }
+            _ => col.push_null(),
         }
     }
 
@@ -463,6 +655,48 @@ fn partial_version(family: &crate::infer::Family, c: &Classified<'_>) -> Option<
 
 /// Whether `value` is a string going to the single text version of
 /// `family` (VARCHAR or JSON), where it is written as its text.
+/// Writes a string (or null) into the one trusted version of kind `kind`
+/// of its family, as [`Router::choose`] and [`Router::write_output`] would
+/// write it: the text as it is for a text kind (a string keeps its text),
+/// else what the parsers make of it when that is the kind's own value.
+/// `false` when the value is anything else: nothing is written, and the
+/// general path decides (and counts) it.
+#[inline]
+fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: &Rules<'_>) -> bool {
+    use crate::value::Node;
+    let (start, len) = match value.node() {
+        Node::Null => {
+            col.push_null();
+            return true;
+        }
+        Node::Str { start, len } => (start, len),
+        _ => return false,
+    };
+    let text = value.tape.text_of(start, len);
+    match kind {
+        ScalarKind::Str | ScalarKind::Json => col.push_str(text),
+        // Without parsers a string is text, which these kinds do not take.
+        _ if !rules.parsers.any() => false,
+        ScalarKind::Int => match rules.parsers.parse(text) {
+            Parsed::Int(n) => col.push_i64(n),
+            _ => false,
+        },
+        ScalarKind::Float => match rules.parsers.parse(text) {
+            Parsed::Float(f) => col.push_f64(f),
+            Parsed::Int(n) => col.push_f64(n as f64),
+            _ => false,
+        },
+        ScalarKind::Timestamp(unit) => match rules.parsers.parse(text) {
+            // classify keeps a timestamp its rules' unit cannot hold as text.
+            Parsed::Timestamp(t) if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() => {
+                unit.ticks(t.secs, t.nanos).is_some_and(|ticks| col.push_i64(ticks))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 fn text_keeps(family: &crate::infer::Family, value: ValueRef<'_>) -> bool {
     matches!(family.versions.as_slice(), [v] if matches!(v.ty, TypeNode::Scalar(ScalarKind::Str | ScalarKind::Json)))
         && matches!(value.node(), crate::value::Node::Str { .. })

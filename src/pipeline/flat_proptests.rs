@@ -1,0 +1,148 @@
+//! Property test of the flat paths (`Batch::flat_keys`): the probe's flat
+//! shape keys (infer/shapes.rs `absorb_flat`) and the router's placing by
+//! position (route `write_flat_record`) give exactly what the general paths
+//! give: rows, names, registry, drifts and counters, over files whose
+//! headers differ, under parsers, pins, a rescue column, projections and
+//! bad records.
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use super::proptests::comparable_scan;
+use super::tests::{run_threads_as, scan_rows};
+use crate::formats::FLAT_KEYS_OFF;
+use crate::options::{InputFormat, ParamValue};
+
+/// Cells the parsers tell apart, and some that sit between them.
+fn cell() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "",
+        "1",
+        "-7",
+        "2.5",
+        "1e3",
+        " 3 ",
+        "x",
+        "true",
+        "no",
+        "2026-01-01T00:00:00Z",
+        "2026-01-01 10:00:00",
+        "9999-12-31T23:59:59Z",
+        "1,5",
+        "9223372036854775808",
+        "\"q,x\"",
+        "\"\"",
+        "007",
+        "NaN",
+        "-0",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// Records of `width` cells, a few of the wrong width.
+fn records(width: usize) -> impl Strategy<Value = String> {
+    let record = prop_oneof![
+        12 => prop::collection::vec(cell(), width..=width),
+        1 => prop::collection::vec(cell(), 1..width + 2),
+    ]
+    .prop_map(|cells| cells.join(",") + "\n");
+    prop::collection::vec(record, 0..25).prop_map(|records| records.concat())
+}
+
+/// The files of one run, and whether they have a header: with one, every
+/// file has the same one (distinct names from a small pool, in any order:
+/// directory mode's rule); without, each file's width is its own, so
+/// files name different columns (`column_a`, ...) and a file may lack a
+/// column of the run.
+fn files() -> impl Strategy<Value = (Vec<String>, bool)> {
+    prop_oneof![
+        prop::sample::subsequence(vec!["a", "b", "c", "d", "A", "a b"], 1..=4).prop_shuffle().prop_flat_map(|names| {
+            let header = names.join(",") + "\n";
+            prop::collection::vec(records(names.len()), 1..4)
+                .prop_map(move |bodies| (bodies.into_iter().map(|b| header.clone() + &b).collect(), true))
+        }),
+        prop::collection::vec((1usize..5).prop_flat_map(records), 1..4).prop_map(|bodies| (bodies, false)),
+    ]
+}
+
+fn options() -> impl Strategy<Value = Vec<(&'static str, ParamValue)>> {
+    // (`pin_types` names `a`, which headerless files lack: no pin then.)
+    (
+        any::<(bool, bool, bool)>(),
+        prop::option::of(prop::sample::select(vec!["BIGINT", "VARCHAR", "DOUBLE", "TIMESTAMP"])),
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.2),
+        prop::sample::select(vec!["skip_row", "emit_null_row"]),
+    )
+        .prop_map(|((ints, floats, stamps), pin, rescue, tokens, nanos, on_error)| {
+            let mut p = vec![
+                ("parse_integers", ParamValue::Bool(ints)),
+                ("parse_floats", ParamValue::Bool(floats)),
+                ("parse_iso_timestamps", ParamValue::Bool(stamps)),
+                ("on_error", ParamValue::Str(on_error.into())),
+            ];
+            if let Some(ty) = pin {
+                p.push(("pin_types", ParamValue::Map(vec![("a".into(), ParamValue::Str(ty.into()))])));
+            }
+            if rescue {
+                p.push(("rescue_column", ParamValue::Str("_rescued".into())));
+            }
+            if tokens {
+                p.push(("true_tokens", ParamValue::List(vec![ParamValue::Str("x".into())])));
+            }
+            if nanos {
+                p.push(("timestamp_precision", ParamValue::Str("TIMESTAMP_NANOS".into())));
+            }
+            p
+        })
+}
+
+type Comparable = Result<(Vec<Vec<Value>>, Vec<String>, Value, Vec<Value>, super::Stats), String>;
+
+/// The whole run (probe and scan), and the scan of `mask`'s columns alone.
+fn runs(
+    glob: &str,
+    params: &[(&str, ParamValue)],
+    threads: usize,
+    mask: &[bool],
+) -> (Comparable, Option<Vec<Vec<Value>>>) {
+    let whole = comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, glob, params, threads));
+    let projected = (|| {
+        let mut options = crate::options::Options::parse("sanitize_csv", Some(InputFormat::Csv), params).ok()?;
+        options.threads = threads;
+        let plan = std::sync::Arc::new(super::plan("sanitize_csv", glob, options).ok()?);
+        let wanted: Vec<bool> = (0..plan.schema.outputs.len()).map(|i| mask.get(i).copied().unwrap_or(true)).collect();
+        let mut scanner = super::Scanner::new(std::sync::Arc::clone(&plan));
+        scanner.project(wanted.clone());
+        scan_rows(&mut scanner, &plan, |i| wanted.get(i).copied().unwrap_or(true)).ok()
+    })();
+    (whole, projected)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(64), .. ProptestConfig::default() })]
+
+    #[test]
+    fn the_flat_paths_never_change_the_result(
+        (files, header) in files(),
+        params in options(),
+        threads in 1usize..4,
+        mask in prop::collection::vec(any::<bool>(), 0..8),
+    ) {
+        let dir = crate::test_support::scratch_dir("flat");
+        for (i, text) in files.iter().enumerate() {
+            std::fs::write(dir.join(format!("{i}.csv")), text).unwrap();
+        }
+        let glob = dir.join("*.csv").to_string_lossy().into_owned();
+        let mut params = params;
+        params.push(("csv_has_header", ParamValue::Bool(header)));
+        let flat = runs(&glob, &params, threads, &mask);
+        FLAT_KEYS_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
+        let general = runs(&glob, &params, threads, &mask);
+        FLAT_KEYS_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = std::fs::remove_dir_all(&dir);
+        prop_assert_eq!(flat.0, general.0, "files {:?}", files);
+        prop_assert_eq!(flat.1, general.1, "files {:?}", files);
+    }
+}
