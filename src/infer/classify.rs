@@ -108,7 +108,7 @@ fn classify_rest<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cl
         Node::Int(_) => ValueClass::Int,
         Node::Float(_) => ValueClass::Float,
         Node::Str { start, len } if rules.parsers.any() => {
-            parsed = rules.parsers.parse(value.tape.text_of(start, len));
+            rules.parsers.parse_into(value.tape.text_of(start, len), &mut parsed);
             parsed_class(&mut parsed, rules)
         }
         Node::Str { .. } | Node::Key { .. } => ValueClass::Str,
@@ -193,7 +193,9 @@ pub fn string_class(text: &str, rules: &Rules<'_>) -> ValueClass {
     if !rules.parsers.any() {
         return ValueClass::Str;
     }
-    parsed_class(&mut rules.parsers.parse(text), rules)
+    let mut parsed = Parsed::None;
+    rules.parsers.parse_into(text, &mut parsed);
+    parsed_class(&mut parsed, rules)
 }
 
 impl ValueClass {

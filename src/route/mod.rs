@@ -178,8 +178,13 @@ impl Router {
         if !fresh {
             self.flat = Some(Box::new(self.flat_layout(root, keys)));
         }
+        // An object of `len` entries whose values are one node each (the
+        // promise of `flat_keys`, checked: its end is right after them), so
+        // value i sits at `idx + 2 + 2i`.
         let width = match record.node() {
-            crate::value::Node::Object { len, .. } => len as usize,
+            crate::value::Node::Object { len, end, .. } if end as usize == record.idx + 1 + 2 * len as usize => {
+                len as usize
+            }
             _ => usize::MAX,
         };
         let layout = self.flat.take().expect("made above");
@@ -202,7 +207,13 @@ impl Router {
         rules: &Rules<'_>,
     ) {
         let level = Level::default();
-        for ((key, value), slot) in record.entries().zip(&places.slots) {
+        for (i, slot) in places.slots.iter().enumerate() {
+            // (write_flat_record checked the layout: one node per value.)
+            let value = ValueRef { tape: record.tape, idx: record.idx + 2 + 2 * i };
+            let key = match record.tape.nodes[value.idx - 1] {
+                crate::value::Node::Key { start, len } if cfg!(debug_assertions) => record.tape.text_of(start, len),
+                _ => "",
+            };
             let (fi, range) = match slot {
                 Place::Direct { family, column, kind, range } => {
                     debug_assert_eq!(key, root.families[*family].source_key);
@@ -677,16 +688,16 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
         ScalarKind::Str | ScalarKind::Json => col.push_str(text),
         // Without parsers a string is text, which these kinds do not take.
         _ if !rules.parsers.any() => false,
-        ScalarKind::Int => match rules.parsers.parse(text) {
+        ScalarKind::Int => match parsed_in_place(text, rules) {
             Parsed::Int(n) => col.push_i64(n),
             _ => false,
         },
-        ScalarKind::Float => match rules.parsers.parse(text) {
+        ScalarKind::Float => match parsed_in_place(text, rules) {
             Parsed::Float(f) => col.push_f64(f),
             Parsed::Int(n) => col.push_f64(n as f64),
             _ => false,
         },
-        ScalarKind::Timestamp(unit) => match rules.parsers.parse(text) {
+        ScalarKind::Timestamp(unit) => match parsed_in_place(text, rules) {
             // classify keeps a timestamp its rules' unit cannot hold as text.
             Parsed::Timestamp(t) if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() => {
                 unit.ticks(t.secs, t.nanos).is_some_and(|ticks| col.push_i64(ticks))
@@ -695,6 +706,15 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
         },
         _ => false,
     }
+}
+
+/// What the parsers make of `text`, parsed into a local that is read in
+/// place (ScalarParsers::parse_into says why).
+#[inline(always)]
+fn parsed_in_place(text: &str, rules: &Rules<'_>) -> Parsed {
+    let mut parsed = Parsed::None;
+    rules.parsers.parse_into(text, &mut parsed);
+    parsed
 }
 
 fn text_keeps(family: &crate::infer::Family, value: ValueRef<'_>) -> bool {
