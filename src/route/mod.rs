@@ -63,8 +63,9 @@ pub struct Router {
 struct FlatLayout {
     /// The keys, in record order, this layout was made for.
     keys: std::sync::Arc<[String]>,
-    /// The struct it was made for (by address: a router serves one plan).
-    root: *const StructNode,
+    /// The address of the struct it was made for (only compared: a router
+    /// serves one plan).
+    root: usize,
     /// `None` when two keys name one family (the last would win), which
     /// the general path handles.
     places: Option<FlatPlaces>,
@@ -78,9 +79,6 @@ struct FlatPlaces {
     /// Wanted columns of families no key names: NULL in every row.
     absent: Vec<usize>,
 }
-
-// SAFETY: `root` is only compared by address, never dereferenced.
-unsafe impl Send for FlatLayout {}
 
 /// Where one key of a flat layout puts its value.
 #[derive(Clone, Debug, PartialEq)]
@@ -171,13 +169,11 @@ impl Router {
         columns: &mut [Column],
         rules: &Rules<'_>,
     ) {
-        let fresh = self
-            .flat
-            .as_ref()
-            .is_some_and(|f| std::ptr::eq(f.root, root) && (std::sync::Arc::ptr_eq(&f.keys, keys) || f.keys == *keys));
-        if !fresh {
-            self.flat = Some(Box::new(self.flat_layout(root, keys)));
-        }
+        let address = root as *const StructNode as usize;
+        let layout = match self.flat.take() {
+            Some(f) if f.root == address && (std::sync::Arc::ptr_eq(&f.keys, keys) || f.keys == *keys) => f,
+            _ => Box::new(self.flat_layout(root, keys)),
+        };
         // An object of `len` entries whose values are one node each (the
         // promise of `flat_keys`, checked: its end is right after them), so
         // value i sits at `idx + 2 + 2i`.
@@ -187,7 +183,6 @@ impl Router {
             }
             _ => usize::MAX,
         };
-        let layout = self.flat.take().expect("made above");
         let places = layout.places.as_ref().filter(|p| p.slots.len() == width);
         match places {
             Some(places) if self.trusted && self.rescue.is_none() => {
@@ -290,7 +285,11 @@ impl Router {
                 places.absent.push(i);
             }
         }
-        FlatLayout { keys: std::sync::Arc::clone(keys), root, places: usable.then_some(places) }
+        FlatLayout {
+            keys: std::sync::Arc::clone(keys),
+            root: root as *const StructNode as usize,
+            places: usable.then_some(places),
+        }
     }
 
     /// Writes one record (an object) as one row of `columns`.
