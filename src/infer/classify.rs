@@ -193,9 +193,7 @@ pub fn string_class(text: &str, rules: &Rules<'_>) -> ValueClass {
     if !rules.parsers.any() {
         return ValueClass::Str;
     }
-    let mut parsed = Parsed::None;
-    rules.parsers.parse_into(text, &mut parsed);
-    parsed_class(&mut parsed, rules)
+    parsed_class(&mut rules.parsers.parse(text), rules)
 }
 
 impl ValueClass {

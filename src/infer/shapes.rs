@@ -310,12 +310,17 @@ fn flat_shape_key(
     out: &mut Vec<u8>,
 ) -> bool {
     let tape = record.tape;
-    let Node::Object { len, .. } = tape.nodes[record.idx] else { return false };
-    if len as usize != keys.len() {
-        return false;
-    }
-    let number = match lists.iter().position(|l| std::sync::Arc::ptr_eq(l, keys) || **l == **keys) {
-        Some(n) => n,
+    let Some(len) = record.flat_width().filter(|&w| w == keys.len()) else { return false };
+    let by_address = lists.iter().position(|l| std::sync::Arc::ptr_eq(l, keys));
+    let number = match by_address.or_else(|| lists.iter().position(|l| **l == **keys)) {
+        Some(n) => {
+            // The same names from another range's reader: compared by
+            // address from now on, not name by name per record.
+            if by_address.is_none() {
+                lists[n] = std::sync::Arc::clone(keys);
+            }
+            n
+        }
         None if lists.len() < MAX_FLAT_LISTS => {
             lists.push(std::sync::Arc::clone(keys));
             lists.len() - 1
@@ -327,7 +332,7 @@ fn flat_shape_key(
     out.extend_from_slice(&(number as u32).to_le_bytes());
     let parsing = rules.parsers.any();
     // Entries are (key, value) node pairs: values at odd offsets.
-    for i in 0..len as usize {
+    for i in 0..len {
         let idx = record.idx + 2 + 2 * i;
         debug_assert!(matches!(tape.nodes[idx - 1], Node::Key { .. }));
         match tape.nodes[idx] {

@@ -189,11 +189,7 @@ impl Column {
     }
 
     pub fn push_text(&mut self, text: &str) {
-        if let ColumnData::Str { offsets, bytes } = &mut self.data {
-            bytes.push_str(text);
-            offsets.push(bytes.len() as u32);
-            self.valid.push(true);
-        } else {
+        if !self.push_str(text) {
             debug_assert!(false, "a text value in a column of another type");
             self.push_null();
         }

@@ -171,18 +171,18 @@ impl Router {
     ) {
         let address = root as *const StructNode as usize;
         let layout = match self.flat.take() {
-            Some(f) if f.root == address && (std::sync::Arc::ptr_eq(&f.keys, keys) || f.keys == *keys) => f,
+            Some(f) if f.root == address && std::sync::Arc::ptr_eq(&f.keys, keys) => f,
+            Some(mut f) if f.root == address && f.keys == *keys => {
+                // The same names from another reader: its list is compared
+                // by address from now on, not name by name per record.
+                f.keys = std::sync::Arc::clone(keys);
+                f
+            }
             _ => Box::new(self.flat_layout(root, keys)),
         };
-        // An object of `len` entries whose values are one node each (the
-        // promise of `flat_keys`, checked: its end is right after them), so
-        // value i sits at `idx + 2 + 2i`.
-        let width = match record.node() {
-            crate::value::Node::Object { len, end, .. } if end as usize == record.idx + 1 + 2 * len as usize => {
-                len as usize
-            }
-            _ => usize::MAX,
-        };
+        // The promise of `flat_keys`, checked: value i sits at
+        // `idx + 2 + 2i` (ValueRef::flat_width).
+        let width = record.flat_width().unwrap_or(usize::MAX);
         let places = layout.places.as_ref().filter(|p| p.slots.len() == width);
         match places {
             Some(places) if self.trusted && self.rescue.is_none() => {
@@ -203,7 +203,7 @@ impl Router {
     ) {
         let level = Level::default();
         for (i, slot) in places.slots.iter().enumerate() {
-            // (write_flat_record checked the layout: one node per value.)
+            // (write_flat_record checked the layout: ValueRef::flat_width.)
             let value = ValueRef { tape: record.tape, idx: record.idx + 2 + 2 * i };
             let key = match record.tape.nodes[value.idx - 1] {
                 crate::value::Node::Key { start, len } if cfg!(debug_assertions) => record.tape.text_of(start, len),
@@ -687,16 +687,16 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
         ScalarKind::Str | ScalarKind::Json => col.push_str(text),
         // Without parsers a string is text, which these kinds do not take.
         _ if !rules.parsers.any() => false,
-        ScalarKind::Int => match parsed_in_place(text, rules) {
+        ScalarKind::Int => match rules.parsers.parse(text) {
             Parsed::Int(n) => col.push_i64(n),
             _ => false,
         },
-        ScalarKind::Float => match parsed_in_place(text, rules) {
+        ScalarKind::Float => match rules.parsers.parse(text) {
             Parsed::Float(f) => col.push_f64(f),
             Parsed::Int(n) => col.push_f64(n as f64),
             _ => false,
         },
-        ScalarKind::Timestamp(unit) => match parsed_in_place(text, rules) {
+        ScalarKind::Timestamp(unit) => match rules.parsers.parse(text) {
             // classify keeps a timestamp its rules' unit cannot hold as text.
             Parsed::Timestamp(t) if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() => {
                 unit.ticks(t.secs, t.nanos).is_some_and(|ticks| col.push_i64(ticks))
@@ -705,15 +705,6 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
         },
         _ => false,
     }
-}
-
-/// What the parsers make of `text`, parsed into a local that is read in
-/// place (ScalarParsers::parse_into says why).
-#[inline(always)]
-fn parsed_in_place(text: &str, rules: &Rules<'_>) -> Parsed {
-    let mut parsed = Parsed::None;
-    rules.parsers.parse_into(text, &mut parsed);
-    parsed
 }
 
 fn text_keeps(family: &crate::infer::Family, value: ValueRef<'_>) -> bool {

@@ -83,7 +83,9 @@ impl ScalarParsers {
             || !self.custom.is_empty()
     }
 
-    /// Parses a string: exact first, then trimmed.
+    /// Parses a string: exact first, then trimmed. Inlined, so that the
+    /// caller reads the result where [`ScalarParsers::parse_into`] wrote it.
+    #[inline(always)]
     pub fn parse(&self, s: &str) -> Parsed {
         let mut out = Parsed::None;
         self.parse_into(s, &mut out);

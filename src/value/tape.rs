@@ -196,6 +196,17 @@ impl<'t> ValueRef<'t> {
     }
 
     /// Entries of an object (empty for anything else).
+    /// The number of entries of an object whose every value is one node
+    /// (a scalar or a null: its end is right after them), so that value i
+    /// sits at `idx + 2 + 2i` and its key just before; `None` for anything
+    /// else. The flat paths (CSV records) read values by that offset.
+    pub fn flat_width(&self) -> Option<usize> {
+        match self.node() {
+            Node::Object { len, end, .. } if end as usize == self.idx + 1 + 2 * len as usize => Some(len as usize),
+            _ => None,
+        }
+    }
+
     pub fn entries(&self) -> Entries<'t> {
         match self.node() {
             Node::Object { len, .. } => Entries { tape: self.tape, next: self.idx + 1, left: len },
