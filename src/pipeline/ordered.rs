@@ -2,22 +2,26 @@
 //! handed to one consumer in range order.
 //!
 //! The consumer is the thread that infers (the probe) or routes (the scan).
-//! Helpers, `threads - 1` of them, claim ranges in order and decode them
-//! into a small queue per range; the consumer takes the head range's
-//! records, and while it would wait it decodes a range ahead itself, so
-//! every granted core decodes. Because records are consumed strictly in
-//! range order, everything downstream (row order, registry, drifts, the
-//! first bad record, line numbers) is what one thread reading the files one
-//! after the other gives: the thread count only changes who decodes.
+//! A range's work is stepped one piece at a time by whichever thread is
+//! free: helpers, `threads - 1` of them, step the earliest open range
+//! while the queues have room, or open the next one; the consumer takes the head
+//! range's pieces, steps the head itself when nobody else is on it, and
+//! while it would wait steps a range ahead. No range is tied to a thread,
+//! so when the consumer is the slow side (DuckDB's sink behind it) the
+//! helpers do all the decoding, and when the helpers are, the consumer
+//! shares it. Because pieces are queued in the order they were read and
+//! consumed strictly in range order, everything downstream (row order,
+//! registry, drifts, the first bad record, line numbers) is what one
+//! thread reading the files one after the other gives: the thread count
+//! only changes who decodes.
 //!
 //! Budget: `threads` is DuckDB's `threads` setting, so the scan never runs
 //! more of our threads than the user granted (one consumer, which is
 //! DuckDB's own thread, plus helpers); at `threads = 1` there is no helper.
 //! Memory: at most `lookahead` ranges are open at once, each holding one
-//! read buffer; a helper's range queues at most `QUEUE_BATCHES` pieces, and
-//! the ranges ahead the consumer owns at most `CONSUMER_QUEUE_BATCHES` in all.
+//! read buffer, and they queue at most `QUEUED_PIECES` pieces together.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -157,14 +161,16 @@ impl RecordReader for NoRecords {
     }
 }
 
-/// Pieces queued per range before its helper waits.
-const QUEUE_BATCHES: usize = 4;
-
-/// Pieces the consumer decodes ahead into the one range ahead it owns,
-/// while a helper has the head: enough to hold a small file or range
-/// whole, so that when it becomes the head its work is mostly done instead
-/// of being left for the consumer alone.
-const CONSUMER_QUEUE_BATCHES: usize = 16;
+/// Pieces queued in all open ranges together before the threads stop
+/// stepping ranges (the head's next piece aside). DuckDB's Parquet writer
+/// takes chunks cheaply until a row group (122,880 rows: 60 pieces of 2048)
+/// is full and then spends a long while on it on the consumer's thread; a
+/// queue this deep lets the helpers go on decoding meanwhile. With 4 pieces
+/// a range the helper idled through each such burst: the 300 MB CSV's
+/// `COPY` scan at threads = 2 took 2.43 s, and 1.94 s with this
+/// (docs/benchmarks.md, session 20). Memory: one routed chunk a piece, about
+/// 12 MiB more at its peak on that file.
+const QUEUED_PIECES: usize = 48;
 
 /// Emptied batches kept for reuse; more are dropped.
 const SPARE_BATCHES: usize = 8;
@@ -184,16 +190,29 @@ enum Item<T> {
     End { bytes_read: u64, lines: u64, follow: RangeFollow },
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Owner {
-    Nobody,
-    Helper,
-    Consumer,
+/// Where a range is. A range's work belongs to no thread: whoever is free
+/// takes it out of its slot for one piece and puts it back, so that the
+/// ranges the consumer opened are stepped by helpers too, and a helper
+/// never idles while another range has room (the consumer, busy with
+/// DuckDB's sink, must not be left to finish a range alone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Not opened: unclaimed, or to be opened again by the consumer at
+    /// `reopen` (after a wrong guess or a cut).
+    Unopened,
+    /// A thread has its work out of the slot: opening it or stepping it.
+    Busy,
+    /// Open; its work waits in `parked` for the next thread to step it.
+    Parked,
+    /// Its last item is queued.
+    Finished,
 }
 
-struct Slot<T> {
-    items: VecDeque<Result<Item<T>>>,
-    owner: Owner,
+struct Slot<W: RangeWork> {
+    items: VecDeque<Result<Item<W::Out>>>,
+    phase: Phase,
+    /// The work, while the range is `Parked`.
+    parked: Option<Worker<W>>,
     /// The guessed start of the range's first record (a CSV range), set
     /// when it is opened, before any item; checked and cleared when the
     /// range becomes the head.
@@ -201,49 +220,137 @@ struct Slot<T> {
     /// The certain place the consumer (re)opens the range at: after a
     /// wrong guess, or to go on after a cut (`RangeFollow::Cut`).
     reopen: Option<Resume>,
-    /// The helper working on it must drop its work (a wrong guess).
+    /// The thread that has the range `Busy` must drop its work (a wrong
+    /// guess).
     discard: bool,
 }
 
-struct State<T> {
-    slots: Vec<Slot<T>>,
+struct State<W: RangeWork> {
+    slots: Vec<Slot<W>>,
     /// Ranges are claimed in order: every range below this one is claimed.
     next_unclaimed: usize,
     /// The range the consumer is on.
     head: usize,
-    /// Helpers waiting for a range to claim (they take priority over the
-    /// consumer for unclaimed ranges, so that one unsplittable file is still
-    /// decoded by a helper while the consumer works on its records).
-    idle_helpers: usize,
     cancelled: bool,
     /// Emptied buffers, reused by whoever works next.
-    spare: Vec<T>,
+    spare: Vec<W::Out>,
     /// The consumer is waiting for the head range's next piece.
     consumer_waiting: bool,
 }
 
+type Guard<'a, W> = MutexGuard<'a, State<W>>;
+
 struct Shared<W: RangeWork> {
-    state: Mutex<State<W::Out>>,
+    state: Mutex<State<W>>,
     changed: Condvar,
     opener: Box<Opener<W>>,
-    /// Ranges at or past `head + lookahead` are not claimed yet.
+    /// Ranges at or past `head + lookahead` are not opened yet.
     lookahead: usize,
 }
 
 impl<W: RangeWork> Shared<W> {
-    fn lock(&self) -> MutexGuard<'_, State<W::Out>> {
+    fn lock(&self) -> Guard<'_, W> {
         // A panicking decoder is caught before it can poison the lock; if
         // one ever did, the state is still consistent (every update is one
         // statement), so carry on with it.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn wait<'a>(&self, guard: MutexGuard<'a, State<W::Out>>) -> MutexGuard<'a, State<W::Out>> {
+    fn wait<'a>(&self, guard: Guard<'a, W>) -> Guard<'a, W> {
         self.changed.wait(guard).unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The end of the ranges that may be open now.
+    fn window_end(&self, state: &State<W>) -> usize {
+        (state.head + self.lookahead).min(state.slots.len())
+    }
+
+    /// The earliest range from `from` on that is open, idle, and may
+    /// queue another piece: while the open ranges hold fewer than
+    /// `QUEUED_PIECES`, and always for an empty head (the consumer waits
+    /// for it).
+    fn steppable(&self, state: &State<W>, from: usize) -> Option<usize> {
+        let end = self.window_end(state);
+        let queued: usize = (state.head..end).map(|r| state.slots[r].items.len()).sum();
+        (from..end).find(|&r| {
+            let slot = &state.slots[r];
+            slot.phase == Phase::Parked && (queued < QUEUED_PIECES || (r == state.head && slot.items.is_empty()))
+        })
+    }
+
+    /// Claims the next unclaimed range, if the window has one.
+    fn claim(&self, state: &mut State<W>) -> Option<usize> {
+        let r = state.next_unclaimed;
+        (r < self.window_end(state)).then(|| {
+            state.next_unclaimed += 1;
+            state.slots[r].phase = Phase::Busy;
+            r
+        })
+    }
+
+    /// Opens range `r` (made `Busy` by the caller) at `at`, without the
+    /// lock, and parks its work, or queues the error in its place.
+    fn open<'a>(&'a self, state: Guard<'a, W>, r: usize, at: Option<Resume>) -> Guard<'a, W> {
+        drop(state);
+        let opened = Worker::open(self, r, at);
+        let mut state = self.lock();
+        let slot = &mut state.slots[r];
+        if std::mem::take(&mut slot.discard) {
+            slot.phase = Phase::Unopened;
+        } else {
+            match opened {
+                Ok(worker) => {
+                    slot.guess = worker.work.guessed_start();
+                    slot.parked = Some(worker);
+                    slot.phase = Phase::Parked;
+                }
+                Err(e) => {
+                    slot.items.push_back(Err(e));
+                    slot.phase = Phase::Finished;
+                }
+            }
+        }
+        self.changed.notify_all();
+        state
+    }
+
+    /// Steps parked range `r` once, without the lock, and queues the
+    /// piece (or its end). Only one thread at a time has a range's work,
+    /// so its pieces are queued in the order they were read.
+    fn step<'a>(&'a self, mut state: Guard<'a, W>, r: usize) -> Guard<'a, W> {
+        let Some(mut worker) = state.slots[r].parked.take() else { return state };
+        state.slots[r].phase = Phase::Busy;
+        // A helper on the head while the consumer waits leaves it part of
+        // the piece (`RangeWork::step_for_idle_consumer`); the consumer
+        // itself never waits while it steps.
+        let consumer_idle = state.consumer_waiting && state.head == r;
+        let spare = state.spare.pop().unwrap_or_default();
+        drop(state);
+        let item = worker.step_as(spare, consumer_idle);
+        let mut state = self.lock();
+        let slot = &mut state.slots[r];
+        if std::mem::take(&mut slot.discard) {
+            // Its guessed start was wrong: the consumer reads it again.
+            slot.phase = Phase::Unopened;
+            if let Ok(Item::Piece(piece)) = item {
+                recycle(&mut state, piece);
+            }
+        } else {
+            let last = is_last(&item);
+            slot.items.push_back(item);
+            if last {
+                slot.phase = Phase::Finished;
+            } else {
+                slot.parked = Some(worker);
+                slot.phase = Phase::Parked;
+            }
+        }
+        self.changed.notify_all();
+        state
     }
 }
 
-/// A range being worked on.
+/// A range's work, one piece at a time.
 struct Worker<W: RangeWork> {
     work: W,
 }
@@ -251,8 +358,8 @@ struct Worker<W: RangeWork> {
 impl<W: RangeWork> Worker<W> {
     /// Opens a range's work. A panic while opening (a decoder's
     /// constructor) is an error in the range's place, like a panic while
-    /// stepping: a helper thread must never die holding a claimed range,
-    /// or the consumer would wait for it forever.
+    /// stepping: a helper thread must never die holding a range, or the
+    /// consumer would wait for it forever.
     fn open(shared: &Shared<W>, range: usize, at: Option<Resume>) -> Result<Worker<W>> {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (shared.opener)(range, at))) {
             Ok(work) => Ok(Worker { work: work? }),
@@ -262,10 +369,6 @@ impl<W: RangeWork> Worker<W> {
 
     /// The next piece of the range in `out`, or the range's end. A panic in
     /// a decoder is an error here, never an unwinding thread.
-    fn step(&mut self, out: W::Out) -> Result<Item<W::Out>> {
-        self.step_as(out, false)
-    }
-
     fn step_as(&mut self, mut out: W::Out, consumer_idle: bool) -> Result<Item<W::Out>> {
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if consumer_idle {
@@ -287,7 +390,7 @@ impl<W: RangeWork> Worker<W> {
     }
 }
 
-fn recycle<T>(state: &mut State<T>, buffer: T) {
+fn recycle<W: RangeWork>(state: &mut State<W>, buffer: W::Out) {
     if state.spare.len() < SPARE_BATCHES {
         state.spare.push(buffer);
     }
@@ -300,9 +403,6 @@ fn is_last<T>(item: &Result<Item<T>>) -> bool {
 pub struct OrderedReader<W: RangeWork> {
     shared: Arc<Shared<W>>,
     helpers: Vec<JoinHandle<()>>,
-    /// Ranges the consumer works on itself: the head, or ranges ahead it
-    /// took on while a helper had the head.
-    own: HashMap<usize, Worker<W>>,
     /// Where the record after the last finished range starts
     /// (`RangeFollow::At`), which the next range's guessed start must be.
     resume: Option<u64>,
@@ -316,14 +416,20 @@ impl<W: RangeWork> OrderedReader<W> {
         let threads = threads.max(1);
         let helpers = (threads - 1).min(ranges);
         let slots = (0..ranges)
-            .map(|_| Slot { items: VecDeque::new(), owner: Owner::Nobody, guess: None, reopen: None, discard: false })
+            .map(|_| Slot {
+                items: VecDeque::new(),
+                phase: Phase::Unopened,
+                parked: None,
+                guess: None,
+                reopen: None,
+                discard: false,
+            })
             .collect();
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 slots,
                 next_unclaimed: 0,
                 head: 0,
-                idle_helpers: helpers,
                 cancelled: false,
                 spare: Vec::new(),
                 consumer_waiting: false,
@@ -335,17 +441,14 @@ impl<W: RangeWork> OrderedReader<W> {
         let mut started = Vec::with_capacity(helpers);
         for _ in 0..helpers {
             let mine: Arc<Shared<W>> = Arc::clone(&shared);
-            let spawned = std::thread::Builder::new().name("sanitize-decode".into()).spawn(move || helper(&mine));
-            match spawned {
-                Ok(handle) => started.push(handle),
-                Err(_) => {
-                    // Fewer threads than asked: the consumer decodes more.
-                    let mut state = shared.lock();
-                    state.idle_helpers -= 1;
-                }
+            // Fewer threads than asked (a failed spawn): the consumer
+            // decodes more.
+            if let Ok(handle) = std::thread::Builder::new().name("sanitize-decode".into()).spawn(move || helper(&mine))
+            {
+                started.push(handle);
             }
         }
-        OrderedReader { shared, helpers: started, own: HashMap::new(), resume: None }
+        OrderedReader { shared, helpers: started, resume: None }
     }
 
     /// The next step in range order, with a piece swapped into `batch`
@@ -369,7 +472,7 @@ impl<W: RangeWork> OrderedReader<W> {
                     let Some(offset) = self.resume else {
                         return Err(SanitizeError::internal("a range with a guessed start follows no range end"));
                     };
-                    self.restart(&shared, &mut state, head, Resume { offset, line: 1, bytes: 0 });
+                    restart(&shared, &mut state, head, Resume { offset, line: 1, bytes: 0 });
                     continue;
                 }
             }
@@ -379,11 +482,10 @@ impl<W: RangeWork> OrderedReader<W> {
                     // the record it was cut at.
                     let slot = &mut state.slots[head];
                     slot.reopen = Some(*at);
-                    slot.owner = Owner::Nobody;
+                    slot.phase = Phase::Unopened;
                     continue;
                 }
-                let last = is_last(&item);
-                if last {
+                if is_last(&item) {
                     state.head += 1;
                     if let Ok(Item::End { follow, .. }) = &item {
                         self.resume = match *follow {
@@ -398,8 +500,8 @@ impl<W: RangeWork> OrderedReader<W> {
                 drop(state);
                 return self.deliver(head, item, batch);
             }
-            match state.slots[head].owner {
-                Owner::Nobody if state.idle_helpers == 0 || state.slots[head].reopen.is_some() => {
+            match state.slots[head].phase {
+                Phase::Unopened => {
                     // Opened by the consumer once the range before it is
                     // done: where its records ended is certain.
                     let at = state.slots[head].reopen.take().or(self.resume.map(|offset| Resume {
@@ -407,139 +509,29 @@ impl<W: RangeWork> OrderedReader<W> {
                         line: 1,
                         bytes: 0,
                     }));
-                    state.slots[head].owner = Owner::Consumer;
+                    state.slots[head].phase = Phase::Busy;
                     state.next_unclaimed = state.next_unclaimed.max(head + 1);
-                    drop(state);
-                    let opened = Worker::open(&shared, head, at);
-                    state = shared.lock();
-                    match opened {
-                        Ok(w) => {
-                            state.slots[head].guess = w.work.guessed_start();
-                            self.own.insert(head, w);
-                        }
-                        Err(e) => {
-                            state.head += 1;
-                            shared.changed.notify_all();
-                            return Err(e);
-                        }
-                    }
+                    state = shared.open(state, head, at);
                 }
-                // An idle helper is about to take it.
-                Owner::Nobody => state = shared.wait(state),
-                Owner::Consumer => {
-                    let spare = state.spare.pop().unwrap_or_default();
-                    drop(state);
-                    let Some(worker) = self.own.get_mut(&head) else {
-                        return Err(SanitizeError::internal("a range of the consumer has no decoder"));
-                    };
-                    let item = worker.step(spare);
-                    if is_last(&item) {
-                        self.own.remove(&head);
-                    }
-                    // Through the queue, so that a range end is handled in
-                    // one place (a cut, the next range's start).
-                    state = shared.lock();
-                    state.slots[head].items.push_back(item);
-                }
-                Owner::Helper => match self.help_ahead(&shared, state) {
-                    Ok(s) => state = s,
-                    Err(mut s) => {
-                        s.consumer_waiting = true;
-                        state = shared.wait(s);
+                Phase::Parked => state = shared.step(state, head),
+                Phase::Busy => {
+                    // Another thread has the head: work on a range ahead
+                    // instead of waiting, while one has room.
+                    if let Some(r) = shared.steppable(&state, head + 1) {
+                        state = shared.step(state, r);
+                    } else if let Some(r) = shared.claim(&mut state) {
+                        state = shared.open(state, r, None);
+                    } else {
+                        state.consumer_waiting = true;
+                        state = shared.wait(state);
                         state.consumer_waiting = false;
                     }
-                },
-            }
-        }
-    }
-
-    /// Drops what was read of range `range` from a wrong guess and has the
-    /// consumer read it again from `at`. A helper still on it drops its
-    /// work when it next queues a piece.
-    fn restart(&mut self, shared: &Shared<W>, state: &mut State<W::Out>, range: usize, at: Resume) {
-        let slot = &mut state.slots[range];
-        slot.guess = None;
-        slot.reopen = Some(at);
-        let mut finished = false;
-        let mut pieces = Vec::new();
-        for item in slot.items.drain(..) {
-            finished |= is_last(&item);
-            if let Ok(Item::Piece(piece)) = item {
-                pieces.push(piece);
-            }
-        }
-        if slot.owner == Owner::Helper && !finished {
-            slot.discard = true;
-        } else {
-            slot.owner = Owner::Nobody;
-            self.own.remove(&range);
-        }
-        for piece in pieces {
-            recycle(state, piece);
-        }
-        shared.changed.notify_all();
-    }
-
-    /// While a helper has the head range: decodes one batch of a range
-    /// ahead (one the consumer already owns, or the next unclaimed one when
-    /// no helper is idle), so the consumer's core decodes instead of
-    /// waiting. `Err` gives the lock back when there is nothing to do.
-    #[allow(clippy::type_complexity)]
-    fn help_ahead<'a>(
-        &mut self,
-        shared: &'a Shared<W>,
-        mut state: MutexGuard<'a, State<W::Out>>,
-    ) -> std::result::Result<MutexGuard<'a, State<W::Out>>, MutexGuard<'a, State<W::Out>>> {
-        let limit = (state.head + shared.lookahead).min(state.slots.len());
-        // At most one range ahead is the consumer's at a time (it bounds
-        // the memory of its deeper queue).
-        let ahead = state.head + 1..state.next_unclaimed.min(limit);
-        // Pieces queued in every range ahead the consumer owns, finished
-        // ones included: together they stay within one deep queue.
-        let queued: usize = ahead
-            .clone()
-            .filter(|&r| state.slots[r].owner == Owner::Consumer)
-            .map(|r| state.slots[r].items.len())
-            .sum();
-        if queued >= CONSUMER_QUEUE_BATCHES {
-            return Err(state);
-        }
-        let owned = ahead.clone().find(|&r| {
-            let slot = &state.slots[r];
-            slot.owner == Owner::Consumer && !slot.items.back().is_some_and(is_last) && self.own.contains_key(&r)
-        });
-        let range = match owned {
-            Some(r) => r,
-            None if state.idle_helpers == 0 && state.next_unclaimed < limit => {
-                let r = state.next_unclaimed;
-                state.next_unclaimed += 1;
-                state.slots[r].owner = Owner::Consumer;
-                drop(state);
-                let opened = Worker::open(shared, r, None);
-                state = shared.lock();
-                match opened {
-                    Ok(w) => {
-                        state.slots[r].guess = w.work.guessed_start();
-                        self.own.insert(r, w);
-                    }
-                    Err(e) => state.slots[r].items.push_back(Err(e)),
                 }
-                return Ok(state);
+                Phase::Finished => {
+                    return Err(SanitizeError::internal("a finished range has nothing queued"));
+                }
             }
-            None => return Err(state),
-        };
-        let spare = state.spare.pop().unwrap_or_default();
-        drop(state);
-        let item = match self.own.get_mut(&range) {
-            Some(worker) => worker.step(spare),
-            None => Err(SanitizeError::internal("a range of the consumer has no decoder")),
-        };
-        if is_last(&item) {
-            self.own.remove(&range);
         }
-        let mut state = shared.lock();
-        state.slots[range].items.push_back(item);
-        Ok(state)
     }
 
     fn deliver(&mut self, range: usize, item: Result<Item<W::Out>>, out: &mut W::Out) -> Result<Option<Step>> {
@@ -553,77 +545,50 @@ impl<W: RangeWork> OrderedReader<W> {
     }
 }
 
-/// A helper: claims the next range within the lookahead, decodes it into
-/// its queue (waiting while the queue is full), and again, until no range
-/// is left or the reader is dropped.
+/// Drops what was read of range `range` from a wrong guess and has the
+/// consumer read it again from `at`. A thread still on it drops its work
+/// when it is done with its piece.
+fn restart<W: RangeWork>(shared: &Shared<W>, state: &mut State<W>, range: usize, at: Resume) {
+    let slot = &mut state.slots[range];
+    slot.guess = None;
+    slot.reopen = Some(at);
+    let pieces: Vec<W::Out> = slot
+        .items
+        .drain(..)
+        .filter_map(|item| match item {
+            Ok(Item::Piece(piece)) => Some(piece),
+            _ => None,
+        })
+        .collect();
+    if slot.phase == Phase::Busy {
+        slot.discard = true;
+    } else {
+        slot.parked = None;
+        slot.phase = Phase::Unopened;
+    }
+    for piece in pieces {
+        recycle(state, piece);
+    }
+    shared.changed.notify_all();
+}
+
+/// A helper: steps the earliest open range with room for a piece, or
+/// opens the next range of the window, or waits; until every range is
+/// done or the reader is dropped.
 fn helper<W: RangeWork>(shared: &Shared<W>) {
     let _quiet = crate::quiet::enter();
+    let mut state = shared.lock();
     loop {
-        let range = {
-            let mut state = shared.lock();
-            loop {
-                if state.cancelled || state.next_unclaimed >= state.slots.len() {
-                    return;
-                }
-                if state.next_unclaimed < state.head + shared.lookahead {
-                    let r = state.next_unclaimed;
-                    state.next_unclaimed += 1;
-                    state.slots[r].owner = Owner::Helper;
-                    state.idle_helpers -= 1;
-                    // The consumer may now take on a range ahead itself.
-                    shared.changed.notify_all();
-                    break r;
-                }
-                state = shared.wait(state);
-            }
-        };
-        let mut worker = match Worker::open(shared, range, None) {
-            Ok(w) => {
-                shared.lock().slots[range].guess = w.work.guessed_start();
-                Some(w)
-            }
-            Err(e) => {
-                let mut state = shared.lock();
-                state.slots[range].items.push_back(Err(e));
-                None
-            }
-        };
-        while let Some(w) = worker.as_mut() {
-            let (spare, consumer_idle) = {
-                let mut state = shared.lock();
-                let idle = state.consumer_waiting && state.head == range;
-                (state.spare.pop().unwrap_or_default(), idle)
-            };
-            let item = w.step_as(spare, consumer_idle);
-            let last = is_last(&item);
-            let mut state = shared.lock();
-            while state.slots[range].items.len() >= QUEUE_BATCHES && !state.cancelled && !state.slots[range].discard {
-                state = shared.wait(state);
-            }
-            if state.cancelled {
-                return;
-            }
-            if state.slots[range].discard {
-                // Its guessed start was wrong: the consumer reads it again.
-                let slot = &mut state.slots[range];
-                slot.discard = false;
-                slot.owner = Owner::Nobody;
-                if let Ok(Item::Piece(piece)) = item {
-                    recycle(&mut state, piece);
-                }
-                shared.changed.notify_all();
-                worker = None;
-                continue;
-            }
-            state.slots[range].items.push_back(item);
-            shared.changed.notify_all();
-            if last {
-                worker = None;
-            }
+        if state.cancelled || state.head >= state.slots.len() {
+            return;
         }
-        let mut state = shared.lock();
-        state.idle_helpers += 1;
-        shared.changed.notify_all();
+        if let Some(r) = shared.steppable(&state, state.head) {
+            state = shared.step(state, r);
+        } else if let Some(r) = shared.claim(&mut state) {
+            state = shared.open(state, r, None);
+        } else {
+            state = shared.wait(state);
+        }
     }
 }
 
@@ -776,6 +741,62 @@ mod tests {
             assert!(err.contains("panicked while opening"), "threads {threads}: {err}");
             assert_eq!(seen, [0, 1, 2, 3, 4, 100, 101, 102, 103, 104], "threads {threads}");
         }
+    }
+
+    /// A reader of `left` one-record batches that counts those read on
+    /// the consumer's thread.
+    struct Tracked {
+        left: u64,
+        consumer: std::thread::ThreadId,
+        on_consumer: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl RecordReader for Tracked {
+        fn next_batch(&mut self, batch: &mut Batch, _max: usize) -> Result<usize> {
+            if self.left == 0 {
+                return Ok(0);
+            }
+            self.left -= 1;
+            if std::thread::current().id() == self.consumer {
+                self.on_consumer.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            batch.tape.roots.push(batch.tape.nodes.len() as u32);
+            batch.tape.nodes.push(Node::Null);
+            batch.meta.push(RecordMeta { line: 0, byte: 0, error: None });
+            Ok(1)
+        }
+        fn bytes_read(&self) -> u64 {
+            0
+        }
+    }
+
+    #[test]
+    fn a_slow_consumer_leaves_the_decoding_to_the_helper_even_of_ranges_it_opened() {
+        // The consumer spends its time on each piece (as on DuckDB's sink
+        // behind it) and the helper decodes fast. Once the consumer has
+        // opened or started a range, the helper steps it too: the consumer
+        // decodes only what it must to start. (When a range stayed with
+        // the thread that opened it, the consumer decoded a whole range
+        // of the four it took on while it waited at the start.)
+        let consumer = std::thread::current().id();
+        let on_consumer = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&on_consumer);
+        let opener: Box<Opener<Decode>> = Box::new(move |_, _| {
+            let reader = Tracked { left: 30, consumer, on_consumer: Arc::clone(&counter) };
+            Ok(Decode::new(Box::new(reader), None))
+        });
+        let mut reader = OrderedReader::new(4, 2, opener);
+        let mut batch = Batch::default();
+        let mut pieces = 0;
+        while let Some(step) = reader.next(&mut batch).unwrap() {
+            if let Step::Piece { .. } = step {
+                pieces += 1;
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+        }
+        assert_eq!(pieces, 120);
+        let decoded_here = on_consumer.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(decoded_here <= 24, "the consumer decoded {decoded_here} of 120 pieces");
     }
 
     #[test]
