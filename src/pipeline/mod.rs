@@ -329,7 +329,8 @@ pub(crate) fn range_reader<W: ordered::RangeWork>(
         };
         Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes).reshaping(opts.bigquery_profile), r.file))
     });
-    ordered::OrderedReader::new(input.ranges.len(), options.threads, opener)
+    let queued = ordered::queue_bound(options.batch_memory_limit_bytes);
+    ordered::OrderedReader::new(input.ranges.len(), options.threads, queued, opener)
 }
 
 /// Where the records of the ranges of one file are in that file: the lines

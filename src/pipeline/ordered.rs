@@ -19,7 +19,8 @@
 //! more of our threads than the user granted (one consumer, which is
 //! DuckDB's own thread, plus helpers); at `threads = 1` there is no helper.
 //! Memory: at most `lookahead` ranges are open at once, each holding one
-//! read buffer, and they queue at most `QUEUED_PIECES` pieces together.
+//! read buffer, and they queue at most `queue_bound() - 1 + threads` pieces
+//! together (fewer when `batch_memory_limit_bytes` bounds a piece's size).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -167,10 +168,29 @@ impl RecordReader for NoRecords {
 /// is full and then spends a long while on it on the consumer's thread; a
 /// queue this deep lets the helpers go on decoding meanwhile. With 4 pieces
 /// a range the helper idled through each such burst: the 300 MB CSV's
-/// `COPY` scan at threads = 2 took 2.43 s, and 1.94 s with this
-/// (docs/benchmarks.md, session 20). Memory: one routed chunk a piece, about
-/// 12 MiB more at its peak on that file.
+/// `COPY` scan at threads = 2 took 2.42 s, and 1.81 s with this
+/// (docs/benchmarks.md, session 20). Memory: one piece (a routed chunk in a
+/// scan, a decoded batch in a probe) each; every thread may queue one more
+/// once the others reached the bound, so at most `QUEUED_PIECES - 1 +
+/// threads` wait, about 12 MiB more than before at the scan's peak on that
+/// file.
 const QUEUED_PIECES: usize = 48;
+
+/// The bound when `batch_memory_limit_bytes` is set: a user who bounds a
+/// batch's memory has pieces that may each be as large as that budget
+/// (records of megabytes), so the queues hold no more than the reader held
+/// before session 20 (four a helper range and sixteen ahead: about 16 at
+/// threads = 2).
+const QUEUED_PIECES_UNDER_A_BUDGET: usize = 16;
+
+/// How many pieces the open ranges may queue together.
+pub fn queue_bound(batch_memory_limit: Option<u64>) -> usize {
+    if batch_memory_limit.is_some() {
+        QUEUED_PIECES_UNDER_A_BUDGET
+    } else {
+        QUEUED_PIECES
+    }
+}
 
 /// Emptied batches kept for reuse; more are dropped.
 const SPARE_BATCHES: usize = 8;
@@ -246,6 +266,8 @@ struct Shared<W: RangeWork> {
     opener: Box<Opener<W>>,
     /// Ranges at or past `head + lookahead` are not opened yet.
     lookahead: usize,
+    /// Pieces the open ranges may queue together ([`queue_bound`]).
+    queued_pieces: usize,
 }
 
 impl<W: RangeWork> Shared<W> {
@@ -267,14 +289,14 @@ impl<W: RangeWork> Shared<W> {
 
     /// The earliest range from `from` on that is open, idle, and may
     /// queue another piece: while the open ranges hold fewer than
-    /// `QUEUED_PIECES`, and always for an empty head (the consumer waits
+    /// `queued_pieces`, and always for an empty head (the consumer waits
     /// for it).
     fn steppable(&self, state: &State<W>, from: usize) -> Option<usize> {
         let end = self.window_end(state);
         let queued: usize = (state.head..end).map(|r| state.slots[r].items.len()).sum();
         (from..end).find(|&r| {
             let slot = &state.slots[r];
-            slot.phase == Phase::Parked && (queued < QUEUED_PIECES || (r == state.head && slot.items.is_empty()))
+            slot.phase == Phase::Parked && (queued < self.queued_pieces || (r == state.head && slot.items.is_empty()))
         })
     }
 
@@ -323,15 +345,17 @@ impl<W: RangeWork> Shared<W> {
         // A helper on the head while the consumer waits leaves it part of
         // the piece (`RangeWork::step_for_idle_consumer`); the consumer
         // itself never waits while it steps.
-        let consumer_idle = state.consumer_waiting && state.head == r;
+        let consumer_idle = state.consumer_waiting && state.head == r && state.slots[r].items.is_empty();
         let spare = state.spare.pop().unwrap_or_default();
         drop(state);
         let item = worker.step_as(spare, consumer_idle);
         let mut state = self.lock();
         let slot = &mut state.slots[r];
+        let mut done = None;
         if std::mem::take(&mut slot.discard) {
             // Its guessed start was wrong: the consumer reads it again.
             slot.phase = Phase::Unopened;
+            done = Some(worker);
             if let Ok(Item::Piece(piece)) = item {
                 recycle(&mut state, piece);
             }
@@ -340,12 +364,20 @@ impl<W: RangeWork> Shared<W> {
             slot.items.push_back(item);
             if last {
                 slot.phase = Phase::Finished;
+                done = Some(worker);
             } else {
                 slot.parked = Some(worker);
                 slot.phase = Phase::Parked;
             }
         }
         self.changed.notify_all();
+        if let Some(worker) = done {
+            // Closing its file and freeing its buffers is no work for
+            // under the lock.
+            drop(state);
+            drop(worker);
+            state = self.lock();
+        }
         state
     }
 }
@@ -411,8 +443,9 @@ pub struct OrderedReader<W: RangeWork> {
 impl<W: RangeWork> OrderedReader<W> {
     /// Reads `ranges` ranges through `opener` with `threads` threads in all
     /// (the caller's plus `threads - 1` helpers, never more helpers than
-    /// ranges).
-    pub fn new(ranges: usize, threads: usize, opener: Box<Opener<W>>) -> Self {
+    /// ranges), the open ranges queueing up to `queued_pieces` pieces
+    /// together ([`queue_bound`]).
+    pub fn new(ranges: usize, threads: usize, queued_pieces: usize, opener: Box<Opener<W>>) -> Self {
         let threads = threads.max(1);
         let helpers = (threads - 1).min(ranges);
         let slots = (0..ranges)
@@ -437,6 +470,7 @@ impl<W: RangeWork> OrderedReader<W> {
             changed: Condvar::new(),
             opener,
             lookahead: threads + 1,
+            queued_pieces: queued_pieces.max(1),
         });
         let mut started = Vec::with_capacity(helpers);
         for _ in 0..helpers {
@@ -651,7 +685,7 @@ mod tests {
             let first = 100 * i as u64;
             Ok(Decode::new(Box::new(Numbers { next: first, end: first + sizes_owned[i], per_batch: 3, fail_at }), None))
         });
-        let mut reader = OrderedReader::new(sizes.len(), threads, opener);
+        let mut reader = OrderedReader::new(sizes.len(), threads, QUEUED_PIECES, opener);
         let (mut records, mut ends) = (Vec::new(), Vec::new());
         let mut batch = Batch::default();
         loop {
@@ -699,7 +733,7 @@ mod tests {
                     let numbers = Numbers { next: first, end: first + sizes[i], per_batch: 3, fail_at: opener_fail(i) };
                     Ok(Decode::new(Box::new(numbers), None))
                 });
-                let mut reader = OrderedReader::new(sizes.len(), threads, opener);
+                let mut reader = OrderedReader::new(sizes.len(), threads, QUEUED_PIECES, opener);
                 let mut batch = Batch::default();
                 let mut last = 0;
                 let err = loop {
@@ -727,7 +761,7 @@ mod tests {
                 Ok(Decode::new(Box::new(Numbers { next: first, end: first + 5, per_batch: 2, fail_at: None }), None))
             });
             let _quiet = crate::quiet::enter();
-            let mut reader = OrderedReader::new(5, threads, opener);
+            let mut reader = OrderedReader::new(5, threads, QUEUED_PIECES, opener);
             let mut batch = Batch::default();
             let mut seen = Vec::new();
             let err = loop {
@@ -785,18 +819,44 @@ mod tests {
             let reader = Tracked { left: 30, consumer, on_consumer: Arc::clone(&counter) };
             Ok(Decode::new(Box::new(reader), None))
         });
-        let mut reader = OrderedReader::new(4, 2, opener);
+        let mut reader = OrderedReader::new(4, 2, QUEUED_PIECES, opener);
         let mut batch = Batch::default();
         let mut pieces = 0;
         while let Some(step) = reader.next(&mut batch).unwrap() {
             if let Step::Piece { .. } = step {
                 pieces += 1;
-                std::thread::sleep(std::time::Duration::from_millis(3));
+                std::thread::sleep(std::time::Duration::from_millis(5));
             }
         }
         assert_eq!(pieces, 120);
         let decoded_here = on_consumer.load(std::sync::atomic::Ordering::Relaxed);
         assert!(decoded_here <= 24, "the consumer decoded {decoded_here} of 120 pieces");
+    }
+
+    #[test]
+    fn the_open_ranges_never_queue_more_than_the_bound_lets_them() {
+        // Helpers far faster than the consumer fill the queues to the
+        // bound; each thread may add one piece past it, never more.
+        for (threads, bound) in [(2, 3), (3, 6), (4, QUEUED_PIECES)] {
+            let opener: Box<Opener<Decode>> = Box::new(|i, _| {
+                let first = 1000 * i as u64;
+                Ok(Decode::new(Box::new(Numbers { next: first, end: first + 40, per_batch: 1, fail_at: None }), None))
+            });
+            let mut reader = OrderedReader::new(6, threads, bound, opener);
+            let mut batch = Batch::default();
+            let (mut pieces, mut most) = (0, 0);
+            while let Some(step) = reader.next(&mut batch).unwrap() {
+                if let Step::Piece { .. } = step {
+                    pieces += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    let state = reader.shared.lock();
+                    most = most.max(state.slots.iter().map(|s| s.items.len()).sum::<usize>());
+                }
+            }
+            assert_eq!(pieces, 240);
+            assert!(most <= bound - 1 + threads, "threads {threads}: {most} queued, bound {bound}");
+            assert!(most >= bound.min(40), "threads {threads}: the helpers never filled the queues ({most})");
+        }
     }
 
     #[test]
@@ -806,7 +866,7 @@ mod tests {
             let numbers = Numbers { next: 0, end: 1_000_000 * (i as u64 + 1), per_batch: 50, fail_at: None };
             Ok(Decode::new(Box::new(numbers), None))
         });
-        let mut reader = OrderedReader::new(8, 4, opener);
+        let mut reader = OrderedReader::new(8, 4, QUEUED_PIECES, opener);
         let mut batch = Batch::default();
         assert!(matches!(reader.next(&mut batch), Ok(Some(Step::Piece { .. }))));
         drop(reader); // joins the helpers: returns only when they are gone
