@@ -144,7 +144,7 @@ unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_d
             let mut valid = vec![true; n];
             for (r, row) in rows.iter().enumerate() {
                 match &row[column] {
-                    Cell::Text(Some(s)) => vector.set_string(r, s.as_bytes()),
+                    Cell::Text(Some(s)) => vector.set_string(r, s),
                     Cell::Int(Some(v)) => vector.set_i64(r, *v),
                     Cell::Bool(Some(b)) => vector.set_bool(r, *b),
                     Cell::Text(None) | Cell::Int(None) | Cell::Bool(None) => valid[r] = false,

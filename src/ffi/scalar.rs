@@ -51,7 +51,7 @@ fn merge_rows(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
         };
         let texts: Vec<Option<&str>> = items.iter().map(Option::as_deref).collect();
         match merge_registry_list(REGISTRY_MERGE, &texts).map_err(|e| e.message)? {
-            Some(merged) => output.set_string(row, merged.as_bytes()),
+            Some(merged) => output.set_string(row, &merged),
             None => valid[row] = false,
         }
     }
@@ -132,7 +132,7 @@ fn each_texts(
             continue;
         }
         match f(&texts)? {
-            Some(result) => output.set_string(row, result.as_bytes()),
+            Some(result) => output.set_string(row, &result),
             None => *valid_row = false,
         }
     }

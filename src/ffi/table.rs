@@ -334,8 +334,8 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
                 s.rejects_dropped,
             ];
             output.vector(0).set_i64(row, r.scan_id as i64);
-            output.vector(1).set_string(row, r.function.as_bytes());
-            output.vector(2).set_string(row, r.path.as_bytes());
+            output.vector(1).set_string(row, &r.function);
+            output.vector(2).set_string(row, &r.path);
             output.vector(3).set_i64(row, r.started_at_micros);
             output.vector(4).set_bool(row, r.finished);
             for (k, v) in numbers.iter().enumerate() {
