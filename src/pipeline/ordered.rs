@@ -860,6 +860,15 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_memory_budget_shrinks_the_queues() {
+        // Under a budget each piece may be as large as the budget, so the
+        // queues hold fewer of them than without one.
+        assert_eq!(queue_bound(None), QUEUED_PIECES);
+        assert_eq!(queue_bound(Some(64 << 20)), QUEUED_PIECES_UNDER_A_BUDGET);
+        assert!(queue_bound(Some(64 << 20)) < queue_bound(None));
+    }
+
+    #[test]
     fn dropping_the_reader_early_stops_every_helper() {
         let (_, _, _) = read_all(&[1000; 8], 4, None);
         let opener: Box<Opener<Decode>> = Box::new(|i, _| {
