@@ -398,7 +398,19 @@ impl<'a> Parser<'a> {
     /// `MAY_SKIP`: a skip set was given; without one, none of the skipping
     /// checks is compiled in (the probe's and a full scan's parse).
     fn parse<const MAY_SKIP: bool>(&mut self, tape: &mut Tape) -> Result<(), JsonError> {
-        let mut stack: Vec<Open> = Vec::new();
+        // The stack of open containers outlives the record, so that parsing
+        // a record allocates nothing once a thread has parsed one as deep.
+        thread_local! {
+            static STACK: std::cell::Cell<Vec<Open>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let mut stack = STACK.take();
+        stack.clear();
+        let result = self.parse_with::<MAY_SKIP>(tape, &mut stack);
+        STACK.set(stack);
+        result
+    }
+
+    fn parse_with<const MAY_SKIP: bool>(&mut self, tape: &mut Tape, stack: &mut Vec<Open>) -> Result<(), JsonError> {
         loop {
             // 1. Parse one value: a scalar, or the opening of a container.
             // `scalar`: it was a non-null scalar (evidence for its parent).
@@ -516,8 +528,8 @@ impl<'a> Parser<'a> {
                         break;
                     }
                     // The bracket that closes what is open.
-                    Some(b'}') if top.is_object => close(&mut self.pos, &mut stack, tape),
-                    Some(b']') if !top.is_object => close(&mut self.pos, &mut stack, tape),
+                    Some(b'}') if top.is_object => close(&mut self.pos, stack, tape),
+                    Some(b']') if !top.is_object => close(&mut self.pos, stack, tape),
                     Some(_) => {
                         let what = if top.is_object {
                             "expected ',' or '}' in object"
