@@ -17,6 +17,9 @@ pub struct Chunks<R: Read> {
     pub eof: bool,
     /// Raw bytes read from the source so far.
     pub bytes_read: u64,
+    /// A read error that came after some bytes of a chunk, reported by the
+    /// next [`Chunks::fill`].
+    failed: Option<std::io::Error>,
 }
 
 impl<R: Read> Chunks<R> {
@@ -29,6 +32,7 @@ impl<R: Read> Chunks<R> {
             start: 0,
             eof: false,
             bytes_read: 0,
+            failed: None,
         }
     }
 
@@ -45,18 +49,27 @@ impl<R: Read> Chunks<R> {
             self.start = 0;
         }
         let old = self.buf.len();
-        self.buf.resize(old + self.chunk_bytes, 0);
-        let n = loop {
-            match self.reader.read(&mut self.buf[old..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.buf.truncate(old);
-                    return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
-                }
+        self.buf.reserve(self.chunk_bytes);
+        // Read into the buffer's spare room as it is: a file reads into it
+        // without zeroing it first (`read_to_end` uses `read_buf`), where
+        // growing the buffer with zeros and reading over them cost a memset
+        // of every chunk (3% of a JSON Lines scan). The chunk fills up to
+        // `chunk_bytes` or the end of the input.
+        // An error after some bytes is kept for the next call: the bytes
+        // before it are decoded first, as a read of its own gave them before
+        // (under skip_row, the rows before the damage of a truncated stream
+        // are kept).
+        if let Some(e) = self.failed.take() {
+            return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
+        }
+        let n = match (&mut self.reader).take(self.chunk_bytes as u64).read_to_end(&mut self.buf) {
+            Ok(n) => n,
+            Err(e) if self.buf.len() > old => {
+                self.failed = Some(e);
+                self.buf.len() - old
             }
+            Err(e) => return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file))),
         };
-        self.buf.truncate(old + n);
         self.bytes_read += n as u64;
         if n == 0 {
             self.eof = true;
@@ -68,5 +81,56 @@ impl<R: Read> Chunks<R> {
     /// The unconsumed input.
     pub fn pending(&self) -> &[u8] {
         &self.buf[self.start..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gives `data` a few bytes per read, then fails.
+    struct FailsAfter {
+        data: Vec<u8>,
+        at: usize,
+    }
+
+    impl Read for FailsAfter {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.at == self.data.len() {
+                return Err(std::io::Error::other("the stream is damaged"));
+            }
+            let n = out.len().min(3).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_chunk_fills_across_short_reads_and_an_error_comes_after_its_bytes() {
+        let data: Vec<u8> = (0..20).collect();
+        let mut chunks = Chunks::new(FailsAfter { data: data.clone(), at: 0 }, "f", 8);
+        assert_eq!(chunks.fill().unwrap(), Some(0));
+        assert_eq!(chunks.pending(), &data[..8]);
+        chunks.start = 8;
+        assert_eq!(chunks.fill().unwrap(), Some(8));
+        assert_eq!(chunks.pending(), &data[8..16]);
+        chunks.start = 8;
+        // The last 4 bytes, then the error, on the next call.
+        assert_eq!(chunks.fill().unwrap(), Some(8));
+        assert_eq!(chunks.pending(), &data[16..]);
+        let error = chunks.fill().unwrap_err().to_string();
+        assert!(error.contains("reading file \"f\" failed: the stream is damaged"), "{error}");
+        assert_eq!(chunks.bytes_read, 20);
+    }
+
+    #[test]
+    fn the_end_of_the_input_is_an_empty_fill() {
+        let mut chunks = Chunks::new(&b"abc"[..], "f", 2);
+        assert_eq!(chunks.fill().unwrap(), Some(0));
+        assert_eq!(chunks.fill().unwrap(), Some(0));
+        assert_eq!(chunks.pending(), b"abc");
+        assert_eq!(chunks.fill().unwrap(), None);
+        assert!(chunks.eof);
     }
 }
