@@ -3,6 +3,7 @@
 //! Every other member of the family gets NULL for the row.
 
 mod column;
+mod key_order;
 mod pin;
 mod rescue;
 
@@ -55,6 +56,8 @@ pub struct Router {
     /// Where the keys of flat records go ([`Router::write_flat_record`]),
     /// for the last key list seen; dropped by [`Router::project`].
     flat: Option<Box<FlatLayout>>,
+    /// The families of the last objects' keys by position (route/key_order.rs).
+    key_orders: key_order::KeyOrders,
 }
 
 /// Where each key of a flat record layout (a CSV file's columns) goes in
@@ -113,6 +116,7 @@ impl Router {
             finder: None,
             checked_shapes: None,
             flat: None,
+            key_orders: key_order::KeyOrders::default(),
         }
     }
 
@@ -317,10 +321,11 @@ impl Router {
     ) {
         let base = self.scratch.len();
         self.scratch.resize(base + s.families.len(), NO_VALUE);
-        for (key, v) in object.entries() {
-            match s.index.get(key) {
+        let order = self.key_orders.of(s);
+        for (position, (key, v)) in object.entries().enumerate() {
+            match key_order::family_of(s, order, position, key) {
                 // Duplicate keys: the last one wins, as in most JSON readers.
-                Some(&fi) => {
+                Some(fi) => {
                     if self.scratch[base + fi] != NO_VALUE {
                         self.duplicate_keys += 1;
                     }
