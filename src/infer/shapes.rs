@@ -223,9 +223,14 @@ fn board_off_for_tests() -> bool {
     false
 }
 
-/// A bounded set of record shapes (the keys of [`ShapeCache`]): strict
-/// mode's record of shapes that were routed without a misfit, whose next
-/// records need no check (pipeline/scanner.rs).
+/// A bounded set of record shapes: strict mode's record of shapes that
+/// were routed without a misfit, whose next records need no check
+/// (pipeline/scanner.rs). Its shapes write a non-empty list of scalars as
+/// the set of its elements' kinds ([`write_shape`]): whether a list fits
+/// its column depends on each element's kind alone, not on how many
+/// elements have it or in what order, so `[1, 2]` after `[3]` needs no
+/// check, and the shapes of records whose lists vary in length do not
+/// multiply past the set's bound.
 #[derive(Default)]
 pub struct ShapeSet {
     shapes: std::collections::HashSet<Box<[u8]>, BuildHasherDefault<KeyHasher>>,
@@ -234,18 +239,15 @@ pub struct ShapeSet {
 }
 
 impl ShapeSet {
-    /// Takes the shape of `record` as the current one; false when its
-    /// kinds do not decide its classes (typed values): it has no shape.
-    pub fn take_shape(&mut self, record: ValueRef<'_>, rules: &Rules<'_>) -> bool {
-        shape_key(record, rules, &mut self.key)
+    /// Whether the shape of `record` is in the set; `None` when its kinds
+    /// do not decide its classes (typed values): it has no shape. After
+    /// `Some(false)`, [`ShapeSet::add_shape`] adds it.
+    pub fn lookup(&mut self, record: ValueRef<'_>, rules: &Rules<'_>) -> Option<bool> {
+        write_shape(record, rules, &mut self.key, true).then(|| self.shapes.contains(self.key.as_slice()))
     }
 
-    /// Whether the current shape is in the set.
-    pub fn has_shape(&self) -> bool {
-        self.shapes.contains(self.key.as_slice())
-    }
-
-    /// Adds the current shape, while the set is within its bounds.
+    /// Adds the shape [`ShapeSet::lookup`] just did not find, while the
+    /// set is within its bounds.
     pub fn add_shape(&mut self) {
         if self.shapes.len() < MAX_SHAPES && self.bytes + self.key.len() <= MAX_SHAPE_BYTES {
             self.bytes += self.key.len();
@@ -259,24 +261,51 @@ impl ShapeSet {
 /// string parser the class its text parses to. False when the record holds
 /// a node whose kind does not decide its class (typed values).
 fn shape_key(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>) -> bool {
+    write_shape(record, rules, out, false)
+}
+
+/// A code of [`ShapeSet`]'s shapes only: a non-empty list whose elements
+/// are all scalars, followed by the set of their kinds (4 bytes, see
+/// [`scalar_kinds`]) instead of its length and elements.
+const SCALAR_LIST: u8 = 32;
+
+/// [`shape_key`]; with `collapse`, a non-empty list of scalars is written
+/// as [`SCALAR_LIST`] and the set of its elements' kinds.
+fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, collapse: bool) -> bool {
     out.clear();
-    let nodes = &record.tape.nodes;
-    let end = record.tape.skip(record.idx);
+    let tape = record.tape;
+    let nodes = &tape.nodes;
+    let text = tape.text.as_bytes();
+    let end = tape.skip(record.idx);
+    // Room for every node's code and count, so that only keys grow it.
+    out.reserve(5 * (end - record.idx));
     let parsing = rules.parsers.any();
-    for node in &nodes[record.idx..end] {
-        match *node {
+    let mut i = record.idx;
+    while i < end {
+        match nodes[i] {
             Node::Null => out.push(shape::NULL),
             Node::Bool(_) => out.push(shape::BOOL),
             Node::Int(_) => out.push(shape::INT),
             Node::Float(_) => out.push(shape::FLOAT),
             Node::Str { start, len } if parsing => {
                 out.push(shape::PARSED_STR);
-                out.push(class_code(string_class(record.tape.text_of(start, len), rules)));
+                out.push(class_code(string_class(tape.text_of(start, len), rules)));
             }
             Node::Str { .. } => out.push(shape::STR),
             // Lengths make the encoding unambiguous (where a container
             // ends); evidence follows from the kinds inside.
-            Node::List { len, .. } => {
+            Node::List { len, end: list_end, .. } => {
+                let kinds = if collapse && len > 0 {
+                    scalar_kinds(&nodes[i + 1..list_end as usize], tape, rules, parsing)
+                } else {
+                    None
+                };
+                if let Some(kinds) = kinds {
+                    out.push(SCALAR_LIST);
+                    out.extend_from_slice(&kinds.to_le_bytes());
+                    i = list_end as usize;
+                    continue;
+                }
                 out.push(shape::LIST);
                 out.extend_from_slice(&len.to_le_bytes());
             }
@@ -287,14 +316,51 @@ fn shape_key(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>) -> bool
             Node::Key { start, len } => {
                 out.push(shape::KEY);
                 out.extend_from_slice(&len.to_le_bytes());
-                out.extend_from_slice(record.tape.text_of(start, len).as_bytes());
+                push_key(out, text, start as usize, len as usize);
             }
             Node::Timestamp { .. } | Node::Date(_) | Node::Time(_) | Node::Declared { .. } | Node::Map { .. } => {
                 return false
             }
         }
+        i += 1;
     }
     true
+}
+
+/// Appends the key at `text[start..start + len]`. Most keys are short: a
+/// copy of a fixed 16 bytes, cut back to the key, costs a few moves where
+/// a copy of `len` bytes costs a call to `memcpy`.
+#[inline]
+fn push_key(out: &mut Vec<u8>, text: &[u8], start: usize, len: usize) {
+    match text.get(start..start + 16) {
+        Some(wide) if len <= 16 => {
+            let at = out.len();
+            out.extend_from_slice(<&[u8; 16]>::try_from(wide).expect("16 bytes"));
+            out.truncate(at + len);
+        }
+        _ => out.extend_from_slice(&text[start..start + len]),
+    }
+}
+
+/// The kinds of a list's elements when every one is a scalar whose kind
+/// decides its class: bit `k` for shape code `k` (NULL to STR), and under
+/// a string parser bit 16 + the class code of a string's class. `None`
+/// for anything else (a container, a typed value).
+fn scalar_kinds(elements: &[Node], tape: &crate::value::Tape, rules: &Rules<'_>, parsing: bool) -> Option<u32> {
+    let mut kinds = 0u32;
+    for node in elements {
+        let bit = match *node {
+            Node::Null => shape::NULL,
+            Node::Bool(_) => shape::BOOL,
+            Node::Int(_) => shape::INT,
+            Node::Float(_) => shape::FLOAT,
+            Node::Str { start, len } if parsing => 16 + class_code(string_class(tape.text_of(start, len), rules)),
+            Node::Str { .. } => shape::STR,
+            _ => return None,
+        };
+        kinds |= 1 << bit;
+    }
+    Some(kinds)
 }
 
 /// Writes the shape of a flat record into `out`: [`FLAT`], the number of
@@ -525,6 +591,7 @@ mod tests {
             prop_assert_eq!(plain, cached);
             prop_assert_eq!(plain_stats, cached_stats);
         }
+
     }
 
     #[test]

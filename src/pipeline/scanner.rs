@@ -590,10 +590,7 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
         // Strict mode: a record whose shape was written before without a
         // misfit has none either (its kinds decide it), so it skips the
         // check and the version choice of single-version families.
-        let shape_known = router
-            .checked_shapes
-            .as_mut()
-            .and_then(|shapes| shapes.take_shape(record, &rules).then(|| shapes.has_shape()));
+        let shape_known = router.checked_shapes.as_mut().and_then(|shapes| shapes.lookup(record, &rules));
         let mut violated = false;
         if strict && shape_known != Some(true) && (rescue_col.is_none() || plan.options.drift_ends_scan) {
             if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
