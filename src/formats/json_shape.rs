@@ -181,7 +181,7 @@ fn key(b: &[u8], pos: usize, out: &mut Vec<u8>) -> Option<usize> {
     }
     out.push(KEY);
     out.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
-    out.extend_from_slice(&b[start..start + len]);
+    crate::value::shape::push_bytes(out, b, start, len);
     let colon = ws(b, start + len + 1);
     if b.get(colon) != Some(&b':') {
         return None;

@@ -316,7 +316,7 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
             Node::Key { start, len } => {
                 out.push(shape::KEY);
                 out.extend_from_slice(&len.to_le_bytes());
-                push_key(out, text, start as usize, len as usize);
+                shape::push_bytes(out, text, start as usize, len as usize);
             }
             Node::Timestamp { .. } | Node::Date(_) | Node::Time(_) | Node::Declared { .. } | Node::Map { .. } => {
                 return false
@@ -325,21 +325,6 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
         i += 1;
     }
     true
-}
-
-/// Appends the key at `text[start..start + len]`. Most keys are short: a
-/// copy of a fixed 16 bytes, cut back to the key, costs a few moves where
-/// a copy of `len` bytes costs a call to `memcpy`.
-#[inline]
-fn push_key(out: &mut Vec<u8>, text: &[u8], start: usize, len: usize) {
-    match text.get(start..start + 16) {
-        Some(wide) if len <= 16 => {
-            let at = out.len();
-            out.extend_from_slice(<&[u8; 16]>::try_from(wide).expect("16 bytes"));
-            out.truncate(at + len);
-        }
-        _ => out.extend_from_slice(&text[start..start + len]),
-    }
 }
 
 /// The kinds of a list's elements when every one is a scalar whose kind

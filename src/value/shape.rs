@@ -29,6 +29,21 @@ pub const KEY: u8 = 7;
 /// (infer/shapes.rs, which alone writes it).
 pub const PARSED_STR: u8 = 8;
 
+/// Appends `text[start..start + len]` (a key, into a shape). Most keys are
+/// short: a copy of a fixed 16 bytes, cut back to the key, costs a few
+/// moves where a copy of `len` bytes costs a call to `memcpy`.
+#[inline]
+pub fn push_bytes(out: &mut Vec<u8>, text: &[u8], start: usize, len: usize) {
+    match text.get(start..start + 16) {
+        Some(wide) if len <= 16 => {
+            let at = out.len();
+            out.extend_from_slice(<&[u8; 16]>::try_from(wide).expect("16 bytes"));
+            out.truncate(at + len);
+        }
+        _ => out.extend_from_slice(&text[start..start + len]),
+    }
+}
+
 /// Shapes a board holds at most: twice its slots, so a probe for a missing
 /// shape ends at an empty slot within a few steps.
 const SLOTS: usize = 8192;
@@ -102,6 +117,19 @@ impl ShapeBoard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_are_pushed_whole_whatever_their_length_and_room() {
+        let text: Vec<u8> = (0..40).collect();
+        for start in 0..40 {
+            for len in 0..=(40 - start) {
+                let mut out = vec![9];
+                push_bytes(&mut out, &text, start, len);
+                assert_eq!(out[0], 9);
+                assert_eq!(&out[1..], &text[start..start + len], "start {start} len {len}");
+            }
+        }
+    }
 
     #[test]
     fn a_posted_shape_is_found_and_no_other_is() {
