@@ -59,8 +59,9 @@ impl<R: Read> Chunks<R> {
         // before it are decoded first, as a read of its own gave them before
         // (under skip_row, the rows before the damage of a truncated stream
         // are kept).
+        let failed = |file: &str, e: std::io::Error| SanitizeError::io(format!("reading file \"{file}\" failed: {e}"));
         if let Some(e) = self.failed.take() {
-            return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
+            return Err(failed(&self.file, e));
         }
         let n = match (&mut self.reader).take(self.chunk_bytes as u64).read_to_end(&mut self.buf) {
             Ok(n) => n,
@@ -68,7 +69,7 @@ impl<R: Read> Chunks<R> {
                 self.failed = Some(e);
                 self.buf.len() - old
             }
-            Err(e) => return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file))),
+            Err(e) => return Err(failed(&self.file, e)),
         };
         self.bytes_read += n as u64;
         if n == 0 {

@@ -283,15 +283,6 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
     let mut i = record.idx;
     while i < end {
         match nodes[i] {
-            Node::Null => out.push(shape::NULL),
-            Node::Bool(_) => out.push(shape::BOOL),
-            Node::Int(_) => out.push(shape::INT),
-            Node::Float(_) => out.push(shape::FLOAT),
-            Node::Str { start, len } if parsing => {
-                out.push(shape::PARSED_STR);
-                out.push(class_code(string_class(tape.text_of(start, len), rules)));
-            }
-            Node::Str { .. } => out.push(shape::STR),
             // Lengths make the encoding unambiguous (where a container
             // ends); evidence follows from the kinds inside.
             Node::List { len, end: list_end, .. } => {
@@ -318,9 +309,13 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
                 out.extend_from_slice(&len.to_le_bytes());
                 shape::push_bytes(out, text, start as usize, len as usize);
             }
-            Node::Timestamp { .. } | Node::Date(_) | Node::Time(_) | Node::Declared { .. } | Node::Map { .. } => {
-                return false
-            }
+            // A typed value (a timestamp, a declared type, a map) has no
+            // code: the general key is used.
+            ref scalar => match scalar_code(scalar, tape, rules, parsing) {
+                Some(ScalarCode::Kind(kind)) => out.push(kind),
+                Some(ScalarCode::Parsed(class)) => out.extend_from_slice(&[shape::PARSED_STR, class]),
+                None => return false,
+            },
         }
         i += 1;
     }
@@ -334,18 +329,38 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
 fn scalar_kinds(elements: &[Node], tape: &crate::value::Tape, rules: &Rules<'_>, parsing: bool) -> Option<u32> {
     let mut kinds = 0u32;
     for node in elements {
-        let bit = match *node {
-            Node::Null => shape::NULL,
-            Node::Bool(_) => shape::BOOL,
-            Node::Int(_) => shape::INT,
-            Node::Float(_) => shape::FLOAT,
-            Node::Str { start, len } if parsing => 16 + class_code(string_class(tape.text_of(start, len), rules)),
-            Node::Str { .. } => shape::STR,
-            _ => return None,
+        let bit = match scalar_code(node, tape, rules, parsing)? {
+            ScalarCode::Kind(kind) => kind,
+            ScalarCode::Parsed(class) => 16 + class,
         };
         kinds |= 1 << bit;
     }
     Some(kinds)
+}
+
+/// How a scalar node enters a shape, shared by [`write_shape`] and
+/// [`scalar_kinds`] so that the two can never code a kind differently.
+enum ScalarCode {
+    /// A shape code, NULL to STR.
+    Kind(u8),
+    /// A string under a string parser: the class code of its text.
+    Parsed(u8),
+}
+
+/// The [`ScalarCode`] of `node`; `None` for a container, a key or a typed
+/// value.
+fn scalar_code(node: &Node, tape: &crate::value::Tape, rules: &Rules<'_>, parsing: bool) -> Option<ScalarCode> {
+    Some(match *node {
+        Node::Null => ScalarCode::Kind(shape::NULL),
+        Node::Bool(_) => ScalarCode::Kind(shape::BOOL),
+        Node::Int(_) => ScalarCode::Kind(shape::INT),
+        Node::Float(_) => ScalarCode::Kind(shape::FLOAT),
+        Node::Str { start, len } if parsing => {
+            ScalarCode::Parsed(class_code(string_class(tape.text_of(start, len), rules)))
+        }
+        Node::Str { .. } => ScalarCode::Kind(shape::STR),
+        _ => return None,
+    })
 }
 
 /// Writes the shape of a flat record into `out`: [`FLAT`], the number of

@@ -44,7 +44,7 @@ impl KeyOrders {
             .clone()
             .find(|&i| self.slots[i].0 == address)
             .or_else(|| candidates.clone().find(|&i| self.slots[i].0 == 0))
-            .unwrap_or(home % SLOTS);
+            .unwrap_or(home);
         let (owner, order) = &mut self.slots[slot];
         if *owner != address {
             *owner = address;
