@@ -348,7 +348,10 @@ enum ScalarCode {
 }
 
 /// The [`ScalarCode`] of `node`; `None` for a container, a key or a typed
-/// value.
+/// value. Always inlined: called per element of every strict record's
+/// lists; left to the compiler, the calls cost 1.4% of a strict scan's
+/// instructions (callgrind, 20 MB of the bench file).
+#[inline(always)]
 fn scalar_code(node: &Node, tape: &crate::value::Tape, rules: &Rules<'_>, parsing: bool) -> Option<ScalarCode> {
     Some(match *node {
         Node::Null => ScalarCode::Kind(shape::NULL),
