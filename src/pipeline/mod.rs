@@ -289,7 +289,13 @@ fn plan_input_ranges(files: &[String], names: &[String], options: &Options) -> V
     let sizes: Vec<(Option<u64>, bool)> = files
         .iter()
         .zip(names)
-        .map(|(file, name)| (std::fs::metadata(file).ok().map(|m| m.len()), ranges::splittable(options, name)))
+        .map(|(file, name)| {
+            // A UTF-16 file read under the default encoding is found by its
+            // first bytes (pipeline/readers.rs `detect_encoding`); only the
+            // whole-file reader sees them.
+            let cuttable = ranges::splittable(options, name) && readers::head_is_plain(file);
+            (std::fs::metadata(file).ok().map(|m| m.len()), cuttable)
+        })
         .collect();
     ranges::plan_ranges(&sizes, options.scan_range_bytes, options.threads)
 }

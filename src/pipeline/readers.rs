@@ -16,7 +16,10 @@ use crate::formats::{Batch, RecordMeta};
 use crate::options::OnError;
 use crate::options::TextEncoding;
 use crate::options::{InputFormat, Options};
-use crate::source::{decompressing, decompressing_tolerant, sniff_xml_encoding, FailureSlot, TextDecoder};
+use crate::source::{
+    compressed_mark, decompressing, decompressing_tolerant, head_mark, sniff_xml_encoding, FailureSlot, HeadMark,
+    TextDecoder,
+};
 use crate::value::Node;
 
 /// Opens local `file` for reading; messages call it `name` (a remote file's
@@ -146,14 +149,7 @@ fn text_reader_with_chunk<R: Read + Send + 'static>(
         let by_line = matches!(options.input_format, InputFormat::Jsonl | InputFormat::Ndjson | InputFormat::Csv);
         decompressing_tolerant(input, options.compression.of_file(name), by_line).map_err(io)?
     };
-    let mut encoding = options.input_text_encoding;
-    if options.input_format == InputFormat::Xml && !options.is_given("input_text_encoding") {
-        // The head is read for the declaration and then put back in front.
-        let mut head = Vec::with_capacity(512);
-        input.by_ref().take(512).read_to_end(&mut head).map_err(io)?;
-        encoding = declared_xml_encoding(function, &head, name)?.unwrap_or(encoding);
-        input = Box::new(Cursor::new(head).chain(input));
-    }
+    let encoding = detect_encoding(function, &mut input, name, options)?;
     let text = TextDecoder::new(input, encoding, chunk);
     let reader: Box<dyn RecordReader + Send> = match options.input_format {
         InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text, name, chunk)),
@@ -217,6 +213,59 @@ impl RecordReader for StreamChecked {
     }
 }
 
+/// The encoding to decode a text file with, from its first bytes (read
+/// from `input` and put back in front of it): `input_text_encoding` when
+/// given, else UTF-16 where the bytes show it (source/decode.rs
+/// [`head_mark`]) and an XML document's declaration. UTF-32, and a UTF-16
+/// byte-order mark under a given `input_text_encoding` of 'utf-8', are
+/// errors: such bytes read as UTF-8 give garbage, not bad records.
+fn detect_encoding(
+    function: &str,
+    input: &mut Box<dyn Read + Send>,
+    name: &str,
+    options: &Options,
+) -> Result<TextEncoding> {
+    let given = options.is_given("input_text_encoding");
+    let encoding = options.input_text_encoding;
+    let mut head = Vec::with_capacity(512);
+    let wanted = if options.input_format == InputFormat::Xml { 512 } else { 16 };
+    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    input.by_ref().take(wanted).read_to_end(&mut head).map_err(io)?;
+    let put_back = |input: &mut Box<dyn Read + Send>, head: Vec<u8>| {
+        let rest = std::mem::replace(input, Box::new(std::io::empty()));
+        *input = Box::new(Cursor::new(head).chain(rest));
+    };
+    if let Some(what) = compressed_mark(&head) {
+        return Err(SanitizeError::input(format!("{function}: file \"{name}\" is {what}")));
+    }
+    if given && encoding != TextEncoding::Utf8 {
+        put_back(input, head);
+        return Ok(encoding);
+    }
+    let refuse = |what: &str| {
+        SanitizeError::input(format!(
+            "{function}: file \"{name}\" {what}; pass input_text_encoding := 'utf-16' (or 'utf-16-le' / 'utf-16-be') if it is UTF-16, or convert it to UTF-8"
+        ))
+    };
+    let bom = head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF");
+    let chosen = match head_mark(&head) {
+        HeadMark::Utf32 => Err(refuse(
+            "looks like UTF-32 (a UTF-32 byte-order mark, or a character and three zero bytes), which this reader cannot decode",
+        )),
+        HeadMark::Utf16(_) if given && bom => {
+            Err(refuse("starts with a UTF-16 byte-order mark, but input_text_encoding is 'utf-8'"))
+        }
+        HeadMark::Utf16(utf16) if !given => Ok(utf16),
+        _ if options.input_format == InputFormat::Xml && !given => {
+            declared_xml_encoding(function, &head, name).map(|declared| declared.unwrap_or(encoding))
+        }
+        _ => Ok(encoding),
+    };
+    // The head goes back in front of the rest.
+    put_back(input, head);
+    chosen
+}
+
 /// The encoding an XML document declares (`<?xml ... encoding="..."?>` or
 /// UTF-16 bytes) in its first bytes `head`, honoured when
 /// `input_text_encoding` is not given.
@@ -243,8 +292,9 @@ pub fn text_sample(
 ) -> Result<(Vec<u8>, bool)> {
     let f = open(function, file, name)?;
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
-    let (input, _failure) = decompressing_tolerant(f, options.compression.of_file(name), true).map_err(io)?;
-    let mut text = TextDecoder::new(input, options.input_text_encoding, options.read_chunk_bytes);
+    let (mut input, _failure) = decompressing_tolerant(f, options.compression.of_file(name), true).map_err(io)?;
+    let encoding = detect_encoding(function, &mut input, name, options)?;
+    let mut text = TextDecoder::new(input, encoding, options.read_chunk_bytes);
     let mut sample = Vec::new();
     // One byte more than asked tells whether the file goes on.
     text.by_ref().take(max_bytes as u64 + 1).read_to_end(&mut sample).map_err(io)?;
@@ -254,6 +304,18 @@ pub fn text_sample(
         sample.truncate(end);
     }
     Ok((sample, cut))
+}
+
+/// Whether local, uncompressed `file` begins with no mark of another
+/// encoding ([`head_mark`]): its bytes are the UTF-8 text a reader decodes,
+/// so it may be cut into byte ranges and a record's text read back from
+/// it. An unreadable file counts as plain (opening it reports the error).
+pub fn head_is_plain(file: &str) -> bool {
+    let mut head = Vec::with_capacity(4);
+    match File::open(file) {
+        Ok(f) => f.take(4).read_to_end(&mut head).map_or(true, |_| head_mark(&head) == HeadMark::Plain),
+        Err(_) => true,
+    }
 }
 
 pub(crate) fn open(function: &str, file: &str, name: &str) -> Result<File> {

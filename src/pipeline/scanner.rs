@@ -761,7 +761,11 @@ fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, 
     let options = &plan.options;
     let path = &plan.files[file_index];
     let compressed = options.compression.of_file(path) != Compression::None;
-    if options.input_format == InputFormat::Parquet || compressed || options.input_text_encoding != TextEncoding::Utf8 {
+    if options.input_format == InputFormat::Parquet
+        || compressed
+        || options.input_text_encoding != TextEncoding::Utf8
+        || !super::readers::head_is_plain(path)
+    {
         return None;
     }
     let mut file = std::fs::File::open(path).ok()?;

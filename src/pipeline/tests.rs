@@ -409,3 +409,53 @@ fn an_integer_beside_json_text_opens_its_own_version_whatever_its_parents_versio
         assert!(r.plan.registry_json.contains("\"output_name\":\"x_v2_integer\""), "{}", r.plan.registry_json);
     }
 }
+
+/// A UTF-16 file read without `input_text_encoding` (found by its first
+/// bytes: source/decode.rs `head_mark`) gives the UTF-8 file's rows, at
+/// every range size and thread count: such a file is never cut into byte
+/// ranges, which would read its later ranges as UTF-8. Read as UTF-8, a
+/// UTF-16 CSV file was valid text with a zero byte in every other place,
+/// and gave clean-looking columns of garbage with nothing counted as bad.
+#[test]
+fn utf16_files_read_like_their_utf8_text_without_the_option() {
+    let dir = std::env::temp_dir().join(format!("ss-utf16-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut csv = String::from("id,city\n");
+    let mut jsonl = String::new();
+    for i in 0..500 {
+        csv.push_str(&format!("{i},\"Málaga, {i}\"\n"));
+        jsonl.push_str(&format!("{{\"id\": {i}, \"city\": \"Málaga {i}\"}}\n"));
+    }
+    let write = |name: &str, bytes: Vec<u8>| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let le = |t: &str| t.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
+    let be = |t: &str| t.encode_utf16().flat_map(|u| u.to_be_bytes()).collect::<Vec<u8>>();
+    for (function, format, text, ext) in
+        [("sanitize_csv", InputFormat::Csv, &csv, "csv"), ("sanitize_jsonl", InputFormat::Jsonl, &jsonl, "jsonl")]
+    {
+        let utf8 = write(&format!("utf8.{ext}"), text.as_bytes().to_vec());
+        let expected = run_format(function, format, &utf8, &[]).unwrap().rows;
+        assert_eq!(expected.len(), 500);
+        let variants = [
+            write(&format!("bom_le.{ext}"), [b"\xFF\xFE".to_vec(), le(text)].concat()),
+            write(&format!("bom_be.{ext}"), [b"\xFE\xFF".to_vec(), be(text)].concat()),
+            write(&format!("le.{ext}"), le(text)),
+            write(&format!("be.{ext}"), be(text)),
+        ];
+        for path in &variants {
+            for threads in [1, 2, 4] {
+                let params = [("scan_range_bytes", ParamValue::Int(97))];
+                let (r, _) = run_threads_as(function, format, path, &params, threads).unwrap();
+                assert_eq!(r.rows, expected, "{path} at threads = {threads}");
+            }
+        }
+        // Under a given 'utf-8' a UTF-16 byte-order mark is an error, not text.
+        let params = [("input_text_encoding", s("utf-8"))];
+        let e = run_format(function, format, &variants[0], &params).err().unwrap();
+        assert!(e.contains("starts with a UTF-16 byte-order mark, but input_text_encoding is 'utf-8'"), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -172,6 +172,39 @@ const WINDOWS_1252_HIGH: [u16; 32] = [
     0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0, 0x017E, 0x0178,
 ];
 
+/// What the first bytes of a text file show about its encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeadMark {
+    /// Nothing: the bytes are read as `input_text_encoding` says.
+    Plain,
+    /// UTF-16: a byte-order mark, or ASCII interleaved with zero bytes.
+    Utf16(TextEncoding),
+    /// UTF-32, which this reader cannot decode.
+    Utf32,
+}
+
+/// Reads the encoding marks of a text file's first four bytes `head`.
+///
+/// A UTF-16 byte-order mark (`FF FE`, `FE FF`) cannot begin UTF-8 text
+/// (neither byte occurs in UTF-8), and without one, two ASCII characters
+/// each beside a zero byte (`a\0b\0`, `\0a\0b`) are UTF-16 as RFC 4627
+/// told JSON's encodings apart. Read as UTF-8, such a file is valid text
+/// with a zero byte in every other place: a CSV file of it read as clean
+/// columns of garbage, with nothing counted as bad. UTF-32's marks (a
+/// byte-order mark `FF FE 00 00` / `00 00 FE FF`, or one ASCII character
+/// and three zero bytes) are told apart first, to be refused.
+pub fn head_mark(head: &[u8]) -> HeadMark {
+    let ascii = |b: u8| b != 0 && b.is_ascii();
+    match *head {
+        [0xFF, 0xFE, 0, 0, ..] | [0, 0, 0xFE, 0xFF, ..] => HeadMark::Utf32,
+        [a, 0, 0, 0, ..] | [0, 0, 0, a, ..] if ascii(a) => HeadMark::Utf32,
+        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => HeadMark::Utf16(TextEncoding::Utf16),
+        [a, 0, b, 0, ..] if ascii(a) && ascii(b) => HeadMark::Utf16(TextEncoding::Utf16Le),
+        [0, a, 0, b, ..] if ascii(a) && ascii(b) => HeadMark::Utf16(TextEncoding::Utf16Be),
+        _ => HeadMark::Plain,
+    }
+}
+
 /// The encoding an XML document declares for itself, read from its first
 /// bytes as the XML spec's appendix F describes: a UTF-16 byte-order mark,
 /// UTF-16 `<?` without one, or `encoding="..."` in the XML declaration.
@@ -264,6 +297,25 @@ mod tests {
     fn latin1_is_pythons_not_windows_1252() {
         assert_eq!(decode(b"caf\xE9 \x80", TextEncoding::Latin1, 2), "café \u{80}".as_bytes());
         assert_eq!(decode(b"\x93caf\xE9\x94 \x80", TextEncoding::Windows1252, 3), "“café” €".as_bytes());
+    }
+
+    #[test]
+    fn head_marks_tell_utf16_and_utf32_from_text() {
+        let le: Vec<u8> = "a,b\n".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        let be: Vec<u8> = "a,b\n".encode_utf16().flat_map(|u| u.to_be_bytes()).collect();
+        assert_eq!(head_mark(&[b"\xFF\xFE".as_slice(), &le].concat()), HeadMark::Utf16(TextEncoding::Utf16));
+        assert_eq!(head_mark(&[b"\xFE\xFF".as_slice(), &be].concat()), HeadMark::Utf16(TextEncoding::Utf16));
+        assert_eq!(head_mark(&le), HeadMark::Utf16(TextEncoding::Utf16Le));
+        assert_eq!(head_mark(&be), HeadMark::Utf16(TextEncoding::Utf16Be));
+        assert_eq!(head_mark(b"\xFF\xFE\0\0a\0\0\0"), HeadMark::Utf32);
+        assert_eq!(head_mark(b"\0\0\xFE\xFF"), HeadMark::Utf32);
+        assert_eq!(head_mark(b"{\0\0\0"), HeadMark::Utf32);
+        assert_eq!(head_mark(b"\0\0\0{"), HeadMark::Utf32);
+        // Text, a UTF-8 BOM, short and empty heads, a zero byte that is
+        // not every other byte, and non-ASCII beside zeros.
+        for plain in [b"a,b\n".as_slice(), b"\xEF\xBB\xBFa,b", b"a\0", b"", b"ab\0c", b"a\0\xC3\0", b"\0\0\0\0"] {
+            assert_eq!(head_mark(plain), HeadMark::Plain, "{plain:?}");
+        }
     }
 
     #[test]

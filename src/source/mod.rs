@@ -9,8 +9,8 @@ mod hive;
 mod remote;
 mod spool;
 
-pub use decode::{sniff_xml_encoding, TextDecoder};
-pub use decompress::{decompressing, decompressing_tolerant, FailureSlot};
+pub use decode::{head_mark, sniff_xml_encoding, HeadMark, TextDecoder};
+pub use decompress::{compressed_mark, decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
 pub use remote::{parse_remote, Backend};
 pub use spool::{
@@ -156,10 +156,18 @@ impl Names {
         if self.takes(name) {
             return Ok(());
         }
-        let found = Path::new(self.without_compression(name))
-            .extension()
-            .map(|e| format!(".{}", e.to_string_lossy()))
-            .unwrap_or_else(|| "no extension".into());
+        let extension = Path::new(self.without_compression(name)).extension().map(|e| e.to_string_lossy());
+        // A compression this reader does not know: say so, not that the
+        // format wants another extension.
+        let unknown_codec = extension.as_deref().map(str::to_ascii_lowercase).filter(|e| {
+            matches!(e.as_str(), "bz2" | "bz" | "xz" | "lz4" | "lzma" | "zip" | "7z" | "br" | "snappy" | "lzo" | "z")
+        });
+        if let Some(codec) = unknown_codec {
+            return Err(SanitizeError::options(format!(
+                "{function}: \"{name}\" is a .{codec} file, and this reader decompresses gzip (.gz) and zstd (.zst) only; decompress it first"
+            )));
+        }
+        let found = extension.map(|e| format!(".{e}")).unwrap_or_else(|| "no extension".into());
         Err(SanitizeError::options(format!(
             "{function}: input_format '{}' requires {}, not {found} (\"{name}\")",
             self.format.name(),
@@ -254,6 +262,16 @@ mod tests {
         let mut o = Options::defaults(format);
         set(&mut o);
         Names::of(&o)
+    }
+
+    #[test]
+    fn a_compression_this_reader_lacks_is_named_as_such() {
+        let xml = names(InputFormat::Xml, |_| {});
+        for name in ["cars.xml.bz2", "cars.xml.XZ", "cars.zip"] {
+            let e = resolve_files("sanitize_xml", name, &xml, InputMode::SingleFile).unwrap_err();
+            assert!(e.message.contains("this reader decompresses gzip (.gz) and zstd (.zst) only"), "{e}");
+            assert!(!e.message.contains("requires"), "{e}");
+        }
     }
 
     #[test]
