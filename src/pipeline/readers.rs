@@ -228,7 +228,7 @@ fn detect_encoding(
     let given = options.is_given("input_text_encoding");
     let encoding = options.input_text_encoding;
     let mut head = Vec::with_capacity(512);
-    let wanted = if options.input_format == InputFormat::Xml { 512 } else { 16 };
+    let wanted = if options.input_format == InputFormat::Xml { 512 } else { HEAD_BYTES };
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
     input.by_ref().take(wanted).read_to_end(&mut head).map_err(io)?;
     let put_back = |input: &mut Box<dyn Read + Send>, head: Vec<u8>| {
@@ -236,7 +236,12 @@ fn detect_encoding(
         *input = Box::new(Cursor::new(head).chain(rest));
     };
     if let Some(what) = compressed_mark(&head) {
-        return Err(SanitizeError::input(format!("{function}: file \"{name}\" is {what}")));
+        // Whatever the text encoding: compressed bytes are no text.
+        let inside = match options.compression.of_file(name) {
+            crate::options::Compression::None => String::new(),
+            codec => format!(" inside its {} stream (compressed twice: decompress it once first)", codec.name()),
+        };
+        return Err(SanitizeError::input(format!("{function}: file \"{name}\" is {what}{inside}")));
     }
     if given && encoding != TextEncoding::Utf8 {
         put_back(input, head);
@@ -247,8 +252,11 @@ fn detect_encoding(
             "{function}: file \"{name}\" {what}; pass input_text_encoding := 'utf-16' (or 'utf-16-le' / 'utf-16-be') if it is UTF-16, or convert it to UTF-8"
         ))
     };
-    let bom = head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF");
+    // A byte-order mark of UTF-16 or UTF-32 cannot begin UTF-8 text: under
+    // a given 'utf-8' it is an error; a guess from zero bytes is not.
+    let bom = head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") || head.starts_with(b"\0\0\xFE\xFF");
     let chosen = match head_mark(&head) {
+        HeadMark::Utf32 if given && !bom => Ok(encoding),
         HeadMark::Utf32 => Err(refuse(
             "looks like UTF-32 (a UTF-32 byte-order mark, or a character and three zero bytes), which this reader cannot decode",
         )),
@@ -307,16 +315,30 @@ pub fn text_sample(
 }
 
 /// Whether local, uncompressed `file` begins with no mark of another
-/// encoding ([`head_mark`]): its bytes are the UTF-8 text a reader decodes,
+/// encoding ([`head_mark`]) and no compressed format's magic number
+/// ([`compressed_mark`]): its bytes are the UTF-8 text a reader decodes,
 /// so it may be cut into byte ranges and a record's text read back from
-/// it. An unreadable file counts as plain (opening it reports the error).
+/// it. Anything else is read whole, through [`detect_encoding`]. Only a
+/// regular file is looked at (reading a pipe's head would consume it; a
+/// pipe is never cut); an unreadable one counts as plain (opening it
+/// reports the error).
 pub fn head_is_plain(file: &str) -> bool {
-    let mut head = Vec::with_capacity(4);
+    if !std::fs::metadata(file).is_ok_and(|m| m.is_file()) {
+        return true;
+    }
+    let mut head = Vec::with_capacity(HEAD_BYTES as usize);
     match File::open(file) {
-        Ok(f) => f.take(4).read_to_end(&mut head).map_or(true, |_| head_mark(&head) == HeadMark::Plain),
+        Ok(f) => f
+            .take(HEAD_BYTES)
+            .read_to_end(&mut head)
+            .map_or(true, |_| head_mark(&head) == HeadMark::Plain && compressed_mark(&head).is_none()),
         Err(_) => true,
     }
 }
+
+/// The bytes [`detect_encoding`] reads of a file that is not XML: enough
+/// for every mark and magic number it knows.
+const HEAD_BYTES: u64 = 16;
 
 pub(crate) fn open(function: &str, file: &str, name: &str) -> Result<File> {
     File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))

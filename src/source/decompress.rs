@@ -14,8 +14,9 @@ use crate::options::Compression;
 /// The compressed format whose magic number begins `head` (a file's first
 /// ten bytes), with what to do about it: a compressed file read as text
 /// would be bytes of garbage, one bad record or a header of U+FFFD.
-/// Each of these magic numbers but bz2's holds a byte that cannot begin
-/// UTF-8 text, and bz2's is checked to its block header (`BZh91AY&SY`).
+/// gzip's, zstd's and xz's magic numbers hold a byte that cannot begin
+/// UTF-8 text; bz2's is checked to its block header (`BZh91AY&SY`), and
+/// zip's and lz4's begin with control bytes no text file begins with.
 pub fn compressed_mark(head: &[u8]) -> Option<&'static str> {
     Some(match head {
         [0x1F, 0x8B, ..] => "gzip-compressed; name it .gz or pass compression := 'gzip'",
