@@ -336,6 +336,23 @@ pub fn head_is_plain(file: &str) -> bool {
     }
 }
 
+/// Whether the bytes of local, uncompressed `file` are the UTF-8 text its
+/// reader decodes, so that a record's text can be read back from them
+/// (rejects): [`head_is_plain`], and for an XML document without a given
+/// `input_text_encoding`, no declaration of another encoding.
+pub fn bytes_are_text(file: &str, options: &Options) -> bool {
+    if !head_is_plain(file) {
+        return false;
+    }
+    if options.input_format != InputFormat::Xml || options.is_given("input_text_encoding") {
+        return true;
+    }
+    let mut head = Vec::with_capacity(512);
+    File::open(file)
+        .and_then(|f| f.take(512).read_to_end(&mut head))
+        .is_ok_and(|_| sniff_xml_encoding(&head) == Ok(None))
+}
+
 /// The bytes [`detect_encoding`] reads of a file that is not XML: enough
 /// for every mark and magic number it knows.
 const HEAD_BYTES: u64 = 16;

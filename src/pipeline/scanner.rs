@@ -753,7 +753,8 @@ const RAW_SCAN_LIMIT: u64 = 16 << 20;
 /// (only for rejects, so the hot path keeps no copy of any record): the
 /// rest of the line for line formats (JSON Lines, CSV), else what follows
 /// up to `max_reject_bytes`. `None` for Parquet, compressed files and
-/// UTF-16 input, whose bytes are not the record's text. With the text, its
+/// input in another encoding (given, found by its first bytes, or declared
+/// by an XML document), whose bytes are not the record's text. With the text, its
 /// length in bytes in the file.
 fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, u64)> {
     use crate::options::{Compression, InputFormat, TextEncoding};
@@ -764,7 +765,7 @@ fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, 
     if options.input_format == InputFormat::Parquet
         || compressed
         || options.input_text_encoding != TextEncoding::Utf8
-        || !super::readers::head_is_plain(path)
+        || !super::readers::bytes_are_text(path, options)
     {
         return None;
     }
