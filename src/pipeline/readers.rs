@@ -252,14 +252,11 @@ fn detect_encoding(
             "{function}: file \"{name}\" {what}; pass input_text_encoding := 'utf-16' (or 'utf-16-le' / 'utf-16-be') if it is UTF-16, or convert it to UTF-8"
         ))
     };
-    // A byte-order mark of UTF-16 or UTF-32 cannot begin UTF-8 text: under
-    // a given 'utf-8' it is an error; a guess from zero bytes is not.
-    let bom = head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") || head.starts_with(b"\0\0\xFE\xFF");
+    // A UTF-16 byte-order mark cannot begin UTF-8 text: under a given
+    // 'utf-8' it is an error; a guess from zero bytes yields to the option.
+    let bom = head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF");
     let chosen = match head_mark(&head) {
-        HeadMark::Utf32 if given && !bom => Ok(encoding),
-        HeadMark::Utf32 => Err(refuse(
-            "looks like UTF-32 (a UTF-32 byte-order mark, or a character and three zero bytes), which this reader cannot decode",
-        )),
+        HeadMark::Utf32 => Err(refuse("starts with a UTF-32 byte-order mark: UTF-32, which this reader cannot decode")),
         HeadMark::Utf16(_) if given && bom => {
             Err(refuse("starts with a UTF-16 byte-order mark, but input_text_encoding is 'utf-8'"))
         }

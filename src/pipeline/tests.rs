@@ -456,15 +456,15 @@ fn utf16_files_read_like_their_utf8_text_without_the_option() {
         let params = [("input_text_encoding", s("utf-8"))];
         let e = run_format(function, format, &variants[0], &params).err().unwrap();
         assert!(e.contains("starts with a UTF-16 byte-order mark, but input_text_encoding is 'utf-8'"), "{e}");
-        // UTF-32 is refused, but a guess from zero bytes (no byte-order
-        // mark) yields to a given 'utf-8'.
+        // UTF-32 (by its byte-order mark) is refused; a UTF-16 guess from
+        // zero bytes yields to a given 'utf-8'.
         let utf32: Vec<u8> = text.chars().flat_map(|c| (c as u32).to_le_bytes()).collect();
-        let utf32 = write(&format!("utf32.{ext}"), utf32);
+        let utf32 = write(&format!("utf32.{ext}"), [b"\xFF\xFE\0\0".to_vec(), utf32].concat());
         let e = run_format(function, format, &utf32, &[]).err().unwrap();
-        assert!(e.contains("looks like UTF-32"), "{e}");
-        let as_given =
-            run_format(function, format, &utf32, &[("input_text_encoding", s("utf-8")), ("on_error", s("skip_row"))]);
-        assert!(as_given.is_ok(), "{as_given:?}");
+        assert!(e.contains("starts with a UTF-32 byte-order mark"), "{e}");
+        let params = [("input_text_encoding", s("utf-8")), ("on_error", s("skip_row"))];
+        let as_given = run_format(function, format, &variants[2], &params);
+        assert!(as_given.is_ok_and(|r| r.rows != expected), "read as UTF-8, not UTF-16");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -177,32 +177,47 @@ const WINDOWS_1252_HIGH: [u16; 32] = [
 pub enum HeadMark {
     /// Nothing: the bytes are read as `input_text_encoding` says.
     Plain,
-    /// UTF-16: a byte-order mark, or ASCII interleaved with zero bytes.
+    /// UTF-16: a byte-order mark, or text whose every other byte is zero.
     Utf16(TextEncoding),
-    /// UTF-32, which this reader cannot decode.
+    /// A UTF-32 byte-order mark: UTF-32, which this reader cannot decode.
     Utf32,
 }
 
-/// Reads the encoding marks of a text file's first four bytes `head`.
+/// UTF-16 code units [`head_mark`] wants to see, without a byte-order
+/// mark, before it calls a file UTF-16 (fewer in a shorter file).
+const UNITS_WITHOUT_BOM: usize = 8;
+
+/// Reads the encoding marks of a text file's first bytes `head` (16 are
+/// enough).
 ///
 /// A UTF-16 byte-order mark (`FF FE`, `FE FF`) cannot begin UTF-8 text
-/// (neither byte occurs in UTF-8), and without one, two ASCII characters
-/// each beside a zero byte (`a\0b\0`, `\0a\0b`) are UTF-16 as RFC 4627
-/// told JSON's encodings apart. Read as UTF-8, such a file is valid text
-/// with a zero byte in every other place: a CSV file of it read as clean
-/// columns of garbage, with nothing counted as bad. UTF-32's marks (a
-/// byte-order mark `FF FE 00 00` / `00 00 FE FF`, or one ASCII character
-/// and three zero bytes) are told apart first, to be refused.
+/// (neither byte occurs in UTF-8). Without one, a head whose first eight
+/// code units (all of them, two at least, in a shorter file) each hold a
+/// character below U+0100 (a zero high byte beside a non-zero low byte:
+/// `i\0d\0,\0...`) is UTF-16 of that byte order, as RFC 4627 told JSON's
+/// encodings apart. Read as UTF-8, such a file is valid text with a zero
+/// byte in every other place: a CSV file of it read as clean columns of
+/// garbage, with nothing counted as bad. UTF-32 is known by its
+/// byte-order mark only (`FF FE 00 00`, `00 00 FE FF`): a guess from zero
+/// bytes alone would refuse fuzzed or binary files that read before.
 pub fn head_mark(head: &[u8]) -> HeadMark {
-    let ascii = |b: u8| b != 0 && b.is_ascii();
-    match *head {
-        [0xFF, 0xFE, 0, 0, ..] | [0, 0, 0xFE, 0xFF, ..] => HeadMark::Utf32,
-        [a, 0, 0, 0, ..] | [0, 0, 0, a, ..] if ascii(a) => HeadMark::Utf32,
-        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => HeadMark::Utf16(TextEncoding::Utf16),
-        [a, 0, b, 0, ..] if ascii(a) && ascii(b) => HeadMark::Utf16(TextEncoding::Utf16Le),
-        [0, a, 0, b, ..] if ascii(a) && ascii(b) => HeadMark::Utf16(TextEncoding::Utf16Be),
-        _ => HeadMark::Plain,
+    if head.starts_with(b"\xFF\xFE\0\0") || head.starts_with(b"\0\0\xFE\xFF") {
+        return HeadMark::Utf32;
     }
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        return HeadMark::Utf16(TextEncoding::Utf16);
+    }
+    let units: Vec<[u8; 2]> = head.chunks_exact(2).take(UNITS_WITHOUT_BOM).map(|u| [u[0], u[1]]).collect();
+    if units.len() < 2 {
+        return HeadMark::Plain;
+    }
+    if units.iter().all(|&[low, high]| low != 0 && high == 0) {
+        return HeadMark::Utf16(TextEncoding::Utf16Le);
+    }
+    if units.iter().all(|&[high, low]| low != 0 && high == 0) {
+        return HeadMark::Utf16(TextEncoding::Utf16Be);
+    }
+    HeadMark::Plain
 }
 
 /// The encoding an XML document declares for itself, read from its first
@@ -301,19 +316,32 @@ mod tests {
 
     #[test]
     fn head_marks_tell_utf16_and_utf32_from_text() {
-        let le: Vec<u8> = "a,b\n".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
-        let be: Vec<u8> = "a,b\n".encode_utf16().flat_map(|u| u.to_be_bytes()).collect();
+        let le: Vec<u8> = "id,city\n1,Málaga".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        let be: Vec<u8> = "id,city\n1,Málaga".encode_utf16().flat_map(|u| u.to_be_bytes()).collect();
         assert_eq!(head_mark(&[b"\xFF\xFE".as_slice(), &le].concat()), HeadMark::Utf16(TextEncoding::Utf16));
         assert_eq!(head_mark(&[b"\xFE\xFF".as_slice(), &be].concat()), HeadMark::Utf16(TextEncoding::Utf16));
-        assert_eq!(head_mark(&le), HeadMark::Utf16(TextEncoding::Utf16Le));
-        assert_eq!(head_mark(&be), HeadMark::Utf16(TextEncoding::Utf16Be));
+        assert_eq!(head_mark(&le[..16]), HeadMark::Utf16(TextEncoding::Utf16Le));
+        assert_eq!(head_mark(&be[..16]), HeadMark::Utf16(TextEncoding::Utf16Be));
+        // A short file: every unit it has.
+        assert_eq!(head_mark(b"a\0\n\0"), HeadMark::Utf16(TextEncoding::Utf16Le));
         assert_eq!(head_mark(b"\xFF\xFE\0\0a\0\0\0"), HeadMark::Utf32);
         assert_eq!(head_mark(b"\0\0\xFE\xFF"), HeadMark::Utf32);
-        assert_eq!(head_mark(b"{\0\0\0"), HeadMark::Utf32);
-        assert_eq!(head_mark(b"\0\0\0{"), HeadMark::Utf32);
-        // Text, a UTF-8 BOM, short and empty heads, a zero byte that is
-        // not every other byte, and non-ASCII beside zeros.
-        for plain in [b"a,b\n".as_slice(), b"\xEF\xBB\xBFa,b", b"a\0", b"", b"ab\0c", b"a\0\xC3\0", b"\0\0\0\0"] {
+        // Text, a UTF-8 BOM, short and empty heads, zero bytes that are
+        // not every other byte (DuckDB's fuzzed `afl` CSV files begin
+        // `5\0\0\0\0` and `\0\0\0\x10;`), a unit above U+00FF.
+        for plain in [
+            b"a,b\n".as_slice(),
+            b"\xEF\xBB\xBFa,b",
+            b"a\0",
+            b"",
+            b"ab\0c",
+            b"5\0\0\0\x001;2\n\n",
+            b"\0\0\0\x10;bob@email'1",
+            b" \0\0\0 la;'1a# 1;",
+            b"{\0\0\0",
+            b"a\0b\0c\0d\0e\0f\0g\x30h\0",
+            b"\0\0\0\0",
+        ] {
             assert_eq!(head_mark(plain), HeadMark::Plain, "{plain:?}");
         }
     }
