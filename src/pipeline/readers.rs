@@ -18,7 +18,7 @@ use crate::options::TextEncoding;
 use crate::options::{InputFormat, Options};
 use crate::source::{
     compressed_mark, decompressing, decompressing_tolerant, head_mark, sniff_xml_encoding, FailureSlot, HeadMark,
-    TextDecoder,
+    TextDecoder, HEAD_MARK_BYTES,
 };
 use crate::value::Node;
 
@@ -235,13 +235,16 @@ fn detect_encoding(
         let rest = std::mem::replace(input, Box::new(std::io::empty()));
         *input = Box::new(Cursor::new(head).chain(rest));
     };
-    if let Some(what) = compressed_mark(&head) {
+    if let Some((codec, what)) = compressed_mark(&head) {
         // Whatever the text encoding: compressed bytes are no text.
-        let inside = match options.compression.of_file(name) {
-            crate::options::Compression::None => String::new(),
-            codec => format!(" inside its {} stream (compressed twice: decompress it once first)", codec.name()),
+        let message = match options.compression.of_file(name) {
+            crate::options::Compression::None => format!("{function}: file \"{name}\" is {what}"),
+            outer => format!(
+                "{function}: file \"{name}\" holds {codec}-compressed data inside its {} stream (compressed twice); decompress it once first",
+                outer.name()
+            ),
         };
-        return Err(SanitizeError::input(format!("{function}: file \"{name}\" is {what}{inside}")));
+        return Err(SanitizeError::input(message));
     }
     if given && encoding != TextEncoding::Utf8 {
         put_back(input, head);
@@ -352,7 +355,7 @@ pub fn bytes_are_text(file: &str, options: &Options) -> bool {
 
 /// The bytes [`detect_encoding`] reads of a file that is not XML: enough
 /// for every mark and magic number it knows.
-const HEAD_BYTES: u64 = 16;
+const HEAD_BYTES: u64 = HEAD_MARK_BYTES as u64;
 
 pub(crate) fn open(function: &str, file: &str, name: &str) -> Result<File> {
     File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))

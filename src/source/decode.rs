@@ -183,23 +183,24 @@ pub enum HeadMark {
     Utf32,
 }
 
-/// UTF-16 code units [`head_mark`] wants to see, without a byte-order
-/// mark, before it calls a file UTF-16 (fewer in a shorter file).
-const UNITS_WITHOUT_BOM: usize = 8;
+/// Bytes of a file's head [`head_mark`] looks at for zero bytes.
+pub const HEAD_MARK_BYTES: usize = 64;
 
-/// Reads the encoding marks of a text file's first bytes `head` (16 are
-/// enough).
+/// Reads the encoding marks of a text file's first bytes `head` (the first
+/// [`HEAD_MARK_BYTES`] of it are looked at).
 ///
 /// A UTF-16 byte-order mark (`FF FE`, `FE FF`) cannot begin UTF-8 text
-/// (neither byte occurs in UTF-8). Without one, a head whose first eight
-/// code units (all of them, two at least, in a shorter file) each hold a
-/// character below U+0100 (a zero high byte beside a non-zero low byte:
-/// `i\0d\0,\0...`) is UTF-16 of that byte order, as RFC 4627 told JSON's
-/// encodings apart. Read as UTF-8, such a file is valid text with a zero
-/// byte in every other place: a CSV file of it read as clean columns of
-/// garbage, with nothing counted as bad. UTF-32 is known by its
-/// byte-order mark only (`FF FE 00 00`, `00 00 FE FF`): a guess from zero
-/// bytes alone would refuse fuzzed or binary files that read before.
+/// (neither byte occurs in UTF-8). Without one, zero bytes decide: UTF-8
+/// text holds none, and UTF-16 text holds one in every character below
+/// U+0100 (digits, delimiters, line ends, ASCII letters), always on the
+/// same side of its unit. So a head with two zero bytes or more, all at odd
+/// offsets, is UTF-16LE, and all at even offsets UTF-16BE (as RFC 4627
+/// told JSON's encodings apart); zero bytes on both sides (binary or
+/// fuzzed input: DuckDB's `afl` CSV files begin `5\0\0\0\0`) are left as
+/// they are. Read as UTF-8, UTF-16 text is valid text with zero bytes in
+/// it: a CSV file of it read as clean columns of garbage, with nothing
+/// counted as bad. UTF-32 is known by its byte-order mark only
+/// (`FF FE 00 00`, `00 00 FE FF`).
 pub fn head_mark(head: &[u8]) -> HeadMark {
     if head.starts_with(b"\xFF\xFE\0\0") || head.starts_with(b"\0\0\xFE\xFF") {
         return HeadMark::Utf32;
@@ -207,17 +208,13 @@ pub fn head_mark(head: &[u8]) -> HeadMark {
     if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
         return HeadMark::Utf16(TextEncoding::Utf16);
     }
-    let units: Vec<[u8; 2]> = head.chunks_exact(2).take(UNITS_WITHOUT_BOM).map(|u| [u[0], u[1]]).collect();
-    if units.len() < 2 {
-        return HeadMark::Plain;
+    let head = &head[..head.len().min(HEAD_MARK_BYTES) & !1];
+    let zeros_at = |parity: usize| head.iter().skip(parity).step_by(2).filter(|&&b| b == 0).count();
+    match (zeros_at(0), zeros_at(1)) {
+        (0, odd) if odd >= 2 => HeadMark::Utf16(TextEncoding::Utf16Le),
+        (even, 0) if even >= 2 => HeadMark::Utf16(TextEncoding::Utf16Be),
+        _ => HeadMark::Plain,
     }
-    if units.iter().all(|&[low, high]| low != 0 && high == 0) {
-        return HeadMark::Utf16(TextEncoding::Utf16Le);
-    }
-    if units.iter().all(|&[high, low]| low != 0 && high == 0) {
-        return HeadMark::Utf16(TextEncoding::Utf16Be);
-    }
-    HeadMark::Plain
 }
 
 /// The encoding an XML document declares for itself, read from its first
@@ -316,19 +313,24 @@ mod tests {
 
     #[test]
     fn head_marks_tell_utf16_and_utf32_from_text() {
-        let le: Vec<u8> = "id,city\n1,Málaga".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
-        let be: Vec<u8> = "id,city\n1,Málaga".encode_utf16().flat_map(|u| u.to_be_bytes()).collect();
-        assert_eq!(head_mark(&[b"\xFF\xFE".as_slice(), &le].concat()), HeadMark::Utf16(TextEncoding::Utf16));
-        assert_eq!(head_mark(&[b"\xFE\xFF".as_slice(), &be].concat()), HeadMark::Utf16(TextEncoding::Utf16));
-        assert_eq!(head_mark(&le[..16]), HeadMark::Utf16(TextEncoding::Utf16Le));
-        assert_eq!(head_mark(&be[..16]), HeadMark::Utf16(TextEncoding::Utf16Be));
-        // A short file: every unit it has.
-        assert_eq!(head_mark(b"a\0\n\0"), HeadMark::Utf16(TextEncoding::Utf16Le));
+        let le = |t: &str| t.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
+        let be = |t: &str| t.encode_utf16().flat_map(|u| u.to_be_bytes()).collect::<Vec<u8>>();
+        let text = "id,city\n1,Málaga";
+        assert_eq!(head_mark(&[b"\xFF\xFE".as_slice(), &le(text)].concat()), HeadMark::Utf16(TextEncoding::Utf16));
+        assert_eq!(head_mark(&[b"\xFE\xFF".as_slice(), &be(text)].concat()), HeadMark::Utf16(TextEncoding::Utf16));
+        assert_eq!(head_mark(&le(text)), HeadMark::Utf16(TextEncoding::Utf16Le));
+        assert_eq!(head_mark(&be(text)), HeadMark::Utf16(TextEncoding::Utf16Be));
+        // Characters above U+00FF near the start (frictionless'
+        // table-unicode-headers.csv re-encoded), a one-line file, a short one.
+        for t in ["id,中国人\n1,english\n2,中国人\n", "2,中国人\n", "a\n"] {
+            assert_eq!(head_mark(&le(t)), HeadMark::Utf16(TextEncoding::Utf16Le), "{t}");
+            assert_eq!(head_mark(&be(t)), HeadMark::Utf16(TextEncoding::Utf16Be), "{t}");
+        }
         assert_eq!(head_mark(b"\xFF\xFE\0\0a\0\0\0"), HeadMark::Utf32);
         assert_eq!(head_mark(b"\0\0\xFE\xFF"), HeadMark::Utf32);
-        // Text, a UTF-8 BOM, short and empty heads, zero bytes that are
-        // not every other byte (DuckDB's fuzzed `afl` CSV files begin
-        // `5\0\0\0\0` and `\0\0\0\x10;`), a unit above U+00FF.
+        // Text, a UTF-8 BOM, short and empty heads, zero bytes on both
+        // sides (DuckDB's fuzzed `afl` CSV files begin `5\0\0\0\0` and
+        // `\0\0\0\x10;`), a single zero byte.
         for plain in [
             b"a,b\n".as_slice(),
             b"\xEF\xBB\xBFa,b",
@@ -339,7 +341,6 @@ mod tests {
             b"\0\0\0\x10;bob@email'1",
             b" \0\0\0 la;'1a# 1;",
             b"{\0\0\0",
-            b"a\0b\0c\0d\0e\0f\0g\x30h\0",
             b"\0\0\0\0",
         ] {
             assert_eq!(head_mark(plain), HeadMark::Plain, "{plain:?}");

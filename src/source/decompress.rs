@@ -17,19 +17,20 @@ use crate::options::Compression;
 /// gzip's, zstd's and xz's magic numbers hold a byte that cannot begin
 /// UTF-8 text; bz2's is checked to its block header (`BZh91AY&SY`), and
 /// zip's and lz4's begin with control bytes no text file begins with.
-pub fn compressed_mark(head: &[u8]) -> Option<&'static str> {
+/// Returns the codec's name and what the file is, with what to do.
+pub fn compressed_mark(head: &[u8]) -> Option<(&'static str, &'static str)> {
     Some(match head {
-        [0x1F, 0x8B, ..] => "gzip-compressed; name it .gz or pass compression := 'gzip'",
-        [0x28, 0xB5, 0x2F, 0xFD, ..] => "zstd-compressed; name it .zst or pass compression := 'zstd'",
+        [0x1F, 0x8B, ..] => ("gzip", "gzip-compressed; name it .gz or pass compression := 'gzip'"),
+        [0x28, 0xB5, 0x2F, 0xFD, ..] => ("zstd", "zstd-compressed; name it .zst or pass compression := 'zstd'"),
         [b'B', b'Z', b'h', b'1'..=b'9', 0x31, 0x41, 0x59, 0x26, 0x53, 0x59, ..] => {
-            "bzip2-compressed, which this reader cannot decompress (gzip and zstd only); decompress it first"
+            ("bzip2", "bzip2-compressed, which this reader cannot decompress (gzip and zstd only); decompress it first")
         }
         [0xFD, b'7', b'z', b'X', b'Z', 0x00, ..] => {
-            "xz-compressed, which this reader cannot decompress (gzip and zstd only); decompress it first"
+            ("xz", "xz-compressed, which this reader cannot decompress (gzip and zstd only); decompress it first")
         }
-        [b'P', b'K', 0x03, 0x04, ..] => "a zip archive, which this reader cannot open; extract it first",
+        [b'P', b'K', 0x03, 0x04, ..] => ("zip", "a zip archive, which this reader cannot open; extract it first"),
         [0x04, 0x22, 0x4D, 0x18, ..] => {
-            "lz4-compressed, which this reader cannot decompress (gzip and zstd only); decompress it first"
+            ("lz4", "lz4-compressed, which this reader cannot decompress (gzip and zstd only); decompress it first")
         }
         _ => return None,
     })
@@ -239,13 +240,13 @@ mod tests {
             std::io::Write::write_all(&mut e, b"a,b\n").unwrap();
             e.finish().unwrap()
         };
-        assert!(super::compressed_mark(&gz).unwrap().starts_with("gzip"));
+        assert!(super::compressed_mark(&gz).unwrap().1.starts_with("gzip"));
         let zst = zstd::encode_all(&b"a,b\n"[..], 1).unwrap();
-        assert!(super::compressed_mark(&zst).unwrap().starts_with("zstd"));
-        assert!(super::compressed_mark(b"BZh91AY&SY\x00\x01").unwrap().starts_with("bzip2"));
-        assert!(super::compressed_mark(b"\xFD7zXZ\x00\x00").unwrap().starts_with("xz"));
-        assert!(super::compressed_mark(b"PK\x03\x04rest").unwrap().contains("zip archive"));
-        assert!(super::compressed_mark(b"\x04\x22\x4D\x18").unwrap().starts_with("lz4"));
+        assert!(super::compressed_mark(&zst).unwrap().1.starts_with("zstd"));
+        assert!(super::compressed_mark(b"BZh91AY&SY\x00\x01").unwrap().1.starts_with("bzip2"));
+        assert!(super::compressed_mark(b"\xFD7zXZ\x00\x00").unwrap().1.starts_with("xz"));
+        assert!(super::compressed_mark(b"PK\x03\x04rest").unwrap().1.contains("zip archive"));
+        assert!(super::compressed_mark(b"\x04\x22\x4D\x18").unwrap().1.starts_with("lz4"));
         // Text that starts like bz2, and plain text.
         for text in [b"BZh9 is a column\n".as_slice(), b"a,b\n", b"", b"PK,x\n"] {
             assert_eq!(super::compressed_mark(text), None, "{text:?}");

@@ -9,7 +9,7 @@ mod hive;
 mod remote;
 mod spool;
 
-pub use decode::{head_mark, sniff_xml_encoding, HeadMark, TextDecoder};
+pub use decode::{head_mark, sniff_xml_encoding, HeadMark, TextDecoder, HEAD_MARK_BYTES};
 pub use decompress::{compressed_mark, decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
 pub use remote::{parse_remote, Backend};
