@@ -328,6 +328,9 @@ impl Column {
                 match (node, c.parsed) {
                     (Node::Float(f), _) | (_, Parsed::Float(f)) => Some(f),
                     (Node::Declared { kind: Declared::Float32, bits }, _) => Some(f32::from_bits(bits as u32) as f64),
+                    (Node::Str { start, len }, Parsed::Int(n)) => {
+                        Some(parsed_int_as_double(n, c.value.tape.text_of(start, len)))
+                    }
                     _ => integer_of(c).map(|n| n as f64),
                 },
             ),
@@ -379,6 +382,17 @@ impl Column {
 }
 
 /// The integer a value holds: a JSON or parsed integer, or a declared one.
+/// A string parsed as an integer, written to a DOUBLE column: `-0` keeps
+/// its sign, as `parse_floats` alone and DuckDB's `'-0'::DOUBLE` give it
+/// (the integer it parses to has none).
+pub(crate) fn parsed_int_as_double(n: i64, text: &str) -> f64 {
+    if n == 0 && text.trim_start().starts_with('-') {
+        -0.0
+    } else {
+        n as f64
+    }
+}
+
 fn integer_of(c: &Classified<'_>) -> Option<i128> {
     match (c.value.node(), c.parsed) {
         (Node::Int(n), _) | (_, Parsed::Int(n)) => Some(n as i128),

@@ -698,7 +698,7 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
         },
         ScalarKind::Float => match rules.parsers.parse(text) {
             Parsed::Float(f) => col.push_f64(f),
-            Parsed::Int(n) => col.push_f64(n as f64),
+            Parsed::Int(n) => col.push_f64(column::parsed_int_as_double(n, text)),
             _ => false,
         },
         ScalarKind::Timestamp(unit) => match rules.parsers.parse(text) {
