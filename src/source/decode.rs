@@ -193,11 +193,12 @@ pub const HEAD_MARK_BYTES: usize = 64;
 /// (neither byte occurs in UTF-8). Without one, zero bytes decide: UTF-8
 /// text holds none, and UTF-16 text holds one in every character below
 /// U+0100 (digits, delimiters, line ends, ASCII letters), always on the
-/// same side of its unit. So a head with two zero bytes or more, all at odd
-/// offsets, is UTF-16LE, and all at even offsets UTF-16BE (as RFC 4627
-/// told JSON's encodings apart); zero bytes on both sides (binary or
-/// fuzzed input: DuckDB's `afl` CSV files begin `5\0\0\0\0`) are left as
-/// they are. Read as UTF-8, UTF-16 text is valid text with zero bytes in
+/// same side of its unit. So a head whose zero bytes are all at odd
+/// offsets is UTF-16LE, and all at even offsets UTF-16BE (as RFC 4627
+/// told JSON's encodings apart), when there are three or more and they
+/// are in half its units or more. Fewer (DuckDB's `nullterm.csv`,
+/// `hello\n\0world\0\n`, and fuzzed `afl` files) or on both sides
+/// (`afl/3977/case_72.csv` begins `5\0\0\0\0`) leave the file as it is. Read as UTF-8, UTF-16 text is valid text with zero bytes in
 /// it: a CSV file of it read as clean columns of garbage, with nothing
 /// counted as bad. UTF-32 is known by its byte-order mark only
 /// (`FF FE 00 00`, `00 00 FE FF`).
@@ -210,9 +211,12 @@ pub fn head_mark(head: &[u8]) -> HeadMark {
     }
     let head = &head[..head.len().min(HEAD_MARK_BYTES) & !1];
     let zeros_at = |parity: usize| head.iter().skip(parity).step_by(2).filter(|&&b| b == 0).count();
+    // Enough evidence: three zero bytes or more, in half the units or more.
+    let units = head.len() / 2;
+    let enough = |zeros: usize| zeros >= 3 && 2 * zeros >= units;
     match (zeros_at(0), zeros_at(1)) {
-        (0, odd) if odd >= 2 => HeadMark::Utf16(TextEncoding::Utf16Le),
-        (even, 0) if even >= 2 => HeadMark::Utf16(TextEncoding::Utf16Be),
+        (0, odd) if enough(odd) => HeadMark::Utf16(TextEncoding::Utf16Le),
+        (even, 0) if enough(even) => HeadMark::Utf16(TextEncoding::Utf16Be),
         _ => HeadMark::Plain,
     }
 }
@@ -322,7 +326,7 @@ mod tests {
         assert_eq!(head_mark(&be(text)), HeadMark::Utf16(TextEncoding::Utf16Be));
         // Characters above U+00FF near the start (frictionless'
         // table-unicode-headers.csv re-encoded), a one-line file, a short one.
-        for t in ["id,中国人\n1,english\n2,中国人\n", "2,中国人\n", "a\n"] {
+        for t in ["id,中国人\n1,english\n2,中国人\n", "2,中国人\n", "ab\n"] {
             assert_eq!(head_mark(&le(t)), HeadMark::Utf16(TextEncoding::Utf16Le), "{t}");
             assert_eq!(head_mark(&be(t)), HeadMark::Utf16(TextEncoding::Utf16Be), "{t}");
         }
@@ -342,6 +346,10 @@ mod tests {
             b" \0\0\0 la;'1a# 1;",
             b"{\0\0\0",
             b"\0\0\0\0",
+            // DuckDB's nullterm.csv; fuzzed afl/no_parameter/23.csv and 10.csv.
+            b"hello\n\0world\0\n",
+            b"32,14, \0,112,14, \0,15\",\"6,",
+            b"\n\t\t\0O4,\0",
         ] {
             assert_eq!(head_mark(plain), HeadMark::Plain, "{plain:?}");
         }
