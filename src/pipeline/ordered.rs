@@ -721,28 +721,31 @@ mod tests {
     /// a buffer without room, neither after a range's end (whose buffer
     /// was once dropped) nor after the consumer's step over one (which
     /// once recycled the empty buffer left in its place).
+    /// One thread only: with a helper, how many pieces it decodes ahead of
+    /// the consumer depends on scheduling, and each piece ahead holds a
+    /// buffer of its own (a busy CI machine once saw 13 of 48 at threads =
+    /// 2). At one thread the test still fails with either change undone.
     #[test]
     fn every_buffer_after_the_first_ones_comes_back_with_its_room() {
-        for threads in [1, 2] {
-            let rooms = Arc::new(Mutex::new(Vec::new()));
-            let noted = Arc::clone(&rooms);
-            let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
-                let first = 100 * i as u64;
-                let numbers = Numbers { next: first, end: first + 9, per_batch: 4, fail_at: None };
-                Ok(Decode::new(Box::new(NotingRoom { numbers, rooms: Arc::clone(&noted) }), None))
-            });
-            let mut reader = OrderedReader::new(12, threads, QUEUED_PIECES, opener);
-            let mut batch = Batch::default();
-            let mut pieces = 0;
-            while let Some(step) = reader.next(&mut batch).unwrap() {
-                pieces += usize::from(matches!(step, Step::Piece { .. }));
-            }
-            assert_eq!(pieces, 12 * 3);
-            let rooms = rooms.lock().unwrap();
-            // A buffer per thread, and one more that the consumer holds.
-            let fresh = rooms.iter().filter(|&&room| room == 0).count();
-            assert!(fresh <= threads + 1, "threads {threads}: {fresh} of {} steps had a new buffer", rooms.len());
+        let threads = 1;
+        let rooms = Arc::new(Mutex::new(Vec::new()));
+        let noted = Arc::clone(&rooms);
+        let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
+            let first = 100 * i as u64;
+            let numbers = Numbers { next: first, end: first + 9, per_batch: 4, fail_at: None };
+            Ok(Decode::new(Box::new(NotingRoom { numbers, rooms: Arc::clone(&noted) }), None))
+        });
+        let mut reader = OrderedReader::new(12, threads, QUEUED_PIECES, opener);
+        let mut batch = Batch::default();
+        let mut pieces = 0;
+        while let Some(step) = reader.next(&mut batch).unwrap() {
+            pieces += usize::from(matches!(step, Step::Piece { .. }));
         }
+        assert_eq!(pieces, 12 * 3);
+        let rooms = rooms.lock().unwrap();
+        // A buffer for the one thread, and one more that the consumer holds.
+        let fresh = rooms.iter().filter(|&&room| room == 0).count();
+        assert!(fresh <= threads + 1, "{fresh} of {} steps had a new buffer", rooms.len());
     }
 
     /// Range i holds records 100*i .. 100*i + sizes[i].
