@@ -255,12 +255,12 @@ fn detect_encoding(
             "{function}: file \"{name}\" {what}; pass input_text_encoding := 'utf-16' (or 'utf-16-le' / 'utf-16-be') if it is UTF-16, or convert it to UTF-8"
         ))
     };
-    // A UTF-16 byte-order mark cannot begin UTF-8 text: under a given
-    // 'utf-8' it is an error; a guess from zero bytes yields to the option.
-    let bom = head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF");
+    // A UTF-16 byte-order mark (the one mark `head_mark` reads as plain
+    // `Utf16`; guesses from zero bytes name their byte order) cannot begin
+    // UTF-8 text: under a given 'utf-8' it is an error, a guess yields.
     let chosen = match head_mark(&head) {
         HeadMark::Utf32 => Err(refuse("starts with a UTF-32 byte-order mark: UTF-32, which this reader cannot decode")),
-        HeadMark::Utf16(_) if given && bom => {
+        HeadMark::Utf16(TextEncoding::Utf16) if given => {
             Err(refuse("starts with a UTF-16 byte-order mark, but input_text_encoding is 'utf-8'"))
         }
         HeadMark::Utf16(utf16) if !given => Ok(utf16),

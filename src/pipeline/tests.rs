@@ -468,3 +468,23 @@ fn utf16_files_read_like_their_utf8_text_without_the_option() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A gzip stream inside a `.gz` file is named as compressed twice, not
+/// told to be named `.gz` (it is).
+#[test]
+fn a_file_compressed_twice_is_named_as_such() {
+    use std::io::Write as _;
+    let gzip = |bytes: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    };
+    let dir = std::env::temp_dir().join(format!("ss-twice-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rows.csv.gz");
+    std::fs::write(&path, gzip(&gzip(b"a,b\n1,2\n"))).unwrap();
+    let e = run_format("sanitize_csv", InputFormat::Csv, path.to_str().unwrap(), &[]).err().unwrap();
+    assert!(e.contains("holds gzip-compressed data inside its gzip stream (compressed twice)"), "{e}");
+    assert!(!e.contains("name it .gz"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
