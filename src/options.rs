@@ -256,6 +256,11 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
         &mut o.read_chunk_bytes,
         integer(n, v, 1, 1 << 30)? as usize
     )),
+    option!("max_record_bytes", Bigint, I(16 << 20), |o, n, v| set(
+        &mut o.max_record_bytes,
+        integer(n, v, 1, 1 << 40)? as usize
+    )),
+    option!("max_columns", Bigint, I(10_000), |o, n, v| set(&mut o.max_columns, integer(n, v, 1, i64::MAX)? as usize)),
     option!("scan_range_bytes", Bigint, Null, |o, n, v| set(
         &mut o.scan_range_bytes,
         Some(integer(n, v, 1, i64::MAX)? as u64)
@@ -541,6 +546,13 @@ pub struct Options {
     pub on_error: OnError,
     pub batch_memory_limit_bytes: Option<u64>,
     pub read_chunk_bytes: usize,
+    /// `max_record_bytes`: the largest record (a JSON Lines line, a JSON
+    /// document or array element, a CSV record, an XML row) a decoder
+    /// buffers; a longer one is a bad record of kind `record_too_large`.
+    pub max_record_bytes: usize,
+    /// `max_columns`: top-level columns plus struct fields one scan may
+    /// infer; more is an error (docs/errors.md "Limits").
+    pub max_columns: usize,
     /// Size of the byte ranges a JSON Lines file is cut into for parallel
     /// decoding (pipeline/ranges.rs); `None`: sized to the file and threads.
     pub scan_range_bytes: Option<u64>,
@@ -722,6 +734,8 @@ impl Options {
             on_error: OnError::EmitNullRow,
             batch_memory_limit_bytes: None,
             read_chunk_bytes: 0,
+            max_record_bytes: 0,
+            max_columns: 0,
             scan_range_bytes: None,
             registry: None,
             parsers: ScalarParsers::default(),
@@ -915,6 +929,7 @@ impl Options {
             skip_lines: self.csv_skip_lines,
             null_strings: self.csv_null_strings.clone(),
             null_padding: self.csv_null_padding,
+            max_record_bytes: self.max_record_bytes,
         }
     }
 }

@@ -50,6 +50,10 @@ pub struct CsvOptions {
     /// A record with fewer cells than the header gets NULLs for the rest
     /// (without it, it is a bad record).
     pub null_padding: bool,
+    /// `max_record_bytes`: a longer record (quoted line breaks included, its
+    /// line end not) is a bad record, passed over without being held whole;
+    /// an unterminated quote is bounded the same way.
+    pub max_record_bytes: usize,
 }
 
 impl Default for CsvOptions {
@@ -63,6 +67,7 @@ impl Default for CsvOptions {
             skip_lines: 0,
             null_strings: vec![String::new()],
             null_padding: false,
+            max_record_bytes: super::DEFAULT_MAX_RECORD_BYTES,
         }
     }
 }
@@ -176,6 +181,9 @@ pub struct CsvReader<R: Read> {
     bounds: Option<RangeBounds>,
     /// A guessed range stopped inside a record past its read-ahead cap.
     cut: bool,
+    /// The current record ran past `max_record_bytes`: where it started
+    /// (line, reported byte). Its scanned bytes are dropped as they come.
+    oversized: Option<(u64, u64)>,
 }
 
 /// What the records after a file's header share, read from the file's head
@@ -251,6 +259,7 @@ impl<R: Read> CsvReader<R> {
             newline: b'\n',
             bounds: None,
             cut: false,
+            oversized: None,
         }
     }
 
@@ -434,6 +443,12 @@ impl<R: Read> CsvReader<R> {
                 }
                 at += 1;
             }
+            // No line end within max_record_bytes: the first record is too
+            // long to hold anyway (the scan passes over it), so the usual
+            // terminator is taken rather than reading on without bound.
+            if at > self.options.max_record_bytes.saturating_add(1) {
+                return Ok(b'\n');
+            }
             if self.input.eof || self.input.fill()?.is_none() {
                 return Ok(b'\n');
             }
@@ -445,6 +460,12 @@ impl<R: Read> CsvReader<R> {
             if self.is_blank() || end.is_comment(&self.cells) {
                 self.advance(&end);
                 continue;
+            }
+            if let Some((line, byte)) = self.too_large(&end) {
+                return Err(SanitizeError::input(format!(
+                    "file \"{}\" at line {line} (byte {byte}): the CSV header is longer than max_record_bytes ({} bytes); pass a larger max_record_bytes, or check the dialect (csv_quote, csv_delimiter)",
+                    self.input.file, self.options.max_record_bytes
+                )));
             }
             if let Some(q) = end.unterminated {
                 return Err(SanitizeError::input(format!(
@@ -624,6 +645,12 @@ impl<R: Read> CsvReader<R> {
                 self.cut = true;
                 return Ok(None);
             }
+            // Past the limit (a CR that may belong to the line end does not
+            // count): the record is bad whatever follows, so what was
+            // scanned of it is dropped before reading more.
+            if self.pos > self.options.max_record_bytes.saturating_add(1) {
+                self.pass_over_scanned();
+            }
             if self.input.fill()?.is_some() {
                 continue;
             }
@@ -713,6 +740,42 @@ impl<R: Read> CsvReader<R> {
         batch.flat_keys = keeps.then_some(names);
     }
 
+    /// Drops the scanned part of a record longer than `max_record_bytes`,
+    /// keeping the tokenizer's state (inside quotes or not, line breaks
+    /// counted), so the record's end is still found where it is.
+    fn pass_over_scanned(&mut self) {
+        if self.oversized.is_none() {
+            self.oversized = Some((self.line, self.reported_offset()));
+        }
+        self.input.start += self.pos;
+        self.offset += self.pos as u64;
+        self.pos = 0;
+        self.cell_start = 0;
+        self.close_end = 0;
+        self.cells.clear();
+    }
+
+    /// The record's length without its line end (LF, CRLF or CR): what
+    /// `max_record_bytes` measures.
+    fn content_len(&self, end: &RecordEnd) -> usize {
+        let mut len = end.len;
+        if end.terminated {
+            len -= 1;
+            if self.newline == b'\n' && len > 0 && self.input.buf[self.input.start + len - 1] == b'\r' {
+                len -= 1;
+            }
+        }
+        len
+    }
+
+    /// Where a record too long for `max_record_bytes` started, if this one
+    /// is: passed over while scanned, or read whole and just over.
+    fn too_large(&mut self, end: &RecordEnd) -> Option<(u64, u64)> {
+        self.oversized.take().or_else(|| {
+            (self.content_len(end) > self.options.max_record_bytes).then(|| (self.line, self.reported_offset()))
+        })
+    }
+
     /// Forgets the record just scanned, which the next scan reads again.
     fn unscan(&mut self) {
         self.state = State::CellStart;
@@ -723,6 +786,7 @@ impl<R: Read> CsvReader<R> {
 
     /// Consumes the scanned record and resets the scan state.
     fn advance(&mut self, end: &RecordEnd) {
+        self.oversized = None;
         self.input.start += end.len;
         self.offset += end.len as u64;
         self.line += end.newlines + u64::from(end.terminated);
@@ -864,6 +928,14 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                 break;
             }
             let Some(end) = self.scan_record()? else { break };
+            if let Some((line, byte)) = self.too_large(&end) {
+                let what =
+                    if end.unterminated.is_some() { "the record (an unterminated quoted cell)" } else { "the record" };
+                batch.push_bad(line, byte, super::too_large_cause(what, self.options.max_record_bytes));
+                self.advance(&end);
+                added += 1;
+                continue;
+            }
             // (Before the first record of a file without a header the width
             // is not known yet: see the match below.)
             if end.is_comment(&self.cells) || (self.is_blank() && !self.blank_is_null && self.width.is_some()) {

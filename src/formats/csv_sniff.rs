@@ -157,6 +157,7 @@ pub fn sniff(sample: &[u8], cut: bool, fixed: &Fixed) -> Dialect {
                     skip_lines: 0,
                     null_strings: fixed.null_strings.clone(),
                     null_padding: true,
+                    ..CsvOptions::default()
                 };
                 let Some(rows) = read_rows(sample, cut, &dialect) else { continue };
                 let Some(score) = analyze(&rows, fixed.null_padding, comment.is_some()) else { continue };

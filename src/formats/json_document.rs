@@ -61,28 +61,88 @@ impl<R: Read> Input<R> {
     }
 }
 
-/// `json`: the file is one JSON document, one row (the format requires
-/// holding the file in memory). Documents written back to back (`{..} {..}`,
-/// or JSON Lines saved as `.json`) are each a row, as DuckDB's `read_json`
-/// reads them.
+/// `json`: one JSON document per file is one row. Documents written back
+/// to back (`{..} {..}`, or JSON Lines saved as `.json`) are each a row, as
+/// DuckDB's `read_json` reads them.
+///
+/// The reader holds a window of the file that ends past the next document
+/// (found by a scan of strings and brackets, [`DocumentEnd`]), or at the end
+/// of the file; a document that grows past `max_record_bytes` before its end
+/// is a bad record of kind `record_too_large`, passed over as it is scanned.
+/// So memory follows the largest document, bounded by the limit, never the
+/// file: a decompression bomb costs the limit.
 pub struct JsonDocumentReader<R: Read> {
     input: Input<R>,
-    /// The file is in memory, and `run` describes the UTF-8 text from
-    /// `input.start` on.
+    /// `run` describes the UTF-8 text of the window from `input.start` on;
+    /// `None` after the window moved.
     run: Option<Utf8Run>,
+    /// The first document's leading whitespace is dropped.
+    started: bool,
     done: bool,
     documents: u64,
     function: String,
+    max_record: usize,
 }
 
-/// A stretch of the loaded file that is UTF-8: it ends at `valid_end`,
-/// where either the file ends or (`invalid`) bytes follow that are not
-/// UTF-8. Such bytes end the document they fall in, not the file: reading
-/// resumes after them (issue: real-world files).
+/// A stretch of the window that is UTF-8: it ends at `valid_end`, where
+/// either the window ends or (`invalid`) bytes follow that are not UTF-8.
+/// Such bytes end the document they fall in, not the file: reading
+/// resumes after them. A character cut by the window's end is neither: the
+/// run ends before it, and the next fill completes it.
 #[derive(Clone, Copy)]
 struct Utf8Run {
     valid_end: usize,
     invalid: bool,
+}
+
+/// A scan for where a document ends: after the bracket that closes its
+/// first one, at the first whitespace after a scalar (strings and escapes
+/// read, nothing validated: the parser does that). Its state survives
+/// refills, so a long document costs one pass.
+#[derive(Default)]
+struct DocumentEnd {
+    pos: usize,
+    depth: i64,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl DocumentEnd {
+    /// Scans `bytes` (the window from the document's first byte) on from
+    /// where the last call stopped; the document's length when its end is
+    /// in them.
+    fn find(&mut self, bytes: &[u8]) -> Option<usize> {
+        while self.pos < bytes.len() {
+            let c = bytes[self.pos];
+            self.pos += 1;
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if c == b'\\' {
+                    self.escaped = true;
+                } else if c == b'"' {
+                    self.in_string = false;
+                    if self.depth == 0 {
+                        return Some(self.pos);
+                    }
+                }
+                continue;
+            }
+            match c {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth -= 1;
+                    if self.depth <= 0 {
+                        return Some(self.pos);
+                    }
+                }
+                b' ' | b'\t' | b'\r' | b'\n' if self.depth == 0 => return Some(self.pos - 1),
+                _ => {}
+            }
+        }
+        None
+    }
 }
 
 impl<R: Read> JsonDocumentReader<R> {
@@ -90,43 +150,128 @@ impl<R: Read> JsonDocumentReader<R> {
         JsonDocumentReader {
             input: Input::new(reader, file, chunk_bytes),
             run: None,
+            started: false,
             done: false,
             documents: 0,
             function: function.to_string(),
+            max_record: super::DEFAULT_MAX_RECORD_BYTES,
         }
     }
 
-    /// The UTF-8 run at `input.start`: the file is read whole the first
-    /// time, and validated again from the current position once it has
-    /// passed the bytes that ended the last run. `None` for a file that is
-    /// empty or only whitespace.
-    fn utf8_run(&mut self) -> Result<Option<Utf8Run>> {
-        if self.run.is_none() {
-            if !self.input.skip_ws()? {
-                return Ok(None);
+    /// Documents longer than `max` bytes are bad records of kind
+    /// `record_too_large`, passed over without being held whole.
+    pub fn with_max_record_bytes(mut self, max: usize) -> Self {
+        self.max_record = max.max(1);
+        self
+    }
+
+    /// Reads one more chunk into the window; false at the end of the file.
+    fn refill(&mut self) -> Result<bool> {
+        let more = self.input.fill()?.is_some();
+        self.run = None;
+        Ok(more)
+    }
+
+    /// Drops whitespace before the next document; false when the file
+    /// has no more.
+    fn next_document_start(&mut self) -> Result<bool> {
+        loop {
+            let at = skip_json_ws(&self.input.buf, self.input.start);
+            self.input.consume(at - self.input.start);
+            if self.input.start < self.input.buf.len() {
+                return Ok(true);
             }
-            while self.input.fill()?.is_some() {}
+            if !self.refill()? {
+                return Ok(false);
+            }
         }
+    }
+
+    /// Makes the window hold the next document whole (or the rest of the
+    /// file). True when the document is longer than `max_record_bytes`;
+    /// `end` has then scanned what the window holds of it.
+    fn load_document(&mut self, end: &mut DocumentEnd) -> Result<bool> {
+        loop {
+            if end.find(&self.input.buf[self.input.start..]).is_some() {
+                return Ok(end.pos > self.max_record);
+            }
+            if end.pos > self.max_record {
+                return Ok(true);
+            }
+            if !self.refill()? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Passes over the rest of a document longer than `max_record_bytes`,
+    /// reading and dropping chunk by chunk.
+    fn pass_over(&mut self, mut end: DocumentEnd) -> Result<()> {
+        // `end` already scanned the window: its end, if found, is behind.
+        end.pos = end.pos.min(self.input.buf.len() - self.input.start);
+        loop {
+            if let Some(len) = end.find(&self.input.buf[self.input.start..]) {
+                self.input.consume(len);
+                return Ok(());
+            }
+            self.input.consume(end.pos);
+            end.pos = 0;
+            if !self.refill()? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The UTF-8 run at `input.start`, validated again once the window
+    /// moved or the position passed the bytes that ended the last run.
+    fn utf8_run(&mut self) -> Utf8Run {
         match self.run {
-            Some(run) if self.input.start <= run.valid_end => Ok(Some(run)),
+            Some(run) if self.input.start < run.valid_end || (run.invalid && self.input.start == run.valid_end) => run,
             _ => {
                 let start = self.input.start;
-                let run = match super::utf8::validate(&self.input.buf[start..]) {
+                let window = &self.input.buf[start..];
+                let run = match super::utf8::validate(window) {
                     Ok(_) => Utf8Run { valid_end: self.input.buf.len(), invalid: false },
+                    // A character the window's end cuts: the next fill
+                    // completes it (the file's end does not).
+                    Err(at)
+                        if !self.input.eof
+                            && std::str::from_utf8(&window[at..]).is_err_and(|e| e.error_len().is_none()) =>
+                    {
+                        Utf8Run { valid_end: start + at, invalid: false }
+                    }
                     Err(at) => Utf8Run { valid_end: start + at, invalid: true },
                 };
                 self.run = Some(run);
-                Ok(Some(run))
+                run
             }
         }
     }
 
-    /// Where reading resumes after bytes that are not UTF-8 at `at`: the
-    /// next line that starts with `{`, as after a malformed document, or
-    /// the end of the file.
-    fn resume_after(&self, at: usize) -> usize {
-        let buf = &self.input.buf;
-        memchr::memmem::find(&buf[at..], b"\n{").map_or(buf.len(), |i| at + i + 1)
+    /// Consumes up to the next line that starts with `{` at or after
+    /// `from` bytes past `input.start` (the `\n` before it may be the byte
+    /// at `from - 1`), or the rest of the file: where reading resumes after
+    /// a malformed document or bytes that are not UTF-8. Searched across
+    /// refills, so the result never depends on where the window ends.
+    fn resume_after(&mut self, from: usize) -> Result<()> {
+        let mut from = from.clamp(1, (self.input.buf.len() - self.input.start).max(1));
+        loop {
+            let window = &self.input.buf[self.input.start..];
+            if let Some(i) = window.get(from - 1..).and_then(|w| memchr::memmem::find(w, b"\n{")) {
+                self.input.consume(from - 1 + i + 1);
+                return Ok(());
+            }
+            // Keep the last byte: it may be the `\n` of a `\n{` that the
+            // window's end cuts.
+            let keep = window.len().saturating_sub(1).max(from - 1).min(window.len());
+            self.input.consume(keep);
+            from = 1;
+            if !self.refill()? {
+                let rest = self.input.buf.len() - self.input.start;
+                self.input.consume(rest);
+                return Ok(());
+            }
+        }
     }
 
     /// The name of the next document in messages.
@@ -145,37 +290,41 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
         }
         let mut added = 0;
         while added < max_records {
-            let Some(run) = self.utf8_run()? else {
-                self.done = true;
-                break;
-            };
-            let at = skip_json_ws(&self.input.buf[..run.valid_end], self.input.start);
-            self.input.consume(at - self.input.start);
-            if self.input.start >= run.valid_end {
-                if !run.invalid {
+            if !self.started {
+                self.started = true;
+                if !self.input.skip_ws()? {
                     self.done = true;
                     break;
                 }
-                // Bytes that are not UTF-8 where a document would begin:
-                // one bad record, up to the next line opening a document.
-                batch.tape.roots.push(batch.tape.nodes.len() as u32);
-                batch.tape.nodes.push(Node::Null);
-                batch.meta.push(RecordMeta {
-                    line: self.input.line,
-                    byte: self.input.offset,
-                    error: Some(format!(
-                        "invalid UTF-8 at byte 0 of {} (undecodable bytes for the input encoding)",
-                        self.what()
-                    )),
-                });
-                self.documents += 1;
-                added += 1;
-                let resume = self.resume_after(run.valid_end);
-                self.input.consume(resume.max(self.input.start + 1) - self.input.start);
-                continue;
+            }
+            if !self.next_document_start()? {
+                self.done = true;
+                break;
             }
             let (line, byte) = (self.input.line, self.input.offset);
             let what = self.what();
+            let mut end = DocumentEnd::default();
+            if self.load_document(&mut end)? {
+                batch.push_bad(line, byte, super::too_large_cause(&what, self.max_record));
+                self.documents += 1;
+                added += 1;
+                self.pass_over(end)?;
+                continue;
+            }
+            let run = self.utf8_run();
+            if self.input.start >= run.valid_end {
+                // Bytes that are not UTF-8 where a document would begin:
+                // one bad record, up to the next line opening a document.
+                batch.push_bad(
+                    line,
+                    byte,
+                    format!("invalid UTF-8 at byte 0 of {what} (undecodable bytes for the input encoding)"),
+                );
+                self.documents += 1;
+                added += 1;
+                self.resume_after(1)?;
+                continue;
+            }
             // The bytes up to `valid_end` were checked to be UTF-8 in utf8_run().
             let text = std::str::from_utf8(&self.input.buf[self.input.start..run.valid_end]).unwrap_or("");
             let (used, decoded) = decode_value_record(text, batch, (line, byte), &what, false);
@@ -192,27 +341,28 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
             // the next line that starts with `{` in its first column (where
             // documents written one per line, or pretty-printed, begin), so
             // one damaged document does not take the rest of the file.
-            let used = match decoded {
+            match decoded {
                 Decoded::Malformed => {
+                    let text_len = text.len();
                     let next = next_document_line(text);
-                    if next == text.len() && run.invalid {
+                    if next < text_len {
+                        self.input.consume(next);
+                    } else if run.invalid {
                         // The document runs into bytes that are not UTF-8:
                         // one bad record of its encoding, and reading
                         // resumes after those bytes, not at the end.
                         if let Some(meta) = batch.meta.last_mut() {
                             meta.error = Some(format!(
-                                "invalid UTF-8 at byte {} of {what} (undecodable bytes for the input encoding)",
-                                text.len()
+                                "invalid UTF-8 at byte {text_len} of {what} (undecodable bytes for the input encoding)"
                             ));
                         }
-                        self.resume_after(run.valid_end) - self.input.start
+                        self.resume_after(text_len + 1)?;
                     } else {
-                        next
+                        self.resume_after(text_len.max(1))?;
                     }
                 }
-                _ => used,
-            };
-            self.input.consume(used.max(1).min(self.input.buf.len() - self.input.start));
+                _ => self.input.consume(used.max(1).min(self.input.buf.len() - self.input.start)),
+            }
         }
         Ok(added)
     }
@@ -238,6 +388,8 @@ pub struct JsonArrayReader<R: Read> {
     /// The last element was a bad record (a truncated last element needs
     /// no second record saying the array is not closed).
     last_was_bad: bool,
+    /// `max_record_bytes`: a longer element is a bad record, passed over.
+    max_record: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -262,14 +414,27 @@ impl<R: Read> JsonArrayReader<R> {
             state: ArrayState::BeforeArray,
             elements: 0,
             last_was_bad: false,
+            max_record: super::DEFAULT_MAX_RECORD_BYTES,
         }
+    }
+
+    /// Elements longer than `max` bytes (from their first byte to the `,` or
+    /// `]` after them) are bad records of kind `record_too_large`, passed
+    /// over without being held whole.
+    pub fn with_max_record_bytes(mut self, max: usize) -> Self {
+        self.max_record = max.max(1);
+        self
     }
 
     /// Length of the element starting at `buf[start]`: scans strings and
     /// brackets only (the parser validates later), keeping its state across
     /// refills so that a huge element costs one pass. `None` at end of input.
-    fn element_len(&mut self) -> Result<Option<usize>> {
+    /// An element that grows past `max_record_bytes` is passed over as it
+    /// is scanned (its bytes consumed, never held): then the second value is
+    /// true and the length is that of its unconsumed end.
+    fn element_len(&mut self) -> Result<Option<(usize, bool)>> {
         let (mut pos, mut depth, mut in_string, mut escaped) = (0usize, 0i64, false, false);
+        let mut oversized = false;
         loop {
             let buf = &self.input.buf[self.input.start..];
             while pos < buf.len() {
@@ -287,15 +452,22 @@ impl<R: Read> JsonArrayReader<R> {
                         b'"' => in_string = true,
                         b'{' | b'[' => depth += 1,
                         b'}' | b']' if depth > 0 => depth -= 1,
-                        b',' | b']' | b'}' if depth == 0 => return Ok(Some(pos)),
+                        b',' | b']' | b'}' if depth == 0 => {
+                            return Ok(Some((pos, oversized || pos > self.max_record)));
+                        }
                         _ => {}
                     }
                 }
                 pos += 1;
             }
+            if oversized || pos > self.max_record {
+                self.input.consume(pos);
+                pos = 0;
+                oversized = true;
+            }
             // `pos` is relative to `start`, which fill() moves to 0.
             if self.input.fill()?.is_none() {
-                return Ok(if pos > 0 { Some(pos) } else { None });
+                return Ok(if pos > 0 || oversized { Some((pos, oversized)) } else { None });
             }
         }
     }
@@ -340,7 +512,7 @@ impl<R: Read> RecordReader for JsonArrayReader<R> {
                         continue;
                     }
                     let (line, byte) = (self.input.line, self.input.offset);
-                    let Some(len) = self.element_len()? else {
+                    let Some((len, too_large)) = self.element_len()? else {
                         self.bad(batch, "the array is not closed (truncated file?)");
                         added += 1;
                         self.state = ArrayState::Done;
@@ -348,6 +520,14 @@ impl<R: Read> RecordReader for JsonArrayReader<R> {
                     };
                     self.elements += 1;
                     let n = self.elements;
+                    if too_large {
+                        batch.push_bad(line, byte, super::too_large_cause(&format!("element {n}"), self.max_record));
+                        self.last_was_bad = true;
+                        added += 1;
+                        self.input.consume(len);
+                        self.state = ArrayState::AfterElement;
+                        continue;
+                    }
                     let raw = &self.input.buf[self.input.start..self.input.start + len];
                     decode_whole_record(raw, batch, line, byte, &format_args!("element {n}"));
                     self.last_was_bad = batch.meta.last().is_some_and(|m| m.error.is_some());

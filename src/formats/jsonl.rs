@@ -21,6 +21,8 @@ pub struct JsonLinesReader<R: Read> {
     range: Option<LineRange>,
     /// The range's start has been dealt with ([`Self::enter_range`]).
     entered: bool,
+    /// `max_record_bytes`: a longer line is a bad record, passed over.
+    max_record: usize,
 }
 
 /// What a reader of one byte range of a file needs: where it started, the
@@ -51,6 +53,34 @@ impl<R: Read> JsonLinesReader<R> {
             progress: LineProgress::default(),
             range: None,
             entered: false,
+            max_record: super::DEFAULT_MAX_RECORD_BYTES,
+        }
+    }
+
+    /// Lines longer than `max` bytes (line end excluded) are bad records of
+    /// kind `record_too_large`, passed over without being held whole.
+    pub fn with_max_record_bytes(mut self, max: usize) -> Self {
+        self.max_record = max.max(1);
+        self
+    }
+
+    /// Passes over the rest of the current line, its line end included,
+    /// reading and dropping chunk by chunk: memory stays one chunk however
+    /// long the line runs (a decompression bomb of one line).
+    fn pass_over_line(&mut self) -> Result<()> {
+        loop {
+            let pending = self.input.pending();
+            if let Some(pos) = memchr::memchr(b'\n', pending) {
+                self.input.start += pos + 1;
+                self.offset += pos as u64 + 1;
+                return Ok(());
+            }
+            let n = pending.len();
+            self.input.start += n;
+            self.offset += n as u64;
+            if !self.fill()? {
+                return Ok(());
+            }
         }
     }
 
@@ -147,6 +177,20 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
             let rest = self.input.pending();
             let (line_len, consumed) = match memchr::memchr(b'\n', &rest[searched..]) {
                 Some(pos) => (searched + pos, searched + pos + 1),
+                // Longer than the limit with no line end in sight (allowing
+                // for a CR before the line end and, at a range's start, a
+                // byte-order mark, which do not count; a line just over the
+                // limit is caught below once its end is read): a bad record
+                // now, and the rest of the line is passed over, never held.
+                None if rest.len() > self.max_record.saturating_add(4) => {
+                    let cause = super::too_large_cause("the line", self.max_record);
+                    batch.push_bad(self.line, self.reported_offset(), cause);
+                    added += 1;
+                    self.pass_over_line()?;
+                    self.line += 1;
+                    searched = 0;
+                    continue;
+                }
                 None => {
                     searched = rest.len();
                     if self.fill()? {
@@ -171,7 +215,10 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
                 _ => raw,
             };
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
-            if !is_blank {
+            if raw.len() > self.max_record && self.progress == LineProgress::default() {
+                batch.push_bad(line_no, offset, super::too_large_cause("the line", self.max_record));
+                added += 1;
+            } else if !is_blank {
                 // Usually one record; a line with several objects gives one
                 // each, the rest in the next batch once this one is full.
                 let (n, done) = decode_line_records(

@@ -26,6 +26,8 @@ mod parquet_pages;
 mod parquet_variant;
 #[cfg(feature = "parser-bench")]
 pub mod parser_bench;
+#[cfg(test)]
+mod record_limit_tests;
 pub mod utf8;
 pub mod xml;
 
@@ -194,6 +196,27 @@ pub struct RecordMeta {
     pub byte: u64,
     /// Set when the record could not be decoded; its tape root is a null.
     pub error: Option<String>,
+}
+
+/// `max_record_bytes`'s default: `read_json`'s `maximum_object_size`.
+pub const DEFAULT_MAX_RECORD_BYTES: usize = 16 << 20;
+
+/// The cause of a bad record longer than `max_record_bytes` (`what`: "the
+/// line", "element 3", "the row element"). Its bytes were passed over, never
+/// held whole. The option's name in it gives the reject its kind,
+/// `record_too_large` (pipeline/rejects.rs).
+pub fn too_large_cause(what: &str, limit: usize) -> String {
+    format!("{what} is longer than max_record_bytes ({limit} bytes); pass a larger max_record_bytes to read it")
+}
+
+impl Batch {
+    /// Appends a record that could not be decoded: a null root and its
+    /// cause (the [`RecordReader`] contract).
+    pub fn push_bad(&mut self, line: u64, byte: u64, cause: String) {
+        self.tape.roots.push(self.tape.nodes.len() as u32);
+        self.tape.nodes.push(crate::value::Node::Null);
+        self.meta.push(RecordMeta { line, byte, error: Some(cause) });
+    }
 }
 
 /// One batch of decoded records: `meta[i]` describes `tape.roots[i]`.

@@ -108,7 +108,7 @@ pub fn open_range_reader(
     let line_range = LineRange { start: seek, end: range.end, skip_partial: range.start > 0, bom };
     // Reads sized to the range: a range smaller than `read_chunk_bytes`
     // does not read (or allocate) a whole chunk past its end.
-    Ok(Box::new(JsonLinesReader::for_range(f, name, chunk, line_range)))
+    Ok(Box::new(JsonLinesReader::for_range(f, name, chunk, line_range).with_max_record_bytes(options.max_record_bytes)))
 }
 
 /// The smallest read of a small file.
@@ -152,15 +152,25 @@ fn text_reader_with_chunk<R: Read + Send + 'static>(
     let encoding = detect_encoding(function, &mut input, name, options)?;
     let text = TextDecoder::new(input, encoding, chunk);
     let reader: Box<dyn RecordReader + Send> = match options.input_format {
-        InputFormat::Jsonl | InputFormat::Ndjson => Box::new(JsonLinesReader::new(text, name, chunk)),
+        InputFormat::Jsonl | InputFormat::Ndjson => {
+            Box::new(JsonLinesReader::new(text, name, chunk).with_max_record_bytes(options.max_record_bytes))
+        }
         InputFormat::Csv => Box::new(CsvReader::new(text, name, chunk, options.csv_dialect())),
-        InputFormat::Json => Box::new(JsonDocumentReader::new(text, name, chunk, function)),
-        InputFormat::JsonArray => Box::new(JsonArrayReader::new(text, name, chunk, function)),
+        InputFormat::Json => Box::new(
+            JsonDocumentReader::new(text, name, chunk, function).with_max_record_bytes(options.max_record_bytes),
+        ),
+        InputFormat::JsonArray => {
+            Box::new(JsonArrayReader::new(text, name, chunk, function).with_max_record_bytes(options.max_record_bytes))
+        }
         InputFormat::Xml => Box::new(XmlReader::new(
             text,
             name,
             chunk,
-            XmlOptions { row_tag: options.xml_row_tag.clone(), scalar_object_key: options.scalar_object_key.clone() },
+            XmlOptions {
+                row_tag: options.xml_row_tag.clone(),
+                scalar_object_key: options.scalar_object_key.clone(),
+                max_record_bytes: options.max_record_bytes,
+            },
         )),
         InputFormat::Parquet => {
             return Err(SanitizeError::internal(format!("{function}: Parquet is not a text format")));

@@ -54,7 +54,9 @@ impl Reject {
 
 /// The kind of a bad record, from its cause (the decoders' words).
 pub fn record_kind(cause: &str) -> &'static str {
-    if cause.contains("UTF-8") || cause.contains("encoding") || cause.contains("undecodable") {
+    if cause.contains("max_record_bytes") {
+        "record_too_large"
+    } else if cause.contains("UTF-8") || cause.contains("encoding") || cause.contains("undecodable") {
         "bad_encoding"
     } else if cause.contains("not an object")
         || cause.contains("not a JSON object")

@@ -100,6 +100,10 @@ pub struct XmlOptions {
     pub row_tag: Option<String>,
     /// Key of an element's text when it also has attributes or children.
     pub scalar_object_key: String,
+    /// `max_record_bytes`: a longer row element (the whole document without
+    /// a row tag) is a bad record, and, as after a syntax error, the file
+    /// ends there: its bytes are never held.
+    pub max_record_bytes: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,11 +162,14 @@ pub struct XmlReader<R: Read> {
     /// Name of the record element being read, for messages.
     record_name: String,
     builder: Builder,
+    max_record: usize,
 }
 
 impl<R: Read> XmlReader<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize, options: XmlOptions) -> Self {
-        let source = Source::new(reader);
+        let mut source = Source::new(reader);
+        // quick-xml's buffer reads up to a chunk ahead of where it parses.
+        source.window = (options.max_record_bytes as u64).saturating_add(chunk_bytes.max(1) as u64);
         let mut xml = quick_xml::Reader::from_reader(BufReader::with_capacity(chunk_bytes.max(1), source));
         let config = xml.config_mut();
         // A bare `&` arrives as text starting with `&`; the row becomes bad
@@ -192,6 +199,7 @@ impl<R: Read> XmlReader<R> {
             current: None,
             record_name: String::new(),
             builder: Builder::default(),
+            max_record: options.max_record_bytes,
         }
     }
 
@@ -213,8 +221,19 @@ impl<R: Read> XmlReader<R> {
         let before = self.pos();
         // Newlines before this event can no longer matter for a record start.
         self.line_at(before);
+        // Bytes count toward max_record_bytes from the record's start, or
+        // between records from this event's.
+        let mark = self.current.as_ref().map_or(before, |c| c.byte);
+        self.source().mark = mark;
         let mut buf = std::mem::take(&mut self.buf);
         let event = self.xml.read_event_into(&mut buf);
+        // An event between rows read whole, but longer than the limit: as
+        // when the limit is met while reading it.
+        if self.current.is_none() && self.pos().saturating_sub(before) > self.max_record as u64 && event.is_ok() {
+            buf.clear();
+            self.buf = buf;
+            return Ok(self.too_large(batch, before));
+        }
         let is_doctype = matches!(event, Ok(Event::DocType(_)));
         let done = match self.handle(event, batch) {
             // `buf` holds the whole declaration, from `<!DOCTYPE` to `>`.
@@ -244,6 +263,10 @@ impl<R: Read> XmlReader<R> {
         }
         let event = match event {
             Ok(event) => event,
+            Err(quick_xml::Error::Io(e)) if source::is_too_large(&e) => {
+                let at = self.source().mark;
+                return Ok(self.too_large(batch, at));
+            }
             Err(quick_xml::Error::Io(e)) => {
                 return Err(SanitizeError::io(format!("reading file \"{}\" failed: {e}", self.file)));
             }
@@ -425,11 +448,20 @@ impl<R: Read> XmlReader<R> {
     /// An end tag (or the end of an empty one); true when it closed a record.
     fn on_end(&mut self, batch: &mut Batch) -> bool {
         let mut completed = false;
+        let pos = self.pos();
         if let Some(cur) = &mut self.current {
             if cur.error.is_none() {
                 self.builder.end();
             }
             if self.depth == cur.depth {
+                // Read whole, but longer than the limit: as when the limit
+                // is met while reading (which read-ahead decides), the row
+                // is bad and the file ends, so the result never depends on
+                // the read size.
+                if pos.saturating_sub(cur.byte) > self.max_record as u64 {
+                    let at = cur.byte;
+                    return self.too_large(batch, at);
+                }
                 self.finish_record(batch);
                 completed = true;
             }
@@ -532,10 +564,33 @@ impl<R: Read> XmlReader<R> {
         self.fatal(batch, format!("malformed XML at line {line} (byte {at}): {what} {place}"), at)
     }
 
+    /// A row element (or, between rows, markup or text) longer than
+    /// `max_record_bytes`, starting at `at`: a bad record, and the file ends
+    /// there, as after a syntax error (its bytes are never held).
+    fn too_large(&mut self, batch: &mut Batch, at: u64) -> bool {
+        let message = self.too_large_message();
+        self.fatal(batch, message, at)
+    }
+
+    fn too_large_message(&self) -> String {
+        let what = if self.current.is_some() {
+            format!("the row element <{}>", self.record_name)
+        } else {
+            "markup or text between rows".to_string()
+        };
+        let cause = super::too_large_cause(&what, self.max_record);
+        format!("{cause}; the rest of the file is not read")
+    }
+
     /// A syntax error: the record being read (or a new record located at
     /// `at`) is bad, and the file ends. Always returns true.
     fn fatal(&mut self, batch: &mut Batch, message: String, at: u64) -> bool {
         self.phase = Phase::Done;
+        // A row already past the limit is bad for that, whatever ended it:
+        // how far a read got before the limit was noticed depends on the
+        // read size, and the result must not.
+        let over = self.current.as_ref().is_some_and(|c| self.pos().saturating_sub(c.byte) > self.max_record as u64);
+        let message = if over { self.too_large_message() } else { message };
         let (line, byte) = match self.current.take() {
             Some(cur) => (cur.line, cur.byte),
             None => (self.line_at(at), at),

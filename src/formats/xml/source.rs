@@ -22,11 +22,43 @@ pub(super) struct Source<R> {
     pub(super) illegal: Option<(u64, String)>,
     /// Bytes of a possible U+FFFE/U+FFFF (EF BF BE/BF) split across reads.
     pending_ef: u8,
+    /// Where the record (or, between records, the event) being read began:
+    /// reading more than `window` bytes past it fails with [`TooLarge`], so
+    /// quick-xml never buffers an event or the reader a row past
+    /// `max_record_bytes` (plus one read-ahead buffer).
+    pub(super) mark: u64,
+    pub(super) window: u64,
+}
+
+/// The error [`Source`] reads fail with once a record outgrows its window.
+#[derive(Debug)]
+pub(super) struct TooLarge;
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a record is longer than max_record_bytes")
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
+/// Whether `e` is [`Source`]'s [`TooLarge`].
+pub(super) fn is_too_large(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<TooLarge>())
 }
 
 impl<R: Read> Source<R> {
     pub(super) fn new(inner: R) -> Self {
-        Source { inner, raw: 0, newlines: VecDeque::new(), lines_before: 0, illegal: None, pending_ef: 0 }
+        Source {
+            inner,
+            raw: 0,
+            newlines: VecDeque::new(),
+            lines_before: 0,
+            illegal: None,
+            pending_ef: 0,
+            mark: 0,
+            window: u64::MAX,
+        }
     }
 
     /// 1-based line of the byte at stream offset `pos`. Offsets must not
@@ -50,6 +82,9 @@ impl<R: Read> Read for Source<R> {
         // the file's BOM: a U+FEFF after it is a character (text before the
         // root element), and must not vanish only when the chunk size lets
         // quick-xml see its three bytes at once.
+        if self.raw.saturating_sub(self.mark) > self.window {
+            return Err(io::Error::other(TooLarge));
+        }
         let want = if self.raw == 0 { buf.len().min(1) } else { buf.len() };
         let n = self.inner.read(&mut buf[..want])?;
         let base = self.raw;

@@ -7,7 +7,11 @@ use crate::value::write_compact_json;
 use std::io;
 
 fn options(row_tag: Option<&str>) -> XmlOptions {
-    XmlOptions { row_tag: row_tag.map(str::to_string), scalar_object_key: "#text".to_string() }
+    XmlOptions {
+        row_tag: row_tag.map(str::to_string),
+        scalar_object_key: "#text".to_string(),
+        max_record_bytes: crate::formats::DEFAULT_MAX_RECORD_BYTES,
+    }
 }
 
 /// (line, byte, JSON or `ERROR: ...`) of every record, through the
@@ -55,7 +59,11 @@ fn text_beside_attributes_or_children_goes_under_the_scalar_key() {
     // A record holding only text.
     assert_eq!(rows("<r><row>hello</row></r>", Some("row")), ["{\"#text\":\"hello\"}"]);
     // A custom key, colliding with a child: the text joins the child's array.
-    let opts = XmlOptions { row_tag: None, scalar_object_key: "value".to_string() };
+    let opts = XmlOptions {
+        row_tag: None,
+        scalar_object_key: "value".to_string(),
+        max_record_bytes: crate::formats::DEFAULT_MAX_RECORD_BYTES,
+    };
     let out = read_with(b"<d><value>1</value>two</d>", opts);
     assert_eq!(out[0].2, "{\"value\":[\"1\",\"two\"]}");
 }
