@@ -72,6 +72,13 @@ pub struct ParquetReader {
     variant: Vec<bool>,
 }
 
+/// A Parquet footer's FileMetaData bytes, bounds-checked before arrow-rs
+/// decodes them (formats/parquet_footer.rs): hostile lengths, counts and
+/// schema depths are errors, never allocations or a stack overflow.
+pub fn checked_metadata(metadata: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    super::parquet_footer::checked_metadata(metadata)
+}
+
 impl ParquetReader {
     /// Opens the file and reads its footer; a truncated file or a corrupt
     /// footer is an error naming the file.

@@ -35,6 +35,12 @@
 /// Nesting deeper than this is corrupt: FileMetaData nests a few levels.
 const MAX_DEPTH: usize = 64;
 
+/// The deepest schema read: groups nested deeper are refused before
+/// arrow-rs, whose schema conversion recurses per level, sees them (1,500
+/// levels overflowed an 8 MiB stack; decoding threads have 2 MiB). Far
+/// deeper than any writer's real data; `read_parquet` reads 10,000.
+pub const MAX_SCHEMA_DEPTH: usize = 128;
+
 const STOP: u8 = 0;
 const BOOL_TRUE: u8 = 1;
 const BOOL_FALSE: u8 = 2;
@@ -220,6 +226,9 @@ fn column_metadata_type(id: i16) -> Option<u8> {
 /// The highest ConvertedType parquet.thrift defines (INTERVAL = 21).
 const MAX_CONVERTED_TYPE: i64 = 21;
 const SCHEMA_CONVERTED_TYPE_FIELD: i16 = 6;
+const SCHEMA_TYPE_FIELD: i16 = 1;
+/// `num_rows`: FileMetaData field 3, RowGroup field 3.
+const NUM_ROWS_FIELD: i16 = 3;
 const ROW_GROUP_COLUMNS_FIELD: i16 = 1;
 const COLUMN_CHUNK_META_FIELD: i16 = 3;
 const COLUMN_DICTIONARY_PAGE_OFFSET_FIELD: i16 = 11;
@@ -287,6 +296,12 @@ struct Repair<'a> {
     chunk_lengths: &'a [ChunkLength],
     row_groups_seen: usize,
     columns_seen: usize,
+    /// Schema elements below the root with a physical type: the columns.
+    leaves: u64,
+    /// The most rows the file or one of its row groups declares, and the
+    /// first negative count.
+    rows_declared: i64,
+    negative_rows: Option<i64>,
 }
 
 /// A top-level DECIMAL column with a precision above 76 (arrow-rs's
@@ -324,6 +339,8 @@ pub struct PageHeaderInfo {
     pub uncompressed: i64,
     pub compressed: i64,
     pub values: Option<i64>,
+    /// A dictionary page's value count.
+    pub dictionary_values: Option<i64>,
 }
 
 /// Precision beyond which arrow-rs has no decimal type.
@@ -349,7 +366,9 @@ impl<'a> Repair<'a> {
     fn schema_element_position(&mut self) -> Check<Option<WideDecimal>> {
         let mut ahead = Walker { bytes: self.w.bytes, pos: self.w.pos };
         let (mut children, mut scale, mut precision, mut decimal) = (0i64, 0i64, 0i64, false);
+        let mut physical = false;
         ahead.structure(2, |w, (id, ty)| {
+            physical |= (id, ty) == (SCHEMA_TYPE_FIELD, I32);
             let slot = match (id, ty) {
                 (SCHEMA_NUM_CHILDREN_FIELD, I32) => &mut children,
                 (SCHEMA_SCALE_FIELD, I32) => &mut scale,
@@ -368,6 +387,12 @@ impl<'a> Repair<'a> {
             Ok(Some(()))
         })?;
         let depth = self.open_groups.len();
+        if depth > MAX_SCHEMA_DEPTH {
+            return Err(format!("the schema nests deeper than {MAX_SCHEMA_DEPTH} levels, the most this reader reads"));
+        }
+        if physical && depth >= 1 {
+            self.leaves += 1;
+        }
         if depth == 1 {
             self.top_level = self.schema_elements_seen_top;
             self.schema_elements_seen_top += 1;
@@ -464,6 +489,16 @@ impl<'a> Repair<'a> {
                     field_header(&mut self.out, &mut write_last, id, ty);
                     self.structure(Shape::ColumnMetaData, depth + 1)?;
                 }
+                (Shape::FileMetaData | Shape::RowGroup, NUM_ROWS_FIELD, I64) => {
+                    let start = self.w.pos;
+                    let rows = self.w.zigzag()?;
+                    if rows < 0 && self.negative_rows.is_none() {
+                        self.negative_rows = Some(rows);
+                    }
+                    self.rows_declared = self.rows_declared.max(rows);
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    self.out.extend_from_slice(&self.w.bytes[start..self.w.pos]);
+                }
                 (Shape::SchemaElement, SCHEMA_NUM_CHILDREN_FIELD, I32) => {
                     let start = self.w.pos;
                     let c = self.w.zigzag()?;
@@ -557,8 +592,22 @@ fn repair_with(metadata: &[u8], chunk_lengths: &[ChunkLength]) -> Result<Footer,
         chunk_lengths,
         row_groups_seen: 0,
         columns_seen: 0,
+        leaves: 0,
+        rows_declared: 0,
+        negative_rows: None,
     };
     r.structure(Shape::FileMetaData, 0)?;
+    // DuckDB and pyarrow refuse both: a count below zero is corrupt, and
+    // rows without a column would be a scan of nothing that never ends.
+    if let Some(n) = r.negative_rows {
+        return Err(format!("the file or a row group declares {n} rows"));
+    }
+    if r.leaves == 0 && r.rows_declared > 0 {
+        return Err(format!(
+            "the schema has no column, but the file declares {} rows (a Parquet file needs at least one column)",
+            r.rows_declared
+        ));
+    }
     if let Some(c) = r.negative_children {
         return Err(format!("a schema element declares {c} children"));
     }
@@ -572,13 +621,20 @@ fn repair_with(metadata: &[u8], chunk_lengths: &[ChunkLength]) -> Result<Footer,
     Ok(Footer { metadata: r.out, wide_decimals: r.wide_decimals, data_end: 0 })
 }
 
+/// The FileMetaData bytes `metadata`, checked and repaired as
+/// [`read_footer`] does, for a caller that read them itself (a remote
+/// footer): nothing arrow-rs decodes from them is sized past their bytes.
+pub fn checked_metadata(metadata: &[u8]) -> Result<Vec<u8>, String> {
+    repair_with(metadata, &[]).map(|f| f.metadata)
+}
+
 /// A page header's length and sizes, every length in it checked: fields 2
 /// (`uncompressed_page_size`) and 3 (`compressed_page_size`), and the
 /// `num_values` (field 1) of a DataPageHeader (field 5) or a
 /// DataPageHeaderV2 (field 8).
 pub fn page_header_info(bytes: &[u8]) -> Result<PageHeaderInfo, String> {
     let mut w = Walker { bytes, pos: 0 };
-    let (mut uncompressed, mut compressed, mut values) = (None, None, None);
+    let (mut uncompressed, mut compressed, mut values, mut dictionary_values) = (None, None, None, None);
     w.structure(0, |w, (id, ty)| match (id, ty) {
         (2, I32) => {
             uncompressed = Some(w.zigzag()?);
@@ -598,11 +654,22 @@ pub fn page_header_info(bytes: &[u8]) -> Result<PageHeaderInfo, String> {
             })?;
             Ok(Some(()))
         }
+        // DictionaryPageHeader: its field 1 is num_values.
+        (7, STRUCT) => {
+            w.structure(1, |w, (id, ty)| match (id, ty) {
+                (1, I32) => {
+                    dictionary_values = Some(w.zigzag()?);
+                    Ok(Some(()))
+                }
+                _ => Ok(None),
+            })?;
+            Ok(Some(()))
+        }
         _ => Ok(None),
     })?;
     match (uncompressed, compressed) {
         (Some(uncompressed), Some(compressed)) => {
-            Ok(PageHeaderInfo { header_len: w.pos, uncompressed, compressed, values })
+            Ok(PageHeaderInfo { header_len: w.pos, uncompressed, compressed, values, dictionary_values })
         }
         _ => Err("a page header without its sizes".into()),
     }
@@ -665,15 +732,15 @@ mod tests {
 
     #[test]
     fn a_row_group_without_total_byte_size_is_repaired() {
-        // struct { 4: list<struct{3: i64 = 6}> of 1 } STOP
-        let footer = [0x49, 0x1C, 0x36, 0x0C, 0x00, 0x00];
+        // struct { 4: list<struct{3: i64 = 0}> of 1 } STOP
+        let footer = [0x49, 0x1C, 0x36, 0x00, 0x00, 0x00];
         // total_byte_size = 0 appended in long form (id 2 after id 3).
         assert_eq!(
             repair(&footer).map(|f| f.metadata).unwrap(),
-            [0x49, 0x1C, 0x36, 0x0C, 0x06, 0x04, 0x00, 0x00, 0x00]
+            [0x49, 0x1C, 0x36, 0x00, 0x06, 0x04, 0x00, 0x00, 0x00]
         );
         // with the field: unchanged
-        let footer = [0x49, 0x1C, 0x26, 0x00, 0x16, 0x0C, 0x00, 0x00];
+        let footer = [0x49, 0x1C, 0x26, 0x00, 0x16, 0x00, 0x00, 0x00];
         assert_eq!(repair(&footer).map(|f| f.metadata).unwrap(), footer);
     }
 
@@ -712,10 +779,138 @@ mod tests {
         // {1: type i32 = 0, 2: i32 = 10, 3: i32 = 8, 5: {1: i32 = 25, ...}}
         let header = [0x15, 0x00, 0x15, 0x14, 0x15, 0x10, 0x2C, 0x15, 0x32, 0x00, 0x00];
         let info = page_header_info(&header).unwrap();
-        assert_eq!(info, PageHeaderInfo { header_len: 11, uncompressed: 10, compressed: 8, values: Some(25) });
-        // A dictionary page (field 7) holds no values of the column.
+        assert_eq!(
+            info,
+            PageHeaderInfo {
+                header_len: 11,
+                uncompressed: 10,
+                compressed: 8,
+                values: Some(25),
+                dictionary_values: None
+            }
+        );
+        // A dictionary page (field 7) holds no values of the column, but
+        // entries of its own.
         let dict = [0x15, 0x04, 0x15, 0x14, 0x15, 0x10, 0x4C, 0x15, 0x32, 0x00, 0x00];
         assert_eq!(page_header_info(&dict).unwrap().values, None);
+        assert_eq!(page_header_info(&dict).unwrap().dictionary_values, Some(25));
+    }
+
+    /// Compact-protocol pieces for forged footers: a field header (short
+    /// form), an i32/i64 (zigzag varint), a binary, a list header.
+    fn field(out: &mut Vec<u8>, delta: u8, ty: u8) {
+        out.push((delta << 4) | ty);
+    }
+    fn int(out: &mut Vec<u8>, v: i64) {
+        put_i64(out, v);
+    }
+    fn list(out: &mut Vec<u8>, n: usize, elem: u8) {
+        if n < 15 {
+            out.push(((n as u8) << 4) | elem);
+        } else {
+            out.push(0xF0 | elem);
+            let mut v = n as u64;
+            while v >= 0x80 {
+                out.push((v as u8 & 0x7F) | 0x80);
+                v >>= 7;
+            }
+            out.push(v as u8);
+        }
+    }
+
+    /// FileMetaData with a root, `depth` nested groups and one INT32 leaf
+    /// (or no leaf), `file_rows` rows, and row groups of the given rows.
+    fn forged(depth: usize, leaf: bool, file_rows: i64, groups: &[i64]) -> Vec<u8> {
+        let mut out = Vec::new();
+        field(&mut out, 1, I32);
+        int(&mut out, 1);
+        field(&mut out, 1, LIST);
+        let elements = 1 + depth + usize::from(leaf);
+        list(&mut out, elements, STRUCT);
+        for level in 0..elements {
+            let is_leaf = leaf && level == elements - 1;
+            if is_leaf {
+                field(&mut out, 1, I32); // type INT32
+                int(&mut out, 1);
+                field(&mut out, 2, I32); // repetition OPTIONAL
+                int(&mut out, 1);
+                field(&mut out, 1, BINARY); // name
+            } else if level > 0 {
+                field(&mut out, 3, I32); // repetition OPTIONAL
+                int(&mut out, 1);
+                field(&mut out, 1, BINARY);
+            } else {
+                field(&mut out, 4, BINARY);
+            }
+            out.extend_from_slice(&[1, b'g']);
+            let children = i64::from(level + 1 < elements);
+            if !is_leaf {
+                field(&mut out, 1, I32);
+                int(&mut out, children);
+            }
+            out.push(STOP);
+        }
+        field(&mut out, 1, I64);
+        int(&mut out, file_rows);
+        field(&mut out, 1, LIST);
+        list(&mut out, groups.len(), STRUCT);
+        for &rows in groups {
+            field(&mut out, 1, LIST);
+            list(&mut out, 0, STRUCT);
+            field(&mut out, 1, I64);
+            int(&mut out, 0);
+            field(&mut out, 1, I64);
+            int(&mut out, rows);
+            out.push(STOP);
+        }
+        out.push(STOP);
+        out
+    }
+
+    #[test]
+    fn schemas_deeper_than_the_bound_are_refused_without_recursion() {
+        let ok = repair(&forged(MAX_SCHEMA_DEPTH - 1, true, 0, &[])).unwrap().metadata;
+        let meta = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&ok).unwrap();
+        assert_eq!(meta.file_metadata().schema_descr().num_columns(), 1);
+        for depth in [MAX_SCHEMA_DEPTH, 1_500, 20_000] {
+            let e = repair(&forged(depth, true, 0, &[])).map(|f| f.metadata).unwrap_err();
+            assert!(e.contains(&format!("nests deeper than {MAX_SCHEMA_DEPTH} levels")), "{depth}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_deepest_schema_read_converts_on_a_decoding_threads_stack() {
+        // Decoding threads keep Rust's default 2 MiB stack: arrow-rs's
+        // schema conversion recurses per level and must fit there.
+        let bytes = repair(&forged(MAX_SCHEMA_DEPTH - 1, true, 0, &[])).unwrap().metadata;
+        let converted = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let meta = std::sync::Arc::new(
+                    parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&bytes).unwrap(),
+                );
+                let arrow = parquet::arrow::arrow_reader::ArrowReaderMetadata::try_new(meta, Default::default());
+                arrow.map(|m| m.schema().fields().len())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(converted.unwrap(), 1);
+    }
+
+    #[test]
+    fn rows_without_a_column_and_negative_rows_are_refused() {
+        let e = repair(&forged(0, false, 0, &[1 << 40])).map(|f| f.metadata).unwrap_err();
+        assert!(e.contains("no column, but the file declares 1099511627776 rows"), "{e}");
+        let e = repair(&forged(0, false, 7, &[])).map(|f| f.metadata).unwrap_err();
+        assert!(e.contains("declares 7 rows"), "{e}");
+        let e = repair(&forged(0, true, 0, &[-5])).map(|f| f.metadata).unwrap_err();
+        assert!(e.contains("declares -5 rows"), "{e}");
+        let e = repair(&forged(0, true, -1, &[])).map(|f| f.metadata).unwrap_err();
+        assert!(e.contains("declares -1 rows"), "{e}");
+        // No column and no rows, or a column and rows: read as before.
+        repair(&forged(0, false, 0, &[0])).unwrap();
+        repair(&forged(2, true, 3, &[3])).unwrap();
     }
 
     #[test]

@@ -86,6 +86,16 @@ fn check_chunk(file: &File, start: u64, end: u64, limit: u64, num_values: i64) -
             return Err(format!("a page at byte {pos} declares a negative size"));
         }
         values = values.saturating_add(header.values.unwrap_or(0));
+        // arrow-rs sizes a dictionary's buffers by its declared entries:
+        // each takes at least one bit of the page (booleans, bit-packed),
+        // so more than eight per byte is a lie that asks for gigabytes.
+        if let Some(entries) = header.dictionary_values {
+            if entries < 0 || entries > uncompressed.saturating_mul(8) {
+                return Err(format!(
+                    "a dictionary page at byte {pos} declares {entries} entries in {uncompressed} bytes"
+                ));
+            }
+        }
         let runs_past =
             || format!("a page at byte {pos} of {compressed} bytes runs past its column chunk (ends at {end})");
         let page_end = pos
