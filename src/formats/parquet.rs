@@ -79,10 +79,36 @@ pub fn checked_metadata(metadata: &[u8]) -> std::result::Result<Vec<u8>, String>
     super::parquet_footer::checked_metadata(metadata)
 }
 
+/// The largest page read, from `max_record_bytes`: a page holds records,
+/// and arrow-rs holds a page decompressed whole, with its decoded values
+/// besides, so a page of gigabytes (parquet-testing's
+/// large_string_map.brotli: 2 GiB in 4 KB) is refused before anything is
+/// decompressed. 64 records' worth: 1 GiB at the default limit, beyond any
+/// writer's page; raise max_record_bytes to read larger ones.
+pub fn max_page_bytes(max_record_bytes: usize) -> u64 {
+    (max_record_bytes as u64).saturating_mul(64)
+}
+
+#[cfg(test)]
+const DEFAULT_MAX_PAGE_BYTES: u64 = (super::DEFAULT_MAX_RECORD_BYTES as u64) * 64;
+
 impl ParquetReader {
     /// Opens the file and reads its footer; a truncated file or a corrupt
     /// footer is an error naming the file.
+    #[cfg(test)]
     pub fn open(file: File, path: &str, function: &str, batch_rows: usize) -> Result<Self> {
+        Self::open_with_page_limit(file, path, function, batch_rows, DEFAULT_MAX_PAGE_BYTES)
+    }
+
+    /// [`ParquetReader::open`], refusing pages that decompress to more than
+    /// `max_page_bytes` (see [`max_page_bytes`]).
+    pub fn open_with_page_limit(
+        file: File,
+        path: &str,
+        function: &str,
+        batch_rows: usize,
+        max_page_bytes: u64,
+    ) -> Result<Self> {
         let cannot = |e: &dyn std::fmt::Display| {
             SanitizeError::input(format!(
                 "{function}: cannot read Parquet file \"{path}\": {e} (truncated or not a Parquet file?)"
@@ -111,7 +137,7 @@ impl ParquetReader {
         let mut plain = decode(&footer)?;
         // Nor from a page size the file cannot back (see parquet_pages).
         let check_pages = |plain: &ArrowReaderMetadata, data_end: u64| {
-            guarded(|| super::parquet_pages::check_pages(&file, data_end, plain.metadata()))
+            guarded(|| super::parquet_pages::check_pages(&file, data_end, plain.metadata(), max_page_bytes))
                 .map_err(|e| cannot(&e))?
                 .map_err(|e| cannot(&format!("corrupt page: {e}")))
         };

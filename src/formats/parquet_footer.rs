@@ -61,6 +61,9 @@ const FILE_SCHEMA_FIELD: i16 = 2;
 const SCHEMA_NUM_CHILDREN_FIELD: i16 = 5;
 /// FileMetaData field 4 is the row groups; RowGroup field 2 is `total_byte_size`.
 const FILE_ROW_GROUPS_FIELD: i16 = 4;
+/// FileMetaData field 5 is the key-value metadata; KeyValue field 2 its value.
+const FILE_KEY_VALUE_FIELD: i16 = 5;
+const KEY_VALUE_VALUE_FIELD: i16 = 2;
 const ROW_GROUP_TOTAL_BYTE_SIZE_FIELD: i16 = 2;
 
 struct Walker<'a> {
@@ -207,6 +210,7 @@ enum Shape {
     RowGroup,
     ColumnChunk,
     ColumnMetaData,
+    KeyValue,
 }
 
 /// The compact type ColumnMetaData's fields must have (parquet.thrift);
@@ -466,6 +470,10 @@ impl<'a> Repair<'a> {
                 Shape::ColumnMetaData => {
                     column_metadata_type(id).is_some_and(|want| want != ty && !(is_integer(want) && is_integer(ty)))
                 }
+                // A key-value pair's value is a string; fastparquet 0.8.2
+                // wrote integers and booleans there, which DuckDB and
+                // pyarrow read as no value.
+                Shape::KeyValue => id == KEY_VALUE_VALUE_FIELD && ty != BINARY,
                 _ => false,
             };
             if drop_field {
@@ -480,6 +488,10 @@ impl<'a> Repair<'a> {
                 (Shape::FileMetaData, FILE_ROW_GROUPS_FIELD, LIST) => {
                     field_header(&mut self.out, &mut write_last, id, ty);
                     self.list_of(Shape::RowGroup, depth)?;
+                }
+                (Shape::FileMetaData, FILE_KEY_VALUE_FIELD, LIST) => {
+                    field_header(&mut self.out, &mut write_last, id, ty);
+                    self.list_of(Shape::KeyValue, depth)?;
                 }
                 (Shape::RowGroup, ROW_GROUP_COLUMNS_FIELD, LIST) => {
                     field_header(&mut self.out, &mut write_last, id, ty);

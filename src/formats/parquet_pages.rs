@@ -35,7 +35,12 @@ const CHECKED_PAGE_BYTES: i64 = 64 << 20;
 /// Walks every page header of every column chunk; returns the chunks whose
 /// declared length must grow to their pages' (see the module doc).
 /// `data_end` is where the footer begins.
-pub fn check_pages(file: &File, data_end: u64, meta: &ParquetMetaData) -> Result<Vec<ChunkLength>, String> {
+pub fn check_pages(
+    file: &File,
+    data_end: u64,
+    meta: &ParquetMetaData,
+    max_page_bytes: u64,
+) -> Result<Vec<ChunkLength>, String> {
     let mut corrections = Vec::new();
     // Where chunks begin: a grown chunk must end before the next one.
     let mut starts: Vec<u64> = meta
@@ -62,7 +67,7 @@ pub fn check_pages(file: &File, data_end: u64, meta: &ParquetMetaData) -> Result
             })?;
             let next = starts.iter().copied().find(|s| *s > start).unwrap_or(data_end).min(data_end);
             let limit = next.min(end.saturating_add(MAX_GROWTH)).max(end);
-            let grown = check_chunk(file, start, end, limit, column.num_values())
+            let grown = check_chunk(file, start, end, limit, column.num_values(), max_page_bytes)
                 .map_err(|e| format!("column {} of row group {g} (chunk {c}): {e}", column.column_path()))?;
             if let Some(pages_end) = grown {
                 corrections.push(ChunkLength { row_group: g, column: c, length: (pages_end - start) as i64 });
@@ -75,7 +80,14 @@ pub fn check_pages(file: &File, data_end: u64, meta: &ParquetMetaData) -> Result
 /// Walks one chunk's pages; `Some(end)` when its last page ends past the
 /// declared `end`, but not past `limit`, and the pages hold exactly
 /// `num_values` values.
-fn check_chunk(file: &File, start: u64, end: u64, limit: u64, num_values: i64) -> Result<Option<u64>, String> {
+fn check_chunk(
+    file: &File,
+    start: u64,
+    end: u64,
+    limit: u64,
+    num_values: i64,
+    max_page_bytes: u64,
+) -> Result<Option<u64>, String> {
     let mut pos = start;
     let mut buf = Vec::new();
     let mut values = 0i64;
@@ -105,6 +117,11 @@ fn check_chunk(file: &File, start: u64, end: u64, limit: u64, num_values: i64) -
             .ok_or_else(runs_past)?;
         if page_end > end && values != num_values {
             return Err(runs_past());
+        }
+        if uncompressed as u64 > max_page_bytes {
+            return Err(format!(
+                "a page at byte {pos} decompresses to {uncompressed} bytes, more than max_record_bytes allows for a page ({max_page_bytes} bytes, 64 records); pass a larger max_record_bytes to read it"
+            ));
         }
         if uncompressed > CHECKED_PAGE_BYTES {
             // arrow-rs holds the decompressed page, for brotli a window of

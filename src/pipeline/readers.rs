@@ -28,7 +28,13 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
     let f = open(function, file, name)?;
     match options.input_format {
         // Parquet is binary: input_text_encoding does not apply.
-        InputFormat::Parquet => Ok(Box::new(ParquetReader::open(f, name, function, super::BATCH_RECORDS)?)),
+        InputFormat::Parquet => Ok(Box::new(ParquetReader::open_with_page_limit(
+            f,
+            name,
+            function,
+            super::BATCH_RECORDS,
+            crate::formats::parquet::max_page_bytes(options.max_record_bytes),
+        )?)),
         _ => {
             // A small file is read in one small read: no `read_chunk_bytes`
             // buffer to allocate and zero for each of many small files.
