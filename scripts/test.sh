@@ -5,8 +5,11 @@
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
 cd "$ROOT"
-# No test reaches beyond 127.0.0.1: no cloud instance-metadata lookups.
+# No test reaches beyond 127.0.0.1: no cloud instance-metadata lookups
+# (AWS, GCE, Azure's IMDS; docs/remote.md).
 export AWS_EC2_METADATA_DISABLED=true
+export NO_GCE_CHECK=true
+export AZURE_TOKEN_CREDENTIALS=dev
 bash scripts/setup.sh
 echo "== module floors (docs/architecture.md)"
 "$VENV/bin/python" scripts/check_floors.py

@@ -9,6 +9,8 @@ source "$(dirname "$0")/config.sh"
 cd "$ROOT"
 # Nothing reaches beyond 127.0.0.1 (docs/remote.md).
 export AWS_EC2_METADATA_DISABLED=true
+export NO_GCE_CHECK=true
+export AZURE_TOKEN_CREDENTIALS=dev
 VENV_SPARK="${VENV_SPARK:-$ROOT/.venv-spark}"
 # DuckDB at the version of extension_config; pandas below 3, which PySpark
 # 4.3 warns about (docs/distributed.md); pyarrow and pytest at the pins of

@@ -30,10 +30,13 @@ def duckdb_platform() -> str:
 
 
 # No test may reach beyond 127.0.0.1: without credentials in the
-# environment, the AWS credential chain would ask the EC2 instance metadata
-# endpoint (169.254.169.254). The extension honours this switch as the AWS
-# SDKs do (docs/remote.md); .ci/run and scripts/test.sh set it too.
+# environment, the AWS, GCS and Azure credential chains would ask the
+# instance metadata endpoint (169.254.169.254). The extension honours these
+# switches as each provider's own libraries do (docs/remote.md); .ci/run and
+# scripts/test.sh set them too.
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+os.environ["NO_GCE_CHECK"] = "true"
+os.environ["AZURE_TOKEN_CREDENTIALS"] = "dev"
 
 
 @pytest.fixture(scope="session")

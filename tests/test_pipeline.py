@@ -3,7 +3,8 @@ what the documented manual flow (sanitize_jsonl with the registry carried
 from the previous partition, COPY ... TO parquet) writes; the report rows
 stream in partition order; an hourly run with a warm-up after and overlapping
 its range starts from the warm-up's probe registry; a run killed midway never
-leaves a partial file at a final path; enable_external_access; the output
+leaves a partial file at a final path, and its temporary file goes at the
+next write; enable_external_access; the output
 codec; a dbt-duckdb run-operation.
 
 Every expectation is computed independently of the function under test: with
@@ -448,6 +449,38 @@ def test_a_run_killed_midway_leaves_no_file_at_the_final_path(con, tmp_path: Pat
     assert footer is not None and footer == report[0]["registry"]
     assert {f["name"] for f in json.loads(footer)["canonical_schema"]["fields"]} == {"amount", "device", "id", "name", "tags"}
     assert con.execute(f"SELECT path FROM sanitize_latest_registry({sql_literal(str(silver))})").fetchall() == [(str(final),)]
+    # The rerun removed the killed run's temporary file (its process is
+    # gone), so even a glob of every file reads only the partition's.
+    assert not temp.exists()
+    assert [p.name for p in final.parent.iterdir()] == [final.name]
+    everything = sql_literal(str(silver) + "/**")
+    assert con.execute(f"SELECT count(*) FROM read_parquet({everything})").fetchone() == (CRASH_ROWS,)
+
+
+def test_temporary_files_of_live_processes_and_other_files_stay(con, tmp_path: Path):
+    """The cleanup takes only temporary files of this writer's pattern whose
+    process is gone: a live process's (this one's: a write in progress)
+    and every other file stay. `read_parquet('<prefix>/**/*.parquet')`
+    never matches a temporary file (it ends in .tmp; DuckDB's globs do
+    match hidden files)."""
+    lake = tmp_path / "bronze"
+    write_lines(lake / day_key(START) / "e.jsonl", [{"id": 1}, {"id": 2}])
+    silver = tmp_path / "silver"
+    partition = silver / day_key(START)
+    partition.mkdir(parents=True)
+    dead_child = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_child.wait()
+    stale = f".part_{START:%Y%m%d}.parquet.{dead_child.pid}-1700000000000000000-0.tmp"
+    live = f".part_{START:%Y%m%d}.parquet.{os.getpid()}-1700000000000000000-0.tmp"
+    others = ["notes.txt", f".part_{START:%Y%m%d}.parquet.tmp", "other.parquet.1-2-3.tmp"]
+    for name in [stale, live, *others]:
+        (partition / name).write_bytes(b"not parquet")
+    report = run_pipeline(con, lake, silver, start_date=START, end_date=START, input_format="jsonl")
+    assert [r["status"] for r in report] == ["written"]
+    left = sorted(p.name for p in partition.iterdir())
+    assert left == sorted([live, *others, f"part_{START:%Y%m%d}.parquet"])
+    parquet_only = sql_literal(str(silver) + "/**/*.parquet")
+    assert con.execute(f"SELECT count(*) FROM read_parquet({parquet_only})").fetchone() == (2,)
 
 
 def test_enable_external_access_false_refuses_the_pipeline(con, tmp_path: Path):

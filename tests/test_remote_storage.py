@@ -231,9 +231,12 @@ def azure(azure_server, monkeypatch):
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     requests: list[str] = []
+    # The Authorization header of each request (None without one).
+    authorizations: list[str | None] = []
 
     def do_GET(self):
         QuietHandler.requests.append(self.path)
+        QuietHandler.authorizations.append(self.headers.get("Authorization"))
         if self.path.startswith("/stall/"):
             # Headers and a first line, then nothing: a stalled transfer.
             self.send_response(200)
@@ -463,6 +466,138 @@ def test_a_url_query_is_sent_but_never_shown(web, remote_con):
     assert "secret" not in got[0][2]
 
 
+def planted_secrets() -> tuple[str, str]:
+    """A password and a signature no output may ever show."""
+    import secrets
+
+    return "pw-" + secrets.token_hex(12), "sig" + secrets.token_hex(16)
+
+
+def assert_no_secret(where: str, value, planted: tuple[str, ...]) -> None:
+    text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+    for secret in planted:
+        assert secret not in text, f"{where} shows a planted secret: {text[:2000]}"
+
+
+def extension_message(error: Exception) -> str:
+    """The extension's message, without the statement DuckDB quotes after it
+    ("LINE 1: SELECT ..."): that is the user's own text, not ours."""
+    return str(error).split("\n\nLINE ")[0]
+
+
+def test_secrets_in_a_url_never_reach_any_output(web, remote_con, tmp_path):
+    """A password in a URL's userinfo and a signature in its query are used
+    for the request and shown nowhere: not in the rows (source_file, the
+    registry, the drifts), sanitize_stats(), sanitize_rejects(), a probe's
+    registry and counters, a Parquet file COPY writes, or any error."""
+    import duckdb
+
+    password, signature = planted_secrets()
+    planted = (password, signature)
+    host = web.removeprefix("http://")
+    secret_url = lambda key: f"http://reader:{password}@{host}/{key}?X-Amz-Signature={signature}&X-Amz-Expires=60"  # noqa: E731
+    url = secret_url("bad/x.jsonl")
+    QuietHandler.requests.clear()
+    QuietHandler.authorizations.clear()
+    got = rows(remote_con, f"SELECT * FROM sanitize_jsonl({sql_literal(url)}, on_error := 'skip_row')")
+    assert [r[0] for r in got] == [1]
+    assert got[0][1] == f"{web}/bad/x.jsonl"  # source_file
+    assert_no_secret("the rows", got, planted)
+    # The request had the signature and the password (as basic authentication).
+    import base64
+
+    assert f"/bad/x.jsonl?X-Amz-Signature={signature}&X-Amz-Expires=60" in QuietHandler.requests
+    basic = "Basic " + base64.b64encode(f"reader:{password}".encode()).decode()
+    assert basic in QuietHandler.authorizations
+
+    # Drift events and the registry, on a file whose types drift.
+    drifted = rows(remote_con, f"SELECT source_file, schema_registry, schema_drifts FROM sanitize_jsonl({sql_literal(secret_url('raw/a.jsonl'))})")
+    assert drifted[0][1] and drifted[0][2] and drifted[0][2] != "[]"
+    assert_no_secret("source_file, schema_registry and schema_drifts", drifted, planted)
+    assert_no_secret("a probe", rows(remote_con, f"SELECT * FROM sanitize_probe({sql_literal(url)}, input_format := 'jsonl', on_error := 'skip_row')"), planted)
+    assert_no_secret("a registry", rows(remote_con, f"SELECT sanitize_registry({sql_literal(drifted[0][1])})"), planted)
+
+    stats = rows(remote_con, "SELECT * FROM sanitize_stats(all_connections := true)")
+    assert any(r[2] == f"{web}/bad/x.jsonl" for r in stats), stats
+    assert_no_secret("sanitize_stats()", stats, planted)
+    rejects = rows(remote_con, "SELECT * FROM sanitize_rejects(all_connections := true)")
+    assert any(r[2] == f"{web}/bad/x.jsonl" for r in rejects), rejects
+    assert_no_secret("sanitize_rejects()", rejects, planted)
+
+    # A Parquet file written by COPY: its bytes, not just its rows.
+    out = tmp_path / "copy.parquet"
+    remote_con.execute(f"COPY (FROM sanitize_jsonl({sql_literal(secret_url('raw/a.jsonl'))})) TO {sql_literal(str(out))}")
+    assert_no_secret("a Parquet file COPY wrote", out.read_bytes(), planted)
+    assert rows(remote_con, f"SELECT DISTINCT source_file FROM read_parquet({sql_literal(str(out))})") == [(f"{web}/raw/a.jsonl",)]
+
+    # Errors: a bad record under stop, a missing object, a refused listing,
+    # an unreachable host, an unknown scheme.
+    port = free_port()  # nothing listens there
+    failing = [
+        f"SELECT * FROM sanitize_jsonl({sql_literal(url)}, on_error := 'stop')",
+        f"SELECT * FROM sanitize_jsonl({sql_literal(secret_url('raw/missing.jsonl'))})",
+        f"SELECT * FROM sanitize_jsonl({sql_literal(secret_url('raw'))}, input_mode := 'directory')",
+        f"SELECT * FROM sanitize_jsonl({sql_literal(f'http://reader:{password}@127.0.0.1:{port}/x.jsonl?sig={signature}')})",
+        f"SELECT * FROM sanitize_jsonl({sql_literal(f'ftp://reader:{password}@{host}/x.jsonl')})",
+        f"SELECT * FROM sanitize_partitions({sql_literal(secret_url('hive/'))}, start_date := '2026-06-29', end_date := '2026-06-29', input_format := 'jsonl')",
+        f"SELECT * FROM sanitize_pipeline('{tmp_path}', {sql_literal(secret_url('silver'))}, start_date := '2026-06-29', end_date := '2026-06-29', input_format := 'jsonl')",
+    ]
+    for sql in failing:
+        with pytest.raises(duckdb.Error) as e:
+            remote_con.execute(sql).fetchall()
+        message = extension_message(e.value)
+        assert any(f in message for f in ("sanitize_jsonl:", "sanitize_partitions:", "sanitize_pipeline:")), message
+        assert_no_secret(f"the error of {sql}", message, planted)
+    stats = rows(remote_con, "SELECT * FROM sanitize_stats(all_connections := true)")
+    assert_no_secret("sanitize_stats() after the failures", stats, planted)
+
+
+def test_secrets_in_an_object_store_uri_never_reach_a_pipeline_output(s3, s3_server, remote_con, tmp_path):
+    """sanitize_partitions and sanitize_pipeline over an s3:// prefix with a
+    password in its userinfo (which object stores do not use): the plan,
+    the report, the objects and files written, their footers, the latest
+    registry and sanitize_stats() never show it."""
+    password, _ = planted_secrets()
+    planted = (password,)
+    with_secret = lambda path: f"s3://reader:{password}@lake/{path}"  # noqa: E731
+    plan = rows(
+        remote_con,
+        f"""SELECT * FROM sanitize_partitions({sql_literal(with_secret('pipe/raw/'))}, start_date := '2026-06-01',
+            end_date := '2026-06-02', input_format := 'jsonl', output_prefix := {sql_literal(with_secret('pipe/secret-silver'))})""",
+    )
+    assert [r[5] for r in plan] == ["ready", "ready"]
+    assert plan[0][1] == "s3://lake/pipe/raw/year=2026/month=06/date=2026-06-01/"
+    assert_no_secret("sanitize_partitions()", plan, planted)
+
+    for output in [with_secret("pipe/secret-silver"), str(tmp_path / "silver")]:
+        report = rows(
+            remote_con,
+            f"""SELECT * FROM sanitize_pipeline({sql_literal(with_secret('pipe/raw'))}, {sql_literal(output)},
+                start_date := '2026-06-01', end_date := '2026-06-02', input_format := 'jsonl')""",
+        )
+        assert [r[2] for r in report] == ["written", "written"], report
+        assert_no_secret("the pipeline's report", report, planted)
+    import boto3
+
+    client = boto3.client(
+        "s3", endpoint_url=s3_server, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+    )
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket="lake", Prefix="pipe/secret-silver/")["Contents"]]
+    assert len(keys) == 2, keys
+    for key in keys:
+        assert_no_secret(f"the object {key}", client.get_object(Bucket="lake", Key=key)["Body"].read(), planted)
+    local = sorted((tmp_path / "silver").rglob("*.parquet"))
+    assert len(local) == 2
+    for path in local:
+        assert_no_secret(f"the file {path}", path.read_bytes(), planted)
+    got = rows(remote_con, f"SELECT DISTINCT source_file FROM read_parquet({sql_literal(str(tmp_path / 'silver') + '/**/*.parquet')}) ORDER BY 1")
+    assert got == [(f"s3://lake/pipe/raw/year=2026/month=06/date=2026-06-0{d}/e.jsonl",) for d in (1, 2)]
+    latest = rows(remote_con, f"SELECT * FROM sanitize_latest_registry({sql_literal(with_secret('pipe/secret-silver'))})")
+    assert latest and latest[0][1].startswith("s3://lake/pipe/secret-silver/")
+    assert_no_secret("sanitize_latest_registry()", latest, planted)
+    assert_no_secret("sanitize_stats()", rows(remote_con, "SELECT * FROM sanitize_stats(all_connections := true)"), planted)
+
+
 def test_an_object_larger_than_one_range_is_staged_whole(s3, remote_con):
     got = rows(remote_con, f"SELECT count(*), sum(n), max(n) FROM sanitize_jsonl({sql_literal(s3 + '/big/big.jsonl')})")
     assert got == [(BIG_ROWS, BIG_ROWS * (BIG_ROWS - 1) // 2, BIG_ROWS - 1)]
@@ -497,6 +632,48 @@ def test_s3_without_credentials_fails_at_once_naming_them(con, monkeypatch):
     message = str(err.value)
     assert "no AWS credentials" in message and "AWS_ACCESS_KEY_ID" in message, message
     assert "AWS_EC2_METADATA_DISABLED" in message, message
+    assert elapsed < 5, f"took {elapsed:.1f}s: something waited on the network"
+
+
+def test_gcs_without_credentials_fails_at_once_naming_them(con, monkeypatch, tmp_path):
+    """With the GCE metadata server switched off (NO_GCE_CHECK=true, as
+    Google's auth libraries read it) and no credentials, a gs:// scan fails
+    before any request, and says what is missing."""
+    import duckdb
+
+    for key in [k for k in os.environ if k.startswith("GOOGLE_")]:
+        monkeypatch.delenv(key)
+    for key in ["STORAGE_EMULATOR_HOST", "SERVICE_ACCOUNT", "METADATA_SERVER_DETECTION"]:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no gcloud credentials file
+    monkeypatch.setenv("NO_GCE_CHECK", "true")
+    start = time.monotonic()
+    with pytest.raises(duckdb.Error) as err:
+        con.execute("SELECT * FROM sanitize_jsonl('gs://lake/a.jsonl')").fetchall()
+    elapsed = time.monotonic() - start
+    message = str(err.value)
+    assert "no GCS credentials: NO_GCE_CHECK=true is set" in message, message
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in message and "GOOGLE_SERVICE_ACCOUNT" in message, message
+    assert elapsed < 5, f"took {elapsed:.1f}s: something waited on the network"
+
+
+def test_azure_without_credentials_fails_at_once_naming_them(con, monkeypatch):
+    """With managed identity left out (AZURE_TOKEN_CREDENTIALS=dev, as Azure's
+    identity libraries read it) and no credentials, an az:// scan fails
+    before any request, and says what is missing."""
+    import duckdb
+
+    for key in [k for k in os.environ if k.startswith("AZURE") or k in ("MSI_ENDPOINT", "IDENTITY_ENDPOINT")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("AZURE_TOKEN_CREDENTIALS", "dev")
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "acct")
+    start = time.monotonic()
+    with pytest.raises(duckdb.Error) as err:
+        con.execute("SELECT * FROM sanitize_jsonl('az://lake/a.jsonl')").fetchall()
+    elapsed = time.monotonic() - start
+    message = str(err.value)
+    assert "no Azure credentials: AZURE_TOKEN_CREDENTIALS=dev leaves managed identity out" in message, message
+    assert "AZURE_STORAGE_ACCOUNT_KEY" in message and "AZURE_CLIENT_SECRET" in message, message
     assert elapsed < 5, f"took {elapsed:.1f}s: something waited on the network"
 
 

@@ -20,6 +20,8 @@ BUILD_HINT = "build it first with `bash scripts/build.sh` (after `bash scripts/s
 
 # Nothing reaches beyond 127.0.0.1: no cloud instance-metadata lookups.
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+os.environ["NO_GCE_CHECK"] = "true"
+os.environ["AZURE_TOKEN_CREDENTIALS"] = "dev"
 
 
 @pytest.fixture(scope="session")

@@ -75,8 +75,11 @@ impl ErrorSink for Scalar<'_> {
 
 /// Every callback DuckDB makes runs its body here: under [`catch`], with an
 /// error (or a contained panic) handed to the callback's error setter.
+/// Every message leaves through here, so here a URI quoted in one (by us or
+/// by a storage client) loses its credentials and signature once for all
+/// (source/redact.rs).
 pub fn guard(sink: &impl ErrorSink, f: impl FnOnce() -> Result<(), String>) {
     if let Err(message) = catch(f) {
-        sink.set_error(&message);
+        sink.set_error(&crate::source::redact_text(&message));
     }
 }

@@ -135,10 +135,12 @@ fn partition_rows(
             .into_iter()
             .zip(found)
             .map(|(p, f)| {
+                // Shown without the credentials a URI may carry (source/redact.rs).
+                let shown = |path: &str| crate::source::display_uri(path).into_owned();
                 vec![
                     Text(Some(p.key)),
-                    Text(Some(p.source_path)),
-                    Text(p.output_path),
+                    Text(Some(shown(&p.source_path))),
+                    Text(p.output_path.as_deref().map(shown)),
                     Int(Some(f.files.len() as i64)),
                     Int(i64::try_from(f.bytes).ok()),
                     Text(Some(f.status.name().to_string())),

@@ -330,6 +330,14 @@ fn parameter_errors_name_the_parameter() {
             &[("start_date", "2026-06-02"), ("end_date", "2026-06-01")],
             "sanitize_pipeline: the \"end_date\" parameter is before start_date",
         ),
+        (
+            &[
+                ("start_date", "2026-06-01"),
+                ("end_date", "2026-06-01"),
+                ("partition_template", "../../x/d={yyyy}{mm}{dd}"),
+            ],
+            "sanitize_pipeline: the \"partition_template\" parameter must stay below the prefixes",
+        ),
     ];
     for (given, expected) in cases {
         let err = run(&root, &root.join("out"), &params(given)).unwrap_err();
@@ -337,4 +345,52 @@ fn parameter_errors_name_the_parameter() {
         assert!(err.starts_with("sanitize_pipeline: "), "{err}");
     }
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn writing_a_partition_removes_the_temporary_files_a_killed_run_left_there_and_nothing_else() {
+    let root = scratch("stale-temps");
+    let (source, silver) = (root.join("bronze"), root.join("silver"));
+    lake(&source);
+    let dir = silver.join("year=2026/month=06/date=2026-06-01");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A pid that is certainly gone: a child that has been waited for.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = format!(".part_20260601.parquet.{dead}-1700000000000000000-0.tmp");
+    let live = format!(".part_20260601.parquet.{}-1700000000000000000-9.tmp", std::process::id());
+    let others = ["notes.txt", ".part_20260601.parquet.tmp", "keep.parquet.1-2-3.tmp"];
+    for name in [stale.as_str(), live.as_str()].iter().chain(&others) {
+        std::fs::write(dir.join(name), b"partial").unwrap();
+    }
+    let reports = run(&source, &silver, &params(&[("start_date", "2026-06-01"), ("end_date", "2026-06-01")])).unwrap();
+    assert_eq!(reports[0].status, "written");
+    let mut left: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    let mut expected: Vec<String> = others.iter().map(|s| s.to_string()).collect();
+    expected.extend([live, "part_20260601.parquet".to_string()]);
+    expected.sort();
+    if std::path::Path::new("/proc/self").exists() {
+        assert_eq!(left, expected, "only the dead process's temporary file goes");
+    } else {
+        assert!(left.contains(&stale), "without /proc nothing is known dead, so nothing goes");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_report_row_shows_no_credentials_or_signatures() {
+    let report = Report {
+        phase: "partition",
+        partition_key: "d=20260601".into(),
+        status: "failed",
+        output_path: Some("s3://reader:s3cret@lake/silver/d=20260601/part_20260601.parquet".into()),
+        error: Some("cannot download \"x\" (HTTP): error sending request for url (https://h/x?sig=s3cret)".into()),
+        ..Report::default()
+    };
+    let cells = format!("{:?}", report.cells());
+    assert!(!cells.contains("s3cret"), "{cells}");
+    assert!(cells.contains("s3://lake/silver/d=20260601/part_20260601.parquet"), "{cells}");
 }

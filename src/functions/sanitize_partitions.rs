@@ -265,6 +265,15 @@ fn check_template(template: &str, granularity: Granularity) -> Result<()> {
     if template.starts_with('/') || template.ends_with('/') || template.contains("//") {
         return Err(bad("partition_template", format!("must be relative, without empty segments: '{template}'")));
     }
+    // A `..` would put a partition outside the prefixes (the output
+    // written, the source read elsewhere); a `.` names the same directory
+    // under another key. A backslash is a separator on Windows.
+    if template.split(['/', '\\']).any(|segment| segment == ".." || segment == ".") {
+        return Err(bad(
+            "partition_template",
+            format!("must stay below the prefixes, without '.' or '..' segments: '{template}'"),
+        ));
+    }
     Ok(())
 }
 
@@ -352,7 +361,9 @@ pub fn latest_registry(output_prefix: &str, params: &[(&str, ParamValue)]) -> Re
     let granularity = granularity(get("granularity")).map_err(in_latest)?;
     let template = template(get("partition_template"), granularity).map_err(in_latest)?;
     let matcher = template_regex(&template);
-    let root = output_prefix.trim_end_matches('/');
+    // Listed files are named as shown, without any userinfo (source/redact.rs).
+    let shown = crate::source::display_uri(output_prefix);
+    let root = shown.trim_end_matches('/');
     let mut candidates: Vec<(Stamp, String, String)> = Vec::new();
     for file in crate::source::list_tree(LATEST_FUNCTION, output_prefix)? {
         let Some(relative) = file.strip_prefix(root).map(|r| r.trim_start_matches('/')) else { continue };
@@ -498,6 +509,11 @@ mod tests {
             ),
             (vec![("partition_template", s("year={yyyy}/month={mm}"))], "must place the day with {dd}"),
             (vec![("partition_template", s("d={yyyy}{mm}{dd}/{x}"))], "unknown placeholder {x}"),
+            (vec![("partition_template", s("../../x/d={yyyy}{mm}{dd}"))], "without '.' or '..' segments"),
+            (vec![("partition_template", s("d={yyyy}{mm}{dd}/.."))], "without '.' or '..' segments"),
+            (vec![("partition_template", s("a/../d={yyyy}{mm}{dd}"))], "without '.' or '..' segments"),
+            (vec![("partition_template", s("./d={yyyy}{mm}{dd}"))], "without '.' or '..' segments"),
+            (vec![("partition_template", s("..\\d={yyyy}{mm}{dd}"))], "without '.' or '..' segments"),
             (vec![("granularity", s("hourly")), ("partition_template", s("d={dd}"))], "must place the hour"),
             (vec![("granularity", s("weekly"))], "'daily' or 'hourly', not 'weekly'"),
             (vec![("start_date", s("2026-13-01"))], "must be a DATE (YYYY-MM-DD), not '2026-13-01'"),

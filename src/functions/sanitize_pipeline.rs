@@ -96,7 +96,8 @@ impl PipelineOptions {
         let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
         if crate::source::parse_remote(output_prefix).is_some_and(|u| u.backend == crate::source::Backend::Http) {
             return Err(SanitizeError::options(format!(
-                "{FUNCTION}: http(s):// URLs cannot be written (\"{output_prefix}\"); write to a local path, s3://, gs:// or az://"
+                "{FUNCTION}: http(s):// URLs cannot be written (\"{}\"); write to a local path, s3://, gs:// or az://",
+                crate::source::display_uri(output_prefix)
             )));
         }
         // The plan's parameters, as sanitize_partitions takes them.
@@ -267,8 +268,12 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report row as shown: the output path and the error without the
+    /// credentials or signature a URI in them may carry (source/redact.rs).
     fn cells(self) -> Vec<Cell> {
         let int = |n: u64| Cell::Int(i64::try_from(n).ok());
+        let output_path = self.output_path.map(|p| crate::source::display_uri(&p).into_owned());
+        let error = self.error.map(|e| crate::source::redact_text(&e).into_owned());
         vec![
             Cell::Text(Some(self.phase.to_string())),
             Cell::Text(Some(self.partition_key)),
@@ -277,13 +282,13 @@ impl Report {
             int(self.rows_read),
             int(self.rows_written),
             int(self.rows_skipped),
-            Cell::Text(self.output_path),
+            Cell::Text(output_path),
             Cell::Int(self.output_bytes.and_then(|n| i64::try_from(n).ok())),
             Cell::Int(self.schema_generation.and_then(|n| i64::try_from(n).ok())),
             Cell::Text(self.drifts),
             Cell::Text(self.registry),
             int(self.elapsed_ms),
-            Cell::Text(self.error),
+            Cell::Text(error),
         ]
     }
 }

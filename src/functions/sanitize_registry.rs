@@ -48,6 +48,7 @@ pub use crate::output::PARQUET_REGISTRY_KEY;
 /// of the file, remotely by range requests for the file's last bytes.
 pub fn registry_from_parquet(function: &str, path: &str) -> Result<Option<String>> {
     let footer = read_footer(function, path)?;
+    let footer = crate::formats::parquet::checked_metadata(&footer).map_err(|e| not_parquet(function, path, &e))?;
     let metadata = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&footer)
         .map_err(|e| not_parquet(function, path, &e))?;
     let pairs = metadata.file_metadata().key_value_metadata();
@@ -57,11 +58,13 @@ pub fn registry_from_parquet(function: &str, path: &str) -> Result<Option<String
         return Ok(None);
     };
     canonical_registry(&text).map(Some).map_err(|e| {
+        let path = crate::source::display_uri(path);
         SanitizeError::input(format!("{function}: the registry in the footer of \"{path}\" is invalid: {}", e.message))
     })
 }
 
 fn not_parquet(function: &str, path: &str, e: &dyn std::fmt::Display) -> SanitizeError {
+    let path = crate::source::display_uri(path);
     SanitizeError::input(format!("{function}: cannot read the Parquet footer of \"{path}\": {e}"))
 }
 

@@ -5,7 +5,8 @@
 //! directory and uploaded in one multipart upload, which the store makes
 //! visible only when it completes (source/upload.rs). A run killed midway
 //! leaves at most a hidden `.<name>.<pid>-<time>-<n>.tmp` beside the target, never
-//! a partial file at the final path.
+//! a partial file at the final path; the next write into that directory
+//! removes such files of processes that are gone ([`remove_stale_temps`]).
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -102,6 +103,7 @@ impl ParquetSink {
         let sequence = TEMP_SEQUENCE.fetch_add(1, Ordering::Relaxed);
         let (target, dir, name) = if let Some(uri) = parse_remote(output) {
             if uri.key.is_empty() || uri.key.ends_with('/') {
+                let output = crate::source::display_uri(output);
                 return Err(SanitizeError::options(format!("{function}: the output \"{output}\" names no object")));
             }
             let name = uri.key.rsplit('/').next().unwrap_or("part.parquet").to_string();
@@ -122,10 +124,14 @@ impl ParquetSink {
             })?;
             (Target::Local(local), dir, name)
         };
+        if matches!(target, Target::Local(_)) {
+            // A killed run's leftovers go before this run adds its own.
+            remove_stale_temps(&dir, process_alive);
+        }
         // The process, the time and a counter: a file a killed run left
         // (a container reuses its pid) never blocks the next run's.
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let temp = dir.join(format!(".{name}.{}-{nanos}-{sequence}.tmp", std::process::id()));
+        let temp = dir.join(temp_name(&name, std::process::id(), nanos, sequence));
         let file = File::options().write(true).create_new(true).open(&temp).map_err(|e| {
             SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
         })?;
@@ -222,6 +228,64 @@ impl ParquetSink {
     }
 }
 
+/// The temporary name of the file `name` while this process writes it:
+/// hidden, and ending in `.tmp` so that no `*.parquet` glob matches it
+/// (DuckDB's `*` and `**` do match hidden files: `read_parquet('out/**/*.parquet')`
+/// never sees it, `read_parquet('out/**')` would while a write runs).
+fn temp_name(name: &str, pid: u32, nanos: u128, sequence: u64) -> String {
+    format!(".{name}.{pid}-{nanos}-{sequence}.tmp")
+}
+
+/// The pid in a name [`temp_name`] made, or `None` for any other name.
+fn temp_name_pid(file_name: &str) -> Option<u32> {
+    let inner = file_name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (name, stamp) = inner.rsplit_once('.')?;
+    let parts: Vec<&str> = stamp.split('-').collect();
+    let numeric = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if name.is_empty() || parts.len() != 3 || !parts.iter().all(numeric) {
+        return None;
+    }
+    parts[0].parse().ok()
+}
+
+/// Whether the process `pid` is alive, where the system can say: Linux
+/// lists every process of this pid namespace under /proc (a zombie too,
+/// which counts as alive). Elsewhere, or without /proc, `None`: not known,
+/// so nothing is removed. No signal is sent (kill(pid, 0) would need
+/// unsafe code outside src/ffi, and /proc answers the same question).
+fn process_alive(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return None;
+    }
+    Some(proc.join(pid.to_string()).exists())
+}
+
+/// Removes from `dir` the temporary files a writer that is no longer
+/// alive left there (a run killed midway): only regular files named as
+/// [`temp_name`] names them, and only when `alive` says their pid is
+/// gone; any other file, and any file of a live or unknown process (a run
+/// writing now, this process's other writes), stays. Best effort: a file
+/// that cannot be removed is left, it only costs space. Returns the files
+/// removed.
+fn remove_stale_temps(dir: &Path, alive: impl Fn(u32) -> Option<bool>) -> Vec<PathBuf> {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temp_name_pid) else { continue };
+        // file_type does not follow links: a link is never taken for a file.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) || alive(pid) != Some(false) {
+            continue;
+        }
+        if std::fs::remove_file(entry.path()).is_ok() {
+            removed.push(entry.path());
+        }
+    }
+    removed
+}
+
 /// For each leaf column of the first batch (inside structs and lists
 /// too): whether a dictionary pays, that is whether its values are few.
 fn dictionary_choices(batch: &arrow::array::RecordBatch) -> Vec<(Vec<String>, bool)> {
@@ -285,5 +349,91 @@ impl Drop for ParquetSink {
         self.writer = None;
         self.file = None;
         let _ = std::fs::remove_file(&self.temp);
+    }
+}
+
+#[cfg(test)]
+mod temp_tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_hidden_never_parquet_and_read_back() {
+        let name = temp_name("part_20260601.parquet", 4242, 1_700_000_000_000_000_000, 7);
+        assert_eq!(name, ".part_20260601.parquet.4242-1700000000000000000-7.tmp");
+        assert!(name.starts_with('.') && !name.ends_with(".parquet"));
+        assert_eq!(temp_name_pid(&name), Some(4242));
+        // A name with dots and dashes of its own.
+        assert_eq!(temp_name_pid(&temp_name("a-b.c-d.parquet", 1, 2, 3)), Some(1));
+        for other in [
+            "part_20260601.parquet",
+            ".part_20260601.parquet",
+            ".part.parquet.tmp",
+            ".part.parquet.12-34.tmp",
+            ".part.parquet.12-34-5-6.tmp",
+            ".part.parquet.12-x4-5.tmp",
+            "..12-34-5.tmp",
+            "part.parquet.12-34-5.tmp",
+            ".part.parquet.12-34-5.tmp~",
+            ".part.parquet.99999999999-34-5.tmp",
+        ] {
+            assert_eq!(temp_name_pid(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn only_temporary_files_of_dead_processes_are_removed() {
+        let dir = std::env::temp_dir().join(format!(
+            "ss-stale-temps-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let dead = temp_name("part_20260601.parquet", 11, 5, 0);
+        let dead_other_stem = temp_name("events_20260601.parquet", 12, 5, 1);
+        let live = temp_name("part_20260601.parquet", 21, 5, 2);
+        let unknown = temp_name("part_20260601.parquet", 31, 5, 3);
+        let keep = ["part_20260601.parquet", ".part_20260601.parquet", "notes.tmp", ".x.1-2.tmp", ".hidden"];
+        for name in [dead.as_str(), dead_other_stem.as_str(), live.as_str(), unknown.as_str()].iter().chain(&keep) {
+            std::fs::write(dir.join(name), b"x").unwrap();
+        }
+        // A directory of that name is never removed.
+        let dead_dir = temp_name("d.parquet", 13, 5, 4);
+        std::fs::create_dir(dir.join(&dead_dir)).unwrap();
+        let alive = |pid: u32| match pid {
+            11..=19 => Some(false),
+            21..=29 => Some(true),
+            _ => None,
+        };
+        let mut removed: Vec<String> = remove_stale_temps(&dir, alive)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        removed.sort();
+        let mut expected = vec![dead.clone(), dead_other_stem.clone()];
+        expected.sort();
+        assert_eq!(removed, expected);
+        let mut left: Vec<String> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        left.sort();
+        let mut expected_left: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
+        expected_left.extend([live, unknown, dead_dir]);
+        expected_left.sort();
+        assert_eq!(left, expected_left);
+        // A directory that is not there: nothing to do.
+        assert!(remove_stale_temps(&dir.join("missing"), alive).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_reaped_child_is_not() {
+        if process_alive(std::process::id()).is_none() {
+            return; // no /proc here: nothing is ever removed
+        }
+        assert_eq!(process_alive(std::process::id()), Some(true));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert_eq!(process_alive(pid), Some(false));
     }
 }

@@ -60,8 +60,9 @@ pub const BATCH_RECORDS: usize = 2048;
 #[derive(Debug)]
 pub struct ScanPlan {
     pub function: String,
-    /// The path argument as the user gave it (a list joined with ", ",
-    /// for sanitize_stats).
+    /// The path argument as the user gave it, without the credentials or
+    /// signature a URI may carry (a list joined with ", ", for
+    /// sanitize_stats).
     pub path: String,
     pub options: Options,
     pub files: Vec<String>,
@@ -266,7 +267,7 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     let drifts: Vec<serde_json::Value> = events.iter().map(|e| e.to_json(&detected_at)).collect();
     Ok(ScanPlan {
         function: function.to_string(),
-        path: paths.join(", "),
+        path: paths.iter().map(|p| crate::source::display_uri(p)).collect::<Vec<_>>().join(", "),
         registry_json: registry.json_text(),
         drifts_json: serde_json::Value::Array(drifts).to_string(),
         drift_events: events,

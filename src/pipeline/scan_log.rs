@@ -76,14 +76,16 @@ fn with_log<T>(f: impl FnOnce(&mut VecDeque<ScanRecord>) -> T) -> T {
     f(&mut guard)
 }
 
-/// Registers a scan that is starting; returns its id.
+/// Registers a scan that is starting; returns its id. `path` is recorded
+/// without the credentials or signature a URI in it may carry: every
+/// connection of the database may list it (`all_connections := true`).
 pub fn begin(function: &str, path: &str, session: Option<Session>, started_at_micros: i64) -> u64 {
     let scan_id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let record = ScanRecord {
         scan_id,
         session,
         function: function.to_string(),
-        path: path.to_string(),
+        path: crate::source::redact_text(path).into_owned(),
         started_at_micros,
         finished: false,
         stats: Stats::default(),
@@ -135,6 +137,15 @@ mod tests {
         }
         assert!(snapshot(Scope::Everything).len() <= SCAN_LOG_CAPACITY);
         assert!(snapshot(Scope::of(conn, false)).is_empty(), "the oldest scans are dropped first");
+    }
+
+    #[test]
+    fn a_logged_path_carries_no_secret() {
+        let conn = Some(Session { database: u64::MAX - 9, connection: 1 });
+        let id = begin("sanitize_jsonl", "http://user:s3cret@h/x.jsonl?X-Amz-Signature=abc", conn, 0);
+        let logged = snapshot(Scope::of(conn, false));
+        let record = logged.iter().find(|r| r.scan_id == id).unwrap();
+        assert_eq!(record.path, "http://h/x.jsonl");
     }
 
     #[test]

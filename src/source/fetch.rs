@@ -43,6 +43,12 @@ pub(super) struct Settings {
     pub(super) spool_root: PathBuf,
     /// `AWS_EC2_METADATA_DISABLED`: no instance-metadata credential lookup.
     ec2_metadata_disabled: bool,
+    /// The setting that turned the GCE metadata server off, as written
+    /// (`NO_GCE_CHECK=true`), or `None`.
+    gce_metadata_off: Option<String>,
+    /// The `AZURE_TOKEN_CREDENTIALS` setting that leaves managed identity
+    /// (the IMDS endpoint) out, as written, or `None`.
+    azure_imds_off: Option<String>,
 }
 
 impl Settings {
@@ -58,6 +64,11 @@ impl Settings {
                 .map(PathBuf::from)
                 .unwrap_or_else(std::env::temp_dir),
             ec2_metadata_disabled: env_flag("AWS_EC2_METADATA_DISABLED"),
+            gce_metadata_off: gce_metadata_off(
+                std::env::var("NO_GCE_CHECK").ok().as_deref(),
+                std::env::var("METADATA_SERVER_DETECTION").ok().as_deref(),
+            ),
+            azure_imds_off: azure_imds_off(std::env::var("AZURE_TOKEN_CREDENTIALS").ok().as_deref()),
         }
     }
 }
@@ -423,6 +434,12 @@ fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
 }
 
+/// A boolean setting as object_store reads it (a builder hands back the
+/// text it was given until it builds: `TRUE`, `1`, `on` are true too).
+fn config_true(value: &str) -> bool {
+    matches!(value.trim().to_ascii_lowercase().as_str(), "1" | "true" | "on" | "yes" | "y")
+}
+
 /// The credential sources of S3, in the order object_store tries them
 /// (docs/remote.md): static keys, web identity, the container endpoints,
 /// then the EC2 instance metadata endpoint. With the metadata endpoint
@@ -431,7 +448,7 @@ fn env_flag(name: &str) -> bool {
 /// calling 169.254.169.254 from inside someone's database.
 fn check_s3_credentials(builder: &AmazonS3Builder, metadata_disabled: bool) -> object_store::Result<()> {
     let has = |k: AmazonS3ConfigKey| builder.get_config_value(&k).is_some_and(|v| !v.is_empty());
-    let unsigned = builder.get_config_value(&AmazonS3ConfigKey::SkipSignature).is_some_and(|v| v == "true");
+    let unsigned = builder.get_config_value(&AmazonS3ConfigKey::SkipSignature).is_some_and(|v| config_true(&v));
     let found = unsigned
         || has(AmazonS3ConfigKey::AccessKeyId)
         || has(AmazonS3ConfigKey::SecretAccessKey)
@@ -445,6 +462,96 @@ fn check_s3_credentials(builder: &AmazonS3Builder, metadata_disabled: bool) -> o
     Err(object_store::Error::Generic {
         store: "S3",
         source: "no AWS credentials: AWS_EC2_METADATA_DISABLED is set, so the instance metadata endpoint is not asked, and none of AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, or AWS_CONTAINER_CREDENTIALS_FULL_URI with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE is set (AWS_SKIP_SIGNATURE=true reads a public bucket unsigned)".into(),
+    })
+}
+
+/// Whether the GCE metadata server is switched off, as Google's own auth
+/// libraries read it: `NO_GCE_CHECK=true` (the Java and Python libraries,
+/// gcsfs, TensorFlow) or `METADATA_SERVER_DETECTION=none` (the Node.js
+/// libraries). The setting, as written, for the message; `None` when on.
+fn gce_metadata_off(no_gce_check: Option<&str>, detection: Option<&str>) -> Option<String> {
+    if let Some(v) = no_gce_check.filter(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")) {
+        return Some(format!("NO_GCE_CHECK={v}"));
+    }
+    detection.filter(|v| v.trim().eq_ignore_ascii_case("none")).map(|v| format!("METADATA_SERVER_DETECTION={v}"))
+}
+
+/// Whether managed identity (the instance metadata endpoint, IMDS) is left
+/// out of the Azure credential chain, as Azure's identity libraries read
+/// `AZURE_TOKEN_CREDENTIALS`: `dev` (developer tools only) or the name of
+/// one credential other than `ManagedIdentityCredential` leave it out;
+/// `prod`, `ManagedIdentityCredential` or no value keep it. A value the
+/// libraries would refuse leaves it out too: a typo must not mean a request
+/// to 169.254.169.254. The setting, as written, for the message.
+fn azure_imds_off(token_credentials: Option<&str>) -> Option<String> {
+    let value = token_credentials?;
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "prod" | "managedidentitycredential" => None,
+        _ => Some(format!("AZURE_TOKEN_CREDENTIALS={value}")),
+    }
+}
+
+/// The application default credentials file gcloud writes, where
+/// object_store looks for it.
+fn gcloud_credentials_file() -> Option<PathBuf> {
+    let (home, path) = if cfg!(windows) {
+        ("APPDATA", "gcloud/application_default_credentials.json")
+    } else {
+        ("HOME", ".config/gcloud/application_default_credentials.json")
+    };
+    Some(Path::new(&std::env::var_os(home)?).join(path))
+}
+
+/// The credential sources of GCS, in the order object_store tries them
+/// (docs/remote.md): a service account, application default credentials,
+/// then the GCE metadata server. With the metadata server switched off
+/// ([`gce_metadata_off`]) and no other source, the scan fails at once,
+/// naming what is missing. `gcloud_file`: gcloud's credentials file exists.
+fn check_gcs_credentials(
+    builder: &GoogleCloudStorageBuilder,
+    metadata_off: Option<&str>,
+    gcloud_file: bool,
+) -> object_store::Result<()> {
+    let has = |k: GoogleConfigKey| builder.get_config_value(&k).is_some_and(|v| !v.is_empty());
+    let unsigned = builder.get_config_value(&GoogleConfigKey::SkipSignature).is_some_and(|v| config_true(&v));
+    let found = unsigned
+        || gcloud_file
+        || has(GoogleConfigKey::ServiceAccount)
+        || has(GoogleConfigKey::ServiceAccountKey)
+        || has(GoogleConfigKey::ApplicationCredentials);
+    let Some(setting) = metadata_off.filter(|_| !found) else { return Ok(()) };
+    Err(object_store::Error::Generic {
+        store: "GCS",
+        source: format!("no GCS credentials: {setting} is set, so the GCE metadata server is not asked, and none of GOOGLE_SERVICE_ACCOUNT (or GOOGLE_SERVICE_ACCOUNT_PATH), GOOGLE_SERVICE_ACCOUNT_KEY, GOOGLE_APPLICATION_CREDENTIALS or gcloud's application default credentials file (~/.config/gcloud/application_default_credentials.json) is there (GOOGLE_SKIP_SIGNATURE=true reads a public bucket unsigned; STORAGE_EMULATOR_HOST names an emulator)").into(),
+    })
+}
+
+/// The credential sources of Azure, in the order object_store tries them
+/// (docs/remote.md): the emulator, a bearer token, an account key, workload
+/// identity, a client secret, a SAS, the Azure CLI, then managed identity
+/// (the IMDS endpoint). With managed identity left out ([`azure_imds_off`])
+/// and no other source, the scan fails at once, naming what is missing.
+fn check_azure_credentials(builder: &MicrosoftAzureBuilder, imds_off: Option<&str>) -> object_store::Result<()> {
+    let has = |k: AzureConfigKey| builder.get_config_value(&k).is_some_and(|v| !v.is_empty());
+    let on = |k: AzureConfigKey| builder.get_config_value(&k).is_some_and(|v| config_true(&v));
+    let found = on(AzureConfigKey::UseEmulator)
+        || on(AzureConfigKey::SkipSignature)
+        || on(AzureConfigKey::UseAzureCli)
+        || has(AzureConfigKey::Token)
+        || has(AzureConfigKey::AccessKey)
+        || has(AzureConfigKey::SasKey)
+        || (has(AzureConfigKey::ClientId)
+            && has(AzureConfigKey::AuthorityId)
+            && has(AzureConfigKey::FederatedTokenFile))
+        || (has(AzureConfigKey::ClientId) && has(AzureConfigKey::ClientSecret) && has(AzureConfigKey::AuthorityId))
+        || (has(AzureConfigKey::FabricTokenServiceUrl)
+            && has(AzureConfigKey::FabricWorkloadHost)
+            && has(AzureConfigKey::FabricSessionToken)
+            && has(AzureConfigKey::FabricClusterIdentifier));
+    let Some(setting) = imds_off.filter(|_| !found) else { return Ok(()) };
+    Err(object_store::Error::Generic {
+        store: "MicrosoftAzure",
+        source: format!("no Azure credentials: {setting} leaves managed identity out, so the instance metadata endpoint (IMDS) is not asked, and none of AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_SAS_KEY (or a SAS token in an https:// URL's query), AZURE_STORAGE_TOKEN, AZURE_CLIENT_ID with AZURE_CLIENT_SECRET and AZURE_TENANT_ID, AZURE_CLIENT_ID with AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE, or AZURE_USE_AZURE_CLI=true is set (AZURE_SKIP_SIGNATURE=true reads a public container unsigned; AZURE_STORAGE_USE_EMULATOR=true talks to Azurite)").into(),
     })
 }
 
@@ -462,13 +569,15 @@ fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc
             check_s3_credentials(&builder, settings.ec2_metadata_disabled)?;
             Arc::new(builder.build()?)
         }
-        Backend::Gcs => Arc::new(
-            GoogleCloudStorageBuilder::from_env()
+        Backend::Gcs => {
+            let builder = GoogleCloudStorageBuilder::from_env()
                 .with_url(&uri.store_url)
                 .with_config(GoogleConfigKey::Client(ClientConfigKey::Timeout), &timeout)
-                .with_retry(retry)
-                .build()?,
-        ),
+                .with_retry(retry);
+            let gcloud_file = gcloud_credentials_file().is_some_and(|f| f.exists());
+            check_gcs_credentials(&builder, settings.gce_metadata_off.as_deref(), gcloud_file)?;
+            Arc::new(builder.build()?)
+        }
         Backend::Azure => {
             let mut builder = MicrosoftAzureBuilder::from_env()
                 .with_url(&uri.store_url)
@@ -478,6 +587,7 @@ fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc
             if let Some(sas) = &uri.query {
                 builder = builder.with_config(AzureConfigKey::SasKey, sas);
             }
+            check_azure_credentials(&builder, settings.azure_imds_off.as_deref())?;
             Arc::new(builder.build()?)
         }
         // Plain HTTP goes through reqwest (see `Store::Http`).
@@ -506,6 +616,91 @@ mod tests {
     }
 
     #[test]
+    fn the_metadata_switches_read_as_google_and_azure_libraries_read_them() {
+        assert_eq!(gce_metadata_off(Some("true"), None).as_deref(), Some("NO_GCE_CHECK=true"));
+        assert_eq!(gce_metadata_off(Some(" TRUE "), None).as_deref(), Some("NO_GCE_CHECK= TRUE "));
+        assert_eq!(gce_metadata_off(None, Some("none")).as_deref(), Some("METADATA_SERVER_DETECTION=none"));
+        assert_eq!(gce_metadata_off(Some("false"), Some("assume-present")), None);
+        assert_eq!(gce_metadata_off(None, Some("ping-only")), None);
+        assert_eq!(gce_metadata_off(None, None), None);
+        for off in ["dev", "DEV", "EnvironmentCredential", "AzureCliCredential", "workloadidentitycredential", "tyop"] {
+            assert_eq!(azure_imds_off(Some(off)), Some(format!("AZURE_TOKEN_CREDENTIALS={off}")), "{off}");
+        }
+        for on in ["prod", "Prod", "ManagedIdentityCredential", "managedidentitycredential", "", " "] {
+            assert_eq!(azure_imds_off(Some(on)), None, "{on}");
+        }
+        assert_eq!(azure_imds_off(None), None);
+    }
+
+    #[test]
+    fn gcs_without_credentials_and_metadata_off_fails_at_once() {
+        let bare = GoogleCloudStorageBuilder::new().with_bucket_name("b");
+        let e = check_gcs_credentials(&bare, Some("NO_GCE_CHECK=true"), false).unwrap_err().to_string();
+        assert!(e.contains("no GCS credentials: NO_GCE_CHECK=true is set"), "{e}");
+        assert!(e.contains("GOOGLE_SERVICE_ACCOUNT") && e.contains("GOOGLE_APPLICATION_CREDENTIALS"), "{e}");
+        // The metadata server allowed: object_store's chain decides.
+        assert!(check_gcs_credentials(&bare, None, false).is_ok());
+        // Any other source is enough.
+        assert!(check_gcs_credentials(&bare, Some("NO_GCE_CHECK=true"), true).is_ok(), "gcloud's file");
+        for (key, value) in [
+            (GoogleConfigKey::ServiceAccount, "/k.json"),
+            (GoogleConfigKey::ServiceAccountKey, "{}"),
+            (GoogleConfigKey::ApplicationCredentials, "/adc.json"),
+            (GoogleConfigKey::SkipSignature, "true"),
+        ] {
+            let b = bare.clone().with_config(key, value);
+            assert!(check_gcs_credentials(&b, Some("NO_GCE_CHECK=true"), false).is_ok(), "{key:?}");
+        }
+        let signed = bare.clone().with_config(GoogleConfigKey::SkipSignature, "false");
+        assert!(check_gcs_credentials(&signed, Some("NO_GCE_CHECK=true"), false).is_err());
+        // Booleans as object_store parses them, not only "true".
+        let unsigned = bare.clone().with_config(GoogleConfigKey::SkipSignature, "TRUE");
+        assert!(check_gcs_credentials(&unsigned, Some("NO_GCE_CHECK=true"), false).is_ok());
+    }
+
+    #[test]
+    fn azure_without_credentials_and_managed_identity_off_fails_at_once() {
+        let bare = MicrosoftAzureBuilder::new().with_account("acct").with_container_name("c");
+        let e = check_azure_credentials(&bare, Some("AZURE_TOKEN_CREDENTIALS=dev")).unwrap_err().to_string();
+        assert!(e.contains("no Azure credentials: AZURE_TOKEN_CREDENTIALS=dev leaves managed identity out"), "{e}");
+        assert!(e.contains("AZURE_STORAGE_ACCOUNT_KEY") && e.contains("AZURE_CLIENT_SECRET"), "{e}");
+        assert!(check_azure_credentials(&bare, None).is_ok());
+        let off = Some("AZURE_TOKEN_CREDENTIALS=dev");
+        for (keys, enough) in [
+            (&[(AzureConfigKey::UseEmulator, "true")][..], true),
+            (&[(AzureConfigKey::AccessKey, "a2V5")], true),
+            (&[(AzureConfigKey::SasKey, "sv=1&sig=s")], true),
+            (&[(AzureConfigKey::Token, "t")], true),
+            (&[(AzureConfigKey::UseAzureCli, "true")], true),
+            (&[(AzureConfigKey::SkipSignature, "true")], true),
+            (
+                &[
+                    (AzureConfigKey::ClientId, "i"),
+                    (AzureConfigKey::ClientSecret, "s"),
+                    (AzureConfigKey::AuthorityId, "t"),
+                ],
+                true,
+            ),
+            (
+                &[
+                    (AzureConfigKey::ClientId, "i"),
+                    (AzureConfigKey::AuthorityId, "t"),
+                    (AzureConfigKey::FederatedTokenFile, "/f"),
+                ],
+                true,
+            ),
+            // Half a source is none.
+            (&[(AzureConfigKey::ClientId, "i"), (AzureConfigKey::AuthorityId, "t")], false),
+            (&[(AzureConfigKey::UseEmulator, "1")], true),
+            (&[(AzureConfigKey::UseEmulator, "false")], false),
+            (&[(AzureConfigKey::AccessKey, "")], false),
+        ] {
+            let b = keys.iter().fold(bare.clone(), |b, (k, v)| b.with_config(*k, *v));
+            assert_eq!(check_azure_credentials(&b, off).is_ok(), enough, "{keys:?}");
+        }
+    }
+
+    #[test]
     fn every_scheme_builds_a_store_without_a_request() {
         // The store is built from the environment; credentials for S3 are
         // not required when the metadata endpoint is allowed.
@@ -515,6 +710,8 @@ mod tests {
             concurrency: 1,
             spool_root: std::env::temp_dir(),
             ec2_metadata_disabled: false,
+            gce_metadata_off: None,
+            azure_imds_off: None,
         };
         for uri in [
             "s3://b/x.jsonl",

@@ -6,12 +6,14 @@ mod decompress;
 mod fetch;
 mod glob;
 mod hive;
+mod redact;
 mod remote;
 mod spool;
 
 pub use decode::{head_mark, sniff_xml_encoding, HeadMark, TextDecoder, HEAD_MARK_BYTES};
 pub use decompress::{compressed_mark, decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
+pub use redact::{display_uri, redact_text};
 pub use remote::{parse_remote, Backend};
 pub use spool::{
     list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool,
@@ -80,6 +82,7 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
     }
     if remote::is_remote_scheme(path) && file_uri_path(path).is_none() {
         let scheme = path.split("://").next().unwrap_or_default();
+        let path = display_uri(path);
         if remote::REMOTE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
             return Err(SanitizeError::options(format!(
                 "{function}: \"{path}\" has no bucket or container (expected {scheme}://<bucket>/<key>)"
@@ -271,6 +274,25 @@ mod tests {
             let e = resolve_files("sanitize_xml", name, &xml, InputMode::SingleFile).unwrap_err();
             assert!(e.message.contains("this reader decompresses gzip (.gz) and zstd (.zst) only"), "{e}");
             assert!(!e.message.contains("requires"), "{e}");
+        }
+    }
+
+    #[test]
+    fn messages_about_a_uri_show_no_credentials_or_signature() {
+        let jsonl = Options::defaults(InputFormat::Jsonl);
+        let mut directory = Options::defaults(InputFormat::Jsonl);
+        directory.input_mode = InputMode::Directory;
+        // Each is refused before any request.
+        for (path, options) in [
+            ("ftp://reader:s3cret@h/x.jsonl", &jsonl),
+            ("s3://reader:s3cret@/x.jsonl", &jsonl),
+            ("http://reader:s3cret@127.0.0.1:9/raw?sig=s3cret", &directory),
+            ("http://reader:s3cret@127.0.0.1:9/raw/*.jsonl?sig=s3cret", &jsonl),
+            ("http://reader:s3cret@127.0.0.1:9/raw/x.csv?sig=s3cret", &jsonl),
+        ] {
+            let e = resolve("sanitize_jsonl", &[path.to_string()], options).unwrap_err();
+            assert!(!e.message.contains("s3cret"), "{path}: {e}");
+            assert!(e.message.starts_with("sanitize_jsonl: "), "{e}");
         }
     }
 

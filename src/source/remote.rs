@@ -31,7 +31,8 @@ pub struct RemoteUri {
     /// `https://account.blob.core.windows.net/container`, `https://host:port`.
     pub store_url: String,
     /// How the user wrote the store part, for `source_file` and messages
-    /// (`gcs://bucket`, `wasbs://c@acct.blob.core.windows.net`).
+    /// (`gcs://bucket`, `wasbs://c@acct.blob.core.windows.net`), without
+    /// any credentials of its userinfo.
     pub display_base: String,
     /// The object key (or directory prefix) within the store, without a
     /// leading `/`; may be empty (the bucket's root). For http(s) URLs it is
@@ -43,7 +44,8 @@ pub struct RemoteUri {
 }
 
 impl RemoteUri {
-    /// The object's URI as `source_file` and messages show it (no query).
+    /// The object's URI as `source_file` and messages show it (no query, no
+    /// credentials).
     pub fn object_uri(&self, key: &str) -> String {
         format!("{}/{key}", self.display_base)
     }
@@ -68,33 +70,40 @@ pub fn parse_remote(path: &str) -> Option<RemoteUri> {
         _ => (rest, None),
     };
     let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
-    if authority.is_empty() {
+    // The bucket, container or host: after any userinfo.
+    if authority.rsplit_once('@').map_or(authority, |(_, host)| host).is_empty() {
         return None;
     }
-    let display_base = format!("{scheme}://{authority}");
+    let base = format!("{scheme}://{authority}");
+    // What is shown has no credentials (source/redact.rs); the store is
+    // built from the whole authority (an HTTP URL's user and password are
+    // its basic authentication).
+    let display_base = super::redact::display_uri(&base).into_owned();
     let uri = |backend, store_url: String, display_base: String, key: &str| {
         Some(RemoteUri { backend, store_url, display_base, key: key.to_string(), query: query.clone() })
     };
     match scheme.as_str() {
         "s3" | "s3a" => uri(Backend::S3, format!("s3://{authority}"), display_base, key),
         "gs" | "gcs" => uri(Backend::Gcs, format!("gs://{authority}"), display_base, key),
-        "az" | "azure" | "abfs" | "abfss" | "adl" => uri(Backend::Azure, display_base.clone(), display_base, key),
+        "az" | "azure" | "abfs" | "abfss" | "adl" => uri(Backend::Azure, base, display_base, key),
         // wasb[s]://container@account.blob.core.windows.net/key is that
         // container over the blob endpoint.
         "wasb" | "wasbs" => {
-            let (container, host) = authority.split_once('@')?;
+            let (container, host) = authority.rsplit_once('@')?;
+            let container = container.split(':').next().unwrap_or(container);
             uri(Backend::Azure, format!("https://{host}/{container}"), display_base, key)
         }
         "http" | "https" => {
-            let host = authority.split(':').next().unwrap_or(authority).to_ascii_lowercase();
+            let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            let host = host_port.split(':').next().unwrap_or(host_port).to_ascii_lowercase();
             if AZURE_HOSTS.iter().any(|h| host.ends_with(h)) {
                 // https://account.blob.core.windows.net/container/key: the
                 // container is the first path segment.
                 let (container, key) = key.split_once('/').unwrap_or((key, ""));
-                let base = format!("{scheme}://{authority}/{container}");
-                return uri(Backend::Azure, format!("https://{authority}/{container}"), base, key);
+                let shown = format!("{display_base}/{container}");
+                return uri(Backend::Azure, format!("https://{authority}/{container}"), shown, key);
             }
-            uri(Backend::Http, display_base.clone(), display_base, key)
+            uri(Backend::Http, base, display_base, key)
         }
         _ => None,
     }
@@ -156,11 +165,32 @@ mod tests {
     }
 
     #[test]
+    fn userinfo_reaches_the_store_but_is_never_shown() {
+        let u = parse_remote("http://user:s3cret@127.0.0.1:8080/raw/x.jsonl?sig=q").unwrap();
+        assert_eq!(u.backend, Backend::Http);
+        // The request is the whole URL: reqwest sends the userinfo as basic authentication.
+        assert_eq!(u.store_url, "http://user:s3cret@127.0.0.1:8080");
+        assert_eq!(u.object_uri(&u.key), "http://127.0.0.1:8080/raw/x.jsonl");
+        let s3 = parse_remote("s3://key:s3cret@lake/raw/a.jsonl").unwrap();
+        assert_eq!((s3.backend, s3.object_uri(&s3.key).as_str()), (Backend::S3, "s3://lake/raw/a.jsonl"));
+        // Userinfo does not hide an Azure host, and is not shown on it either.
+        let az = parse_remote("https://u:p@acct.blob.core.windows.net/c/x.csv").unwrap();
+        assert_eq!(
+            (az.backend, az.object_uri(&az.key).as_str()),
+            (Backend::Azure, "https://acct.blob.core.windows.net/c/x.csv")
+        );
+        let wasb = parse_remote("wasbs://c:s3cret@acct.blob.core.windows.net/x.csv").unwrap();
+        assert_eq!(wasb.store_url, "https://acct.blob.core.windows.net/c");
+        assert_eq!(wasb.object_uri(&wasb.key), "wasbs://c@acct.blob.core.windows.net/x.csv");
+    }
+
+    #[test]
     fn local_paths_are_not_remote() {
         assert_eq!(parse_remote("/data/x.jsonl"), None);
         assert_eq!(parse_remote("file:///data/x.jsonl"), None);
         assert_eq!(parse_remote("ftp://h/x.jsonl"), None);
         assert_eq!(parse_remote("s3:///x.jsonl"), None);
+        assert_eq!(parse_remote("s3://key:secret@/x.jsonl"), None);
         assert!(is_remote_scheme("ftp://h/x"));
         assert!(!is_remote_scheme("file:///x"));
         assert!(!is_remote_scheme("data/x.jsonl"));

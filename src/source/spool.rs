@@ -18,6 +18,13 @@ use super::remote::{Backend, RemoteUri};
 use crate::error::{Result, SanitizeError};
 use crate::options::{InputFormat, InputMode};
 
+/// An I/O error whose text may quote a storage client's message (which
+/// may name the request's URL, query included): every URI in it is shown
+/// without its secrets (source/redact.rs).
+fn io_error(message: String) -> SanitizeError {
+    SanitizeError::io(super::redact_text(&message).into_owned())
+}
+
 /// A private temporary directory holding staged objects; removed on drop.
 #[derive(Debug)]
 pub struct Spool {
@@ -52,7 +59,7 @@ pub fn stage(
     // Messages never show a URL's query: it may hold a signature.
     let user_path = &uri.object_uri(&uri.key);
     let fail = |what: &str, e: &dyn std::fmt::Display| {
-        SanitizeError::io(format!("{function}: cannot {what} \"{user_path}\" ({}): {e}", uri.backend.name()))
+        io_error(format!("{function}: cannot {what} \"{user_path}\" ({}): {e}", uri.backend.name()))
     };
     // Everything that needs no request is decided first: the mode, the
     // extension, the HTTP listing refusal, the glob's syntax.
@@ -101,7 +108,7 @@ pub fn stage(
                 .filter(|k| matcher.is_match(k))
                 .collect();
             if matched.is_empty() {
-                return Err(SanitizeError::io(format!("{function}: no file matches \"{user_path}\"")));
+                return Err(io_error(format!("{function}: no file matches \"{user_path}\"")));
             }
             let n = matched.len();
             let mut keys: Vec<String> = matched.into_iter().filter(|k| check_name(k).is_ok()).collect();
@@ -148,11 +155,9 @@ pub fn stage(
             match e {
                 // The store's message carries the whole response body; the URI says enough.
                 DownloadError::Store(object_store::Error::NotFound { .. }) | DownloadError::NotFound => {
-                    SanitizeError::io(format!("{function}: no such file \"{shown}\" ({})", uri.backend.name()))
+                    io_error(format!("{function}: no such file \"{shown}\" ({})", uri.backend.name()))
                 }
-                e => {
-                    SanitizeError::io(format!("{function}: cannot download \"{shown}\" ({}): {e}", uri.backend.name()))
-                }
+                e => io_error(format!("{function}: cannot download \"{shown}\" ({}): {e}", uri.backend.name())),
             }
         })?;
     Ok(Staged {
@@ -225,14 +230,15 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
         if let Some(uri) = super::parse_remote(dir) {
             if uri.backend == Backend::Http {
                 return Err(SanitizeError::options(format!(
-                    "{function}: http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{dir}\""
+                    "{function}: http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{}\"",
+                    super::display_uri(dir)
                 )));
             }
             remote.push((i, uri));
             continue;
         }
         let local = super::file_uri_path(dir).unwrap_or(dir);
-        let cannot = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot list directory \"{dir}\": {e}"));
+        let cannot = |e: std::io::Error| io_error(format!("{function}: cannot list directory \"{dir}\": {e}"));
         // Only a directory that is not there is "missing"; any other failure
         // (permissions, I/O) is an error, never a partition shown as empty.
         let entries = match std::fs::read_dir(local) {
@@ -260,14 +266,13 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| SanitizeError::io(format!("{function}: cannot start the listing runtime: {e}")))?;
+        .map_err(|e| io_error(format!("{function}: cannot start the listing runtime: {e}")))?;
     let listings = remote.iter().map(|(i, uri)| {
         let settings = &settings;
         async move {
             let shown = uri.object_uri(&uri.key);
-            let fail = |e: String| {
-                SanitizeError::io(format!("{function}: cannot list \"{shown}\" ({}): {e}", uri.backend.name()))
-            };
+            let fail =
+                |e: String| io_error(format!("{function}: cannot list \"{shown}\" ({}): {e}", uri.backend.name()));
             let store = Store::new(uri, settings).map_err(fail)?;
             let sized = store.list_sized(uri.key.trim_end_matches('/'), false).await.map_err(fail)?;
             let listing = sized.any_below.then(|| Listing {
@@ -297,9 +302,8 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
             if !walked.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
                 continue;
             }
-            let cannot = |e: std::io::Error| {
-                SanitizeError::io(format!("{function}: cannot list directory \"{}\": {e}", dir.display()))
-            };
+            let cannot =
+                |e: std::io::Error| io_error(format!("{function}: cannot list directory \"{}\": {e}", dir.display()));
             // A prefix that does not exist has no files; an unreadable
             // directory below it is an error, not a silently older answer.
             let entries = match std::fs::read_dir(&dir) {
@@ -322,12 +326,14 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
     };
     if uri.backend == Backend::Http {
         return Err(SanitizeError::options(format!(
-            "{function}: http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{prefix}\""
+            "{function}: http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{}\"",
+            uri.object_uri(&uri.key)
         )));
     }
     let settings = Settings::from_env();
+    let shown = uri.object_uri(&uri.key);
     let fail = |e: &dyn std::fmt::Display| {
-        SanitizeError::io(format!("{function}: cannot list \"{prefix}\" ({}): {e}", uri.backend.name()))
+        io_error(format!("{function}: cannot list \"{shown}\" ({}): {e}", uri.backend.name()))
     };
     let store = Store::new(&uri, &settings).map_err(|e| fail(&e))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
@@ -342,14 +348,14 @@ pub fn remote_tail(function: &str, path: &str, n: u64) -> Result<Option<Vec<u8>>
     let settings = Settings::from_env();
     let shown = uri.object_uri(&uri.key);
     let fail = |e: &dyn std::fmt::Display| {
-        SanitizeError::io(format!("{function}: cannot read \"{shown}\" ({}): {e}", uri.backend.name()))
+        io_error(format!("{function}: cannot read \"{shown}\" ({}): {e}", uri.backend.name()))
     };
     let store = Store::new(&uri, &settings).map_err(|e| fail(&e))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
     match runtime.block_on(store.tail(&uri.key, n)) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(DownloadError::Store(object_store::Error::NotFound { .. }) | DownloadError::NotFound) => {
-            Err(SanitizeError::io(format!("{function}: no such file \"{shown}\" ({})", uri.backend.name())))
+            Err(io_error(format!("{function}: no such file \"{shown}\" ({})", uri.backend.name())))
         }
         Err(e) => Err(fail(&e)),
     }
@@ -362,15 +368,15 @@ pub fn staging_root() -> PathBuf {
 }
 
 /// A remote URI with a store for it, and a runtime to drive its requests.
-fn remote_store(function: &str, path: &str, uri: &RemoteUri) -> Result<(Store, tokio::runtime::Runtime, Settings)> {
+fn remote_store(function: &str, uri: &RemoteUri) -> Result<(Store, tokio::runtime::Runtime, Settings)> {
     let settings = Settings::from_env();
     let shown = uri.object_uri(&uri.key);
     let fail = |e: &dyn std::fmt::Display| {
-        SanitizeError::io(format!("{function}: cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
+        io_error(format!("{function}: cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
     };
     if uri.backend == Backend::Http {
         return Err(SanitizeError::options(format!(
-            "{function}: http(s):// URLs cannot be written (\"{path}\"); write to a local path, s3://, gs:// or az://"
+            "{function}: http(s):// URLs cannot be written (\"{shown}\"); write to a local path, s3://, gs:// or az://"
         )));
     }
     let store = Store::new(uri, &settings).map_err(|e| fail(&e))?;
@@ -384,9 +390,9 @@ pub fn upload_file(function: &str, local: &Path, uri: &str) -> Result<()> {
     let Some(remote) = super::parse_remote(uri) else {
         return Err(SanitizeError::internal(format!("an upload to a local path \"{uri}\"")));
     };
-    let (store, runtime, settings) = remote_store(function, uri, &remote)?;
+    let (store, runtime, settings) = remote_store(function, &remote)?;
     runtime.block_on(store.upload(&remote.key, local, settings.concurrency)).map_err(|e| {
-        SanitizeError::io(format!(
+        io_error(format!(
             "{function}: cannot upload \"{}\" ({}): {e}",
             remote.object_uri(&remote.key),
             remote.backend.name()
@@ -399,9 +405,9 @@ pub fn output_exists(function: &str, path: &str) -> Result<bool> {
     let Some(remote) = super::parse_remote(path) else {
         return Ok(Path::new(super::file_uri_path(path).unwrap_or(path)).exists());
     };
-    let (store, runtime, _) = remote_store(function, path, &remote)?;
+    let (store, runtime, _) = remote_store(function, &remote)?;
     runtime.block_on(store.exists(&remote.key)).map_err(|e| {
-        SanitizeError::io(format!(
+        io_error(format!(
             "{function}: cannot look up \"{}\" ({}): {e}",
             remote.object_uri(&remote.key),
             remote.backend.name()
