@@ -18,6 +18,10 @@ pub struct JsonError {
     /// Byte offset of the problem within the parsed text.
     pub offset: usize,
     pub message: String,
+    /// Where the value ends, when only its content is bad (a lone
+    /// surrogate: the text is JSON, but no string it spells is Unicode):
+    /// what follows it can still be read. `None` for a syntax error.
+    pub value_end: Option<usize>,
 }
 
 impl std::fmt::Display for JsonError {
@@ -48,6 +52,9 @@ struct Parser<'a> {
     /// parse early (`usize::MAX`: never; see [`SkipKeys::stop_after`]).
     found: usize,
     stop_at: usize,
+    /// The first `\u` escape of a lone surrogate (where its backslash is):
+    /// the value is read to its end, then refused (see `parse`).
+    lone_surrogate: Option<usize>,
 }
 
 /// A value a trusted skip read whole: its evidence, and whether its entry
@@ -206,6 +213,9 @@ pub enum Decoded {
     NotObject(Node),
     /// Malformed JSON: a bad record that spans the rest of the text.
     Malformed,
+    /// JSON whose text is not Unicode (a lone surrogate escape): a bad
+    /// record that ends where its value does.
+    Undecodable,
 }
 
 /// Decodes the JSON value that starts `text` as one record of `batch` with
@@ -223,7 +233,10 @@ pub fn decode_value_record(
     let tape = &mut batch.tape;
     let (used, decoded, error) = match parse_value_prefix_skipping(text, tape, batch.skip.as_deref(), text_ends_record)
     {
-        Err(e) => (text.len(), Decoded::Malformed, Some(format!("malformed JSON in {what}: {e}"))),
+        Err(e) => match e.value_end {
+            Some(end) => (end, Decoded::Undecodable, Some(bad_json_cause(&e, what))),
+            None => (text.len(), Decoded::Malformed, Some(bad_json_cause(&e, what))),
+        },
         Ok((root, used)) => match tape.nodes[root as usize] {
             Node::Object { .. } => {
                 tape.roots.push(root);
@@ -249,7 +262,7 @@ pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, 
     let error = match super::utf8::validate(raw) {
         Err(at) => Some(format!("invalid UTF-8 at byte {at} of {what} (undecodable bytes for the input encoding)")),
         Ok(text) => match parse_value_skipping(text, tape, batch.skip.as_deref()) {
-            Err(e) => Some(format!("malformed JSON in {what}: {e}")),
+            Err(e) => Some(bad_json_cause(&e, what)),
             Ok(root) => match tape.nodes[root as usize] {
                 Node::Object { .. } => {
                     tape.roots.push(root);
@@ -266,6 +279,16 @@ pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, 
         push_bad_root(tape);
     }
     batch.meta.push(RecordMeta { line, byte, error });
+}
+
+/// The cause of a bad record the parser refused: `malformed JSON`, or an
+/// `undecodable` string (which pipeline/rejects.rs reads as `bad_encoding`).
+fn bad_json_cause(e: &JsonError, what: &dyn std::fmt::Display) -> String {
+    if e.value_end.is_some() {
+        format!("undecodable JSON string in {what}: {e}")
+    } else {
+        format!("malformed JSON in {what}: {e}")
+    }
 }
 
 fn push_bad_root(tape: &mut Tape) {
@@ -378,11 +401,12 @@ impl<'a> Parser<'a> {
             skipped_whole: None,
             found: 0,
             stop_at,
+            lone_surrogate: None,
         }
     }
 
     fn err<T>(&self, message: impl Into<String>) -> Result<T, JsonError> {
-        Err(JsonError { offset: self.pos, message: message.into() })
+        Err(JsonError { offset: self.pos, message: message.into(), value_end: None })
     }
 
     fn skip_ws(&mut self) {
@@ -407,7 +431,21 @@ impl<'a> Parser<'a> {
         stack.clear();
         let result = self.parse_with::<MAY_SKIP>(tape, &mut stack);
         STACK.set(stack);
-        result
+        match (result, self.lone_surrogate) {
+            // A string holding a lone surrogate has no Unicode text: the
+            // record is bad, of its encoding (never a silent U+FFFD), as
+            // `read_json` refuses it. Its value was read whole, so the
+            // reader goes on after it as after any bad value.
+            (Ok(()), Some(at)) => Err(JsonError {
+                offset: at,
+                message: format!(
+                    "invalid \\u escape: lone surrogate {} (invalid UTF-16)",
+                    text_at(self.text, at, at + 6)
+                ),
+                value_end: Some(self.pos),
+            }),
+            (result, _) => result,
+        }
     }
 
     fn parse_with<const MAY_SKIP: bool>(&mut self, tape: &mut Tape, stack: &mut Vec<Open>) -> Result<(), JsonError> {
@@ -691,24 +729,31 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    /// Decodes `\uXXXX`, joining surrogate pairs. A lone surrogate becomes
-    /// U+FFFD rather than failing the record, as most JSON readers do.
+    /// Decodes `\uXXXX` (after its `\u`), joining surrogate pairs. A lone
+    /// surrogate (a high one not followed by a low one, or a low one
+    /// alone) is noted, and the record refused once its value is read
+    /// (see `parse`); the U+FFFD written meanwhile is never seen.
     fn parse_unicode_escape(&mut self) -> Result<char, JsonError> {
+        let start = self.pos.saturating_sub(2);
         let hi = self.hex4()?;
-        if (0xD800..0xDC00).contains(&hi) {
-            if self.bytes.get(self.pos..self.pos + 2) == Some(b"\\u") {
-                let save = self.pos;
-                self.pos += 2;
-                let lo = self.hex4()?;
-                if (0xDC00..0xE000).contains(&lo) {
-                    let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                    return Ok(char::from_u32(c).unwrap_or('\u{FFFD}'));
-                }
-                self.pos = save;
+        if (0xD800..0xDC00).contains(&hi) && self.bytes.get(self.pos..self.pos + 2) == Some(b"\\u") {
+            let save = self.pos;
+            self.pos += 2;
+            let lo = self.hex4()?;
+            if (0xDC00..0xE000).contains(&lo) {
+                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                return Ok(char::from_u32(c).unwrap_or('\u{FFFD}'));
             }
-            return Ok('\u{FFFD}');
+            // Not a pair: the next escape is read on its own.
+            self.pos = save;
         }
-        Ok(char::from_u32(hi).unwrap_or('\u{FFFD}'))
+        match char::from_u32(hi) {
+            Some(c) => Ok(c),
+            None => {
+                self.lone_surrogate.get_or_insert(start);
+                Ok('\u{FFFD}')
+            }
+        }
     }
 
     /// True at `-Infinity` or `-NaN` (a sign followed by a letter).
@@ -989,6 +1034,58 @@ mod tests {
         }
         let e = parse_value("[1, @]", &mut tape).unwrap_err();
         assert_eq!(e.offset, 4);
+    }
+
+    #[test]
+    fn a_lone_surrogate_refuses_the_value_after_reading_it_whole() {
+        let mut tape = Tape::default();
+        for (text, at, unit) in [
+            (r#"{"s": "\ud800"}"#, 7, r"\ud800"),
+            (r#"{"s": "a\uDBFFb"}"#, 8, r"\uDBFF"),
+            (r#"{"s": "\udc00x"}"#, 7, r"\udc00"),
+            // A high surrogate followed by an escape that is no low one.
+            (r#"{"s": "\ud800\u0041"}"#, 7, r"\ud800"),
+            (r#"{"s": "\ud800\ud800\udc00"}"#, 7, r"\ud800"),
+            // In a key, and the first of two.
+            (r#"{"\udfff": 1, "t": "\ud801"}"#, 2, r"\udfff"),
+        ] {
+            let e = parse_value(text, &mut tape).unwrap_err();
+            assert_eq!(e.message, format!("invalid \\u escape: lone surrogate {unit} (invalid UTF-16)"), "{text}");
+            assert_eq!((e.offset, e.value_end), (at, Some(text.len())), "{text}");
+            assert!(tape.nodes.is_empty() && tape.text.is_empty(), "{text}");
+        }
+        // Pairs are joined; a prefix parse says where the bad value ends.
+        assert_eq!(roundtrip(r#"["\ud800\udc00", "\udbff\udfff"]"#), "[\"\u{10000}\",\"\u{10ffff}\"]");
+        let e = parse_value_prefix(r#"{"s": "\ud800"} {"s": 1}"#, &mut tape).unwrap_err();
+        assert_eq!(e.value_end, Some(15));
+        // A value skipped by projection is read by the same code.
+        let skip = SkipKeys::new(vec!["s".into()], vec!["t".into()]);
+        let text = r#"{"s": ["\ud800"], "t": 1}"#;
+        let e = parse_value_skipping(text, &mut tape, Some(&skip)).unwrap_err();
+        assert_eq!((e.offset, e.value_end), (8, Some(text.len())));
+    }
+
+    #[test]
+    fn a_record_with_a_lone_surrogate_is_a_bad_record_of_its_encoding_and_the_line_reads_on() {
+        let mut batch = Batch::default();
+        let line = r#"{"s": "\ud800"} {"s": "ok"}"#;
+        let (n, done) =
+            decode_line_records(line.as_bytes(), &mut batch, (1, 0), "the line", &mut LineProgress::default(), 10);
+        assert_eq!((n, done), (2, true));
+        let cause = batch.meta[0].error.clone().unwrap();
+        assert_eq!(
+            cause,
+            r"undecodable JSON string in the line: invalid \u escape: lone surrogate \ud800 (invalid UTF-16) at byte 7 of the record"
+        );
+        assert_eq!(crate::pipeline::rejects::record_kind(&cause), "bad_encoding");
+        assert!(batch.meta[1].error.is_none());
+        let mut json = String::new();
+        write_compact_json(batch.tape.record(1), &mut json);
+        assert_eq!(json, r#"{"s":"ok"}"#);
+        // A JSON array's element too.
+        let mut batch = Batch::default();
+        decode_whole_record(br#"{"s": "\udc00"}"#, &mut batch, 1, 0, &"element 1");
+        assert!(batch.meta[0].error.as_deref().unwrap().starts_with("undecodable JSON string in element 1: "));
     }
 
     #[test]

@@ -323,7 +323,7 @@ mod tests {
         fn the_scanner_agrees_with_the_parser(
             v in value(),
             cut in any::<prop::sample::Index>(),
-            insert in prop::sample::select(vec!["", "{", "}", "[", "]", ",", ":", "\"", "\\", "x", "1.", "-", "e", " ", "0"]),
+            insert in prop::sample::select(vec!["", "{", "}", "[", "]", ",", ":", "\"", "\\", "x", "1.", "-", "e", " ", "0", "\\udc00"]),
             tail in prop::sample::select(vec!["", " ", "\n", " {\"a\":1}", "x"]),
         ) {
             let text = format!("{v}{tail}");

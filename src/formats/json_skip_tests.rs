@@ -16,8 +16,8 @@ fn value() -> impl Strategy<Value = String> {
         .strategy()
 }
 
-/// A record, possibly broken: a piece cut out, or a syntax character put
-/// in, somewhere.
+/// A record, possibly broken: a piece cut out, or a syntax character (or
+/// a lone surrogate's escape, which only a string holds) put in, somewhere.
 fn text() -> impl Strategy<Value = String> {
     let record = prop::collection::vec(("[abc]", value()), 0..5).prop_map(|entries| {
         let body: Vec<String> = entries.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
@@ -26,7 +26,10 @@ fn text() -> impl Strategy<Value = String> {
     let damage = prop_oneof![
         Just(None),
         (any::<prop::sample::Index>(), any::<prop::sample::Index>()).prop_map(|(a, b)| Some((a, b, ""))),
-        (any::<prop::sample::Index>(), prop::sample::select(vec!["{", "}", "[", "]", ",", ":", "\"", "\\", "x", "1."]))
+        (
+            any::<prop::sample::Index>(),
+            prop::sample::select(vec!["{", "}", "[", "]", ",", ":", "\"", "\\", "x", "1.", "\\ud800"])
+        )
             .prop_map(|(a, t)| Some((a, a, t))),
     ];
     (record, damage).prop_map(|(text, damage)| match damage {

@@ -21,6 +21,9 @@ pub struct Rules<'a> {
     pub timestamp_unit: TimeUnit,
     /// `pin_types` and `freeze` (infer/policy.rs); `None`: none given.
     pub policies: Option<&'a super::policy::Policies>,
+    /// `max_columns`, as the probe counts the schema while it grows
+    /// (infer/width.rs).
+    pub columns: super::width::ColumnLimit,
 }
 
 /// How deep a value sits: containers and structs above it.
@@ -239,6 +242,7 @@ mod fast_path_tests {
                 parsers: &parsers,
                 timestamp_unit: TimeUnit::Micros,
                 policies: None,
+                columns: crate::infer::ColumnLimit::NONE,
             };
             for idx in 0..tape.nodes.len() {
                 let v = ValueRef { tape: &tape, idx };

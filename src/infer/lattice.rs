@@ -32,6 +32,7 @@ use super::classify::{classify, Classified, Level, Rules, ValueClass};
 use super::declared::{holds, join};
 use super::policy::PolicyNode;
 use super::schema::{Family, ScalarKind, StructNode, TypeNode, Version};
+use super::width;
 use crate::value::ValueRef;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +62,10 @@ pub struct InferStats {
     pub max_depth_seen: usize,
     pub values_flattened: u64,
     pub duplicate_keys: u64,
+    /// The schema's width as the probe counts it (infer/width.rs
+    /// `running_width`), kept up to date as versions are made; once past
+    /// `Rules::columns`, absorbing stops where it is.
+    pub columns: usize,
 }
 pub struct Ctx<'a> {
     pub rules: Rules<'a>,
@@ -73,6 +78,46 @@ pub struct Ctx<'a> {
     /// families do not open a typed version for a string the version's
     /// choice already took as text (other values grow as always).
     as_is: bool,
+    /// Versions made now count in `stats.columns`: false inside a struct
+    /// born in this scan while maps may still be made of it (infer/width.rs).
+    counting: bool,
+}
+
+impl Ctx<'_> {
+    /// Past `max_columns`: stop absorbing (the probe fails the scan).
+    fn over(&self) -> bool {
+        self.stats.columns > self.rules.columns.max
+    }
+
+    fn count(&mut self, versions: usize) {
+        if self.counting {
+            self.stats.columns += versions;
+        }
+    }
+
+    /// Takes off what was counted for versions just dropped.
+    fn uncount(&mut self, versions: usize) {
+        if self.counting {
+            self.stats.columns = self.stats.columns.saturating_sub(versions);
+        }
+    }
+
+    /// Entering the fields of a struct version: whether they count (see
+    /// infer/width.rs). Returns the state to restore on leaving.
+    fn enter_struct(&mut self, established: bool) -> bool {
+        let outer = self.counting;
+        self.counting &= established || !self.rules.columns.maps_later;
+        outer
+    }
+
+    /// [`width::inside_width`] as this context counts it.
+    fn counted_inside(&self, ty: &TypeNode) -> usize {
+        if self.counting {
+            width::inside_width(ty, false, !self.rules.columns.maps_later)
+        } else {
+            0
+        }
+    }
 }
 
 /// Absorbs one record (an object) into the root struct. Returns false when
@@ -81,7 +126,9 @@ pub fn absorb_record(root: &mut StructNode, record: ValueRef<'_>, rules: &Rules<
     if !matches!(record.node(), crate::value::Node::Object { .. }) {
         return false;
     }
-    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: rules.policies.map(|p| &p.root), as_is: false };
+    // The record's fields are the table's columns: they always count.
+    let mut ctx =
+        Ctx { rules: *rules, stats: *stats, policy: rules.policies.map(|p| &p.root), as_is: false, counting: true };
     absorb_object_into_struct(root, record, Level::default(), &mut ctx);
     *stats = ctx.stats;
     true
@@ -90,6 +137,9 @@ pub fn absorb_record(root: &mut StructNode, record: ValueRef<'_>, rules: &Rules<
 fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level: Level, ctx: &mut Ctx<'_>) {
     let duplicates = has_duplicate_keys(object);
     for (i, (key, child)) in object.entries().enumerate() {
+        if ctx.over() {
+            return;
+        }
         // With duplicate keys the last one wins (as materialization does),
         // so an overwritten value is no evidence either.
         if duplicates && object.entries().skip(i + 1).any(|(k, _)| k == key) {
@@ -112,7 +162,9 @@ fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level:
         let child = policy.child(key);
         let family = &mut node.families[fi];
         if let Some(kind) = child.and_then(|p| p.pin) {
-            pin_family(family, kind);
+            if pin_family(family, kind) {
+                ctx.count(1);
+            }
             continue;
         }
         if child.is_some_and(|p| p.frozen) && family.versions.iter().any(|v| v.established) {
@@ -127,14 +179,17 @@ fn absorb_object_into_struct(node: &mut StructNode, object: ValueRef<'_>, level:
 }
 
 /// A pinned field: one version of the pinned type, opened by its first
-/// value; values never change it (the router converts them).
-fn pin_family(family: &mut Family, kind: ScalarKind) {
+/// value; values never change it (the router converts them). Returns
+/// whether it opened the version.
+fn pin_family(family: &mut Family, kind: ScalarKind) -> bool {
     family.pin = Some(kind);
     let ty = TypeNode::Scalar(kind);
-    if !family.versions.iter().any(|v| v.ty == ty) {
-        let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
-        family.versions.push(Version { number, ty, established: false, output_name: String::new(), since: 0 });
+    if family.versions.iter().any(|v| v.ty == ty) {
+        return false;
     }
+    let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
+    family.versions.push(Version { number, ty, established: false, output_name: String::new(), since: 0 });
+    true
 }
 
 /// Whether an object repeats a key. Quadratic on narrow objects, and on
@@ -211,9 +266,21 @@ fn absorb_into_family(family: &mut Family, c: &Classified<'_>, ctx: &mut Ctx<'_>
         // Taken as it is all the way down: nothing to open.
         None if held => {}
         None => {
-            if let Some(ty) = type_of(c, ctx) {
-                let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
-                family.versions.push(Version { number, ty, established: false, output_name: String::new(), since: 0 });
+            // Counted before its type is built, so that a struct growing
+            // past the limit stops at the first field past it.
+            ctx.count(1);
+            match type_of(c, ctx) {
+                Some(ty) => {
+                    let number = family.versions.iter().map(|v| v.number).max().unwrap_or(0) + 1;
+                    family.versions.push(Version {
+                        number,
+                        ty,
+                        established: false,
+                        output_name: String::new(),
+                        since: 0,
+                    });
+                }
+                None => ctx.uncount(1),
             }
         }
     }
@@ -404,12 +471,18 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
         ValueClass::Map => {
             let mut entry = StructNode::default();
             for e in c.value.elements() {
+                if ctx.over() {
+                    break;
+                }
                 let ec = classify(e, c.level.inside_list(), &ctx.rules);
                 note_depth(&ec, ctx);
                 if ec.class == ValueClass::Object {
                     absorb_object_into_struct(&mut entry, e, ec.level.inside_struct(), ctx);
                 }
             }
+            // The entry's `key` and `value` are the map itself, counted
+            // once as its version (infer/width.rs).
+            ctx.uncount(entry.families.iter().map(|f| f.versions.len()).sum());
             if entry.is_empty() {
                 return None;
             }
@@ -417,7 +490,9 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
         }
         ValueClass::Object => {
             let mut s = StructNode::default();
+            let outer = ctx.enter_struct(false);
             absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);
+            ctx.counting = outer;
             if s.is_empty() {
                 return None;
             }
@@ -426,6 +501,9 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
         ValueClass::List => {
             let mut elem: Option<TypeNode> = None;
             for e in c.value.elements() {
+                if ctx.over() {
+                    break;
+                }
                 let ec = classify(e, c.level.inside_list(), &ctx.rules);
                 note_depth(&ec, ctx);
                 if ec.class == ValueClass::Nothing {
@@ -440,12 +518,17 @@ fn type_of(c: &Classified<'_>, ctx: &mut Ctx<'_>) -> Option<TypeNode> {
                         if fits(&t, false, &ec, Growth::Allowed, &ctx.rules).is_some() {
                             absorb_element(&mut t, false, &ec, ctx);
                             t
-                        } else if c.value.elements().all(|e| e.as_str().is_some() || e.is_empty_or_null()) {
-                            // Strings that parse differently ("7", "a") stay strings.
-                            TypeNode::Scalar(ScalarKind::Str)
                         } else {
-                            // Elements that cannot share a type: keep them all as text.
-                            TypeNode::Scalar(ScalarKind::Json)
+                            // The element type built so far is dropped.
+                            let dropped = ctx.counted_inside(&t);
+                            ctx.uncount(dropped);
+                            if c.value.elements().all(|e| e.as_str().is_some() || e.is_empty_or_null()) {
+                                // Strings that parse differently ("7", "a") stay strings.
+                                TypeNode::Scalar(ScalarKind::Str)
+                            } else {
+                                // Elements that cannot share a type: keep them all as text.
+                                TypeNode::Scalar(ScalarKind::Json)
+                            }
                         }
                     }
                 });
@@ -464,7 +547,7 @@ pub(super) fn absorb_classified(
     rules: &Rules<'_>,
     stats: &mut InferStats,
 ) {
-    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: None, as_is: false };
+    let mut ctx = Ctx { rules: *rules, stats: *stats, policy: None, as_is: false, counting: true };
     absorb(ty, established, c, &mut ctx);
     *stats = ctx.stats;
 }
@@ -488,6 +571,8 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
                 }
                 (_, ValueClass::Object) if !established => {
                     // scalar → struct { scalar_object_key: scalar }, then the object.
+                    let outer = ctx.enter_struct(false);
+                    ctx.count(1);
                     let mut s = StructNode::default();
                     let mut family = new_family(key);
                     family.versions.push(Version {
@@ -499,6 +584,7 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
                     });
                     s.add_family(family);
                     absorb_object_into_struct(&mut s, c.value, c.level.inside_struct(), ctx);
+                    ctx.counting = outer;
                     *ty = TypeNode::Struct(s);
                 }
                 (_, ValueClass::List) if !established => {
@@ -511,7 +597,11 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
             }
         }
         TypeNode::Struct(s) => match c.class {
-            ValueClass::Object => absorb_object_into_struct(s, c.value, c.level.inside_struct(), ctx),
+            ValueClass::Object => {
+                let outer = ctx.enter_struct(established);
+                absorb_object_into_struct(s, c.value, c.level.inside_struct(), ctx);
+                ctx.counting = outer;
+            }
             ValueClass::List if !established => {
                 let mut elem = TypeNode::Struct(std::mem::take(s));
                 absorb_elements(&mut elem, false, c, ctx);
@@ -523,7 +613,9 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
                     Some(&i) => i,
                     None => s.add_family(new_family(key)),
                 };
+                let outer = ctx.enter_struct(established);
                 absorb_into_family(&mut s.families[fi], c, ctx);
+                ctx.counting = outer;
             }
         },
         TypeNode::List(elem) => match c.class {
@@ -536,6 +628,9 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
             if let Some(value) = string_keyed_value_mut(entry) {
                 let inner = c.level.inside_struct();
                 for (_, v) in c.value.entries() {
+                    if ctx.over() {
+                        break;
+                    }
                     let vc = classify(v, inner, &ctx.rules);
                     note_depth(&vc, ctx);
                     absorb(value, established, &vc, ctx);
@@ -570,6 +665,9 @@ fn string_keyed_value_mut(entry: &mut TypeNode) -> Option<&mut TypeNode> {
 
 fn absorb_elements(elem: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ctx<'_>) {
     for e in c.value.elements() {
+        if ctx.over() {
+            return;
+        }
         let ec = classify(e, c.level.inside_list(), &ctx.rules);
         note_depth(&ec, ctx);
         absorb_element(elem, established, &ec, ctx);

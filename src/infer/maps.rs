@@ -168,6 +168,7 @@ mod tests {
             parsers: &parsers,
             timestamp_unit: crate::infer::TimeUnit::Micros,
             policies: None,
+            columns: crate::infer::ColumnLimit::NONE,
         };
         let mut root = StructNode::default();
         let mut stats = InferStats::default();

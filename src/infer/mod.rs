@@ -16,6 +16,7 @@ mod merge;
 mod policy;
 mod schema;
 mod shapes;
+mod width;
 
 pub use crate::value::{Declared, MAX_DECIMAL_PRECISION};
 pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
@@ -30,3 +31,4 @@ pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNo
 #[cfg(test)]
 pub use shapes::BOARD_OFF;
 pub use shapes::{ShapeCache, ShapeSet};
+pub use width::{has_map, running_width, schema_width, widest_object, ColumnLimit};

@@ -485,6 +485,7 @@ pub(crate) fn plain_rules(arrow_max_depth: usize, parquet_max_depth: usize) -> R
         parsers: &NO_PARSERS,
         timestamp_unit: crate::infer::TimeUnit::Micros,
         policies: None,
+        columns: crate::infer::ColumnLimit::NONE,
     }
 }
 

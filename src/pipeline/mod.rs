@@ -11,6 +11,8 @@ mod flat_proptests;
 #[cfg(test)]
 mod lossless_tests;
 #[cfg(test)]
+mod max_columns_tests;
+#[cfg(test)]
 mod merge_proptests;
 mod ordered;
 #[cfg(test)]
@@ -46,7 +48,8 @@ pub use stats::Stats;
 use crate::error::{Result, SanitizeError};
 use crate::formats::Batch;
 use crate::infer::{
-    absorb_record, infer_maps, DepthLimits, InferStats, MapRules, Rules, ShapeCache, StructNode, TimeUnit,
+    absorb_record, has_map, infer_maps, running_width, schema_width, widest_object, ColumnLimit, DepthLimits,
+    InferStats, MapRules, Rules, ShapeCache, StructNode, TimeUnit,
 };
 use crate::options::{InputFormat, Options, SchemaMode};
 use crate::registry::naming::{empty_name, sanitize, RESERVED_COLUMNS};
@@ -113,6 +116,14 @@ impl Options {
             parsers: if self.input_format == InputFormat::Parquet { &NO_PARSERS } else { &self.parsers },
             timestamp_unit: self.timestamp_precision,
             policies: self.policies.as_ref(),
+            columns: ColumnLimit {
+                max: self.max_columns,
+                // Structs become maps after the probe except in Parquet
+                // scans (declared structs); by count, or by path. A map
+                // field of the registry makes maps too: the probe adds that.
+                maps_later: self.input_format != InputFormat::Parquet
+                    && (self.map_inference_threshold.is_some() || !self.map_paths.is_empty()),
+            },
         }
     }
 }
@@ -174,6 +185,7 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     if let Some(policies) = &options.policies {
         policies.apply_pins(&mut registry.root).map_err(|m| SanitizeError::options(format!("{function}: {m}")))?;
     }
+    check_registry_width(function, &registry.root, &options)?;
     // A pin or a freeze decides value by value, which only the rows can tell.
     let declared_probe = for_scan
         && options.policies.is_none()
@@ -237,6 +249,12 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
         };
         infer_maps(&mut registry.root, &rules);
     }
+    // The probe stopped at the first column past the limit that no map
+    // could take; the fields of structs that might have become maps are
+    // counted now that the maps are made.
+    if schema_width(&registry.root) > options.max_columns {
+        return Err(too_many_columns(function, &registry.root, &options));
+    }
     let events = finalize(
         &mut registry.root,
         &FinalizeOptions {
@@ -283,6 +301,40 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
         ranges,
         tally,
     })
+}
+
+/// A registry wider than `max_columns` is refused before any record is
+/// read: the limit bounds the scan's schema, and a registry's columns are
+/// all in it. A registry made under a larger `max_columns` (which is no
+/// part of its contract) needs that larger value again.
+fn check_registry_width(function: &str, root: &StructNode, options: &Options) -> Result<()> {
+    let width = schema_width(root);
+    if width > options.max_columns {
+        return Err(SanitizeError::options(format!(
+            "{function}: the registry has {width} columns and struct fields, more than max_columns ({}); pass max_columns := {width} or more to scan with it",
+            options.max_columns
+        )));
+    }
+    Ok(())
+}
+
+/// The error of a schema grown past `max_columns`, naming the widest
+/// object, which is usually the one keyed by ids.
+fn too_many_columns(function: &str, root: &StructNode, options: &Options) -> SanitizeError {
+    let max = options.max_columns;
+    let (path, keys) = widest_object(root);
+    let mut message = format!(
+        "{function}: the input has more than {max} columns and struct fields (max_columns); an object keyed by ids should be a MAP: name its path in map_paths or lower map_inference_threshold"
+    );
+    if path.is_empty() {
+        // The record is the row: its keys are columns, never a map.
+        message.push_str(&format!(
+            ". Here the widest object is the record itself, with {keys} keys so far, and a record cannot become a MAP (it is the row): pass a larger max_columns to read them as columns"
+        ));
+    } else {
+        message.push_str(&format!(" (the widest object is \"{path}\", with {keys} keys)"));
+    }
+    SanitizeError::input(message)
 }
 
 /// The ranges of this scan's files (pipeline/ranges.rs).
@@ -397,8 +449,10 @@ fn probe(
 ) -> Result<()> {
     use ordered::Step;
     let function = input.function;
-    let mut infer_stats = InferStats::default();
-    let rules = options.rules();
+    let mut rules = options.rules();
+    // A new struct version of a map field becomes a map (infer/maps.rs).
+    rules.columns.maps_later |= options.input_format != InputFormat::Parquet && has_map(root);
+    let mut infer_stats = InferStats { columns: running_width(root, rules.columns), ..InferStats::default() };
     // Declarations are read first (footers only); absorbed in file order.
     let mut declarations = Vec::with_capacity(input.files.len());
     if options.input_format == InputFormat::Parquet {
@@ -413,8 +467,9 @@ fn probe(
         while absorbed <= upto && absorbed < declarations.len() {
             if let Some(declared) = &declarations[absorbed] {
                 // The sample is no row: its values are not counted (flattened,
-                // duplicates), but its depth is the declared depth.
-                let mut sample_stats = InferStats::default();
+                // duplicates), but its depth is the declared depth; its
+                // columns are columns.
+                let mut sample_stats = InferStats { columns: infer.columns, ..InferStats::default() };
                 if options.bigquery_profile {
                     // The rows will be reshaped: so is their declaration.
                     let mut tape = declared.sample.tape.clone();
@@ -422,6 +477,10 @@ fn probe(
                     absorb_record(root, tape.record(0), &rules, &mut sample_stats);
                 } else {
                     absorb_record(root, declared.sample.tape.record(0), &rules, &mut sample_stats);
+                }
+                infer.columns = sample_stats.columns;
+                if infer.columns > options.max_columns {
+                    return Err(too_many_columns(function, root, options));
                 }
                 if no_rows[absorbed] {
                     infer.max_depth_seen = infer.max_depth_seen.max(sample_stats.max_depth_seen);
@@ -431,6 +490,7 @@ fn probe(
             }
             absorbed += 1;
         }
+        Ok(())
     };
     let mut batch = Batch::default();
     let mut bad = BadRecords::default();
@@ -446,7 +506,7 @@ fn probe(
                 if let Some(t) = tally.as_deref_mut() {
                     t.ranges[range].bytes = bytes_read;
                 }
-                absorb_declarations(input.ranges[range].file, root, stats, &mut infer_stats);
+                absorb_declarations(input.ranges[range].file, root, stats, &mut infer_stats)?;
                 stats.bytes_read += bytes_read;
                 stats.files += u64::from(input.ranges[range].end.is_none());
                 lines.range_ended(input.ranges, range, consumed);
@@ -454,7 +514,7 @@ fn probe(
             }
         };
         let file_index = input.ranges[range].file;
-        absorb_declarations(file_index, root, stats, &mut infer_stats);
+        absorb_declarations(file_index, root, stats, &mut infer_stats)?;
         lines.fix(&mut batch);
         let file = &input.names[file_index];
         stats.batches += 1;
@@ -479,6 +539,11 @@ fn probe(
                 shapes.absorb_flat(root, keys, batch.tape.record(i), &rules, &mut infer_stats);
             } else {
                 shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats);
+            }
+            if infer_stats.columns > options.max_columns {
+                // Absorbing stopped at the first column past the limit:
+                // the rest of the input would only make more.
+                return Err(too_many_columns(function, root, options));
             }
             stats.rows_emitted += 1;
         }

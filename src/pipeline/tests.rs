@@ -488,3 +488,41 @@ fn a_file_compressed_twice_is_named_as_such() {
     assert!(!e.contains("name it .gz"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_lone_surrogate_makes_a_bad_record_of_its_encoding_in_every_json_format() {
+    // Never a silent U+FFFD: the record is bad, and the records around it read.
+    let text = "{\"a\":1,\"s\":\"x\"}\n{\"a\":2,\"s\":\"\\ud800\"}\n{\"a\":3,\"s\":\"\\ud83d\\ude00\"}\n";
+    let r = run(text, &[]).unwrap();
+    assert_eq!(r.column("a"), [json!(1), Value::Null, json!(3)]);
+    assert_eq!(r.column("s"), [json!("x"), Value::Null, json!("😀")]);
+    let r = run(text, &[("on_error", s("skip_row"))]).unwrap();
+    assert_eq!(r.column("a"), [json!(1), json!(3)]);
+    let e = run(text, &[("on_error", s("stop"))]).unwrap_err();
+    assert!(
+        e.contains(r#"at line 2 (byte 16): undecodable JSON string in the line: invalid \u escape: lone surrogate \ud800 (invalid UTF-16) at byte 12 of the record"#),
+        "{e}"
+    );
+    // A JSON document read on after it, and a JSON array's element.
+    let dir = std::env::temp_dir().join(format!("ss-surrogate-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A scan whose query does not use `s` reads its value for its syntax
+    // only (projection pushdown), by the same code: the record is as bad.
+    let lines = dir.join("l.jsonl");
+    std::fs::write(&lines, text).unwrap();
+    let r = run_file(lines.to_str().unwrap(), &[]).unwrap();
+    let mut scanner = Scanner::new(Arc::clone(&r.plan));
+    scanner.project(r.names.iter().map(|n| n == "a").collect());
+    let rows = scan_rows(&mut scanner, &r.plan, |c| c == 0).unwrap();
+    assert_eq!(rows.iter().map(|row| row[0].clone()).collect::<Vec<_>>(), [json!(1), Value::Null, json!(3)]);
+    assert_eq!(scanner.stats.rows_nulled, 1);
+    let doc = dir.join("d.json");
+    std::fs::write(&doc, "{\n  \"a\": 1,\n  \"s\": \"\\udc00\"\n}\n{\n  \"a\": 2\n}\n").unwrap();
+    let r = run_format("sanitize_json", InputFormat::Json, doc.to_str().unwrap(), &[]).unwrap();
+    assert_eq!(r.column("a"), [Value::Null, json!(2)]);
+    let array = dir.join("a.json");
+    std::fs::write(&array, "[{\"a\": 1}, {\"a\": 2, \"s\": \"\\ud800\\u0041\"}, {\"a\": 3}]").unwrap();
+    let r = run_format("sanitize_json_array", InputFormat::JsonArray, array.to_str().unwrap(), &[]).unwrap();
+    assert_eq!(r.column("a"), [json!(1), Value::Null, json!(3)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

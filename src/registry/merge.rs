@@ -93,6 +93,8 @@ pub fn merge_registries(documents: &[Option<&str>]) -> Result<Registry, String> 
             _ => TimeUnit::Micros,
         },
         policies: None,
+        // The merge reads no input: the scans that use its registry apply the limit.
+        columns: crate::infer::ColumnLimit::NONE,
     };
     let mut stats = InferStats::default();
     let mut trees = registries.into_iter().map(|mut r| {

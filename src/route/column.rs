@@ -497,6 +497,7 @@ mod tests {
             parsers: &parsers,
             timestamp_unit: TimeUnit::Micros,
             policies: None,
+            columns: crate::infer::ColumnLimit::NONE,
         };
         let c = classify(tape.record(0), Level::default(), &rules);
         let mut out = Vec::new();

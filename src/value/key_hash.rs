@@ -1,9 +1,11 @@
 //! A fast hasher for the per-value key lookups of decoding, inference and
 //! routing.
 //! std's SipHash resists HashDoS, which matters for maps keyed by untrusted
-//! input that grow without bound; ours are bounded by the schema's width and
-//! built from the same keys they are probed with, and the lookup is on the
-//! hot path of every value. The multiply-rotate scheme is FxHash's (rustc's).
+//! input that grow without bound; ours are bounded by the schema's width
+//! (`max_columns`) or by the input (an object keyed by ids, held whole until
+//! it becomes a map) and built from the same keys they are probed with, and
+//! the lookup is on the hot path of every value. The multiply-rotate scheme
+//! is FxHash's (rustc's), with a final rotation.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -39,9 +41,16 @@ impl Hasher for KeyHasher {
         self.add(i as u64);
     }
 
+    /// The product's high bits are its well-mixed ones, but hashbrown takes
+    /// a bucket from the low bits: without the rotation, the low bits of a
+    /// short key's hash depend on its first bytes only, so a million ids
+    /// (`"k0"` … `"k999999"`) had 289 distinct bucket indexes among 2^21
+    /// and absorbing them took minutes. Rotated by 20 they have 754,000
+    /// (random placement: 787,000); by 26, as rustc-hash 2 rotates its
+    /// own scheme, 700,000 to 800,000 and fewer at 16 bits.
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(20)
     }
 }
 
@@ -93,5 +102,18 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), (1..=11).map(|l| 1usize << l).sum::<usize>());
+    }
+
+    /// Keys that differ only in their last bytes spread over the low bits,
+    /// where a hash table takes its bucket.
+    #[test]
+    fn ids_spread_over_the_low_bits() {
+        for prefix in ["k", "id_", "user-0000"] {
+            let low: std::collections::HashSet<u64> =
+                (0..65_536).map(|i| hash(&format!("{prefix}{i}")) & 0xffff).collect();
+            // 65,536 keys thrown at random into 65,536 buckets fill 63% of
+            // them (41,400); without the final rotation these fill 256 or fewer.
+            assert!(low.len() > 35_000, "{prefix}: {} distinct low 16 bits", low.len());
+        }
     }
 }
