@@ -47,12 +47,11 @@ fn a_record_of_many_keys_fails_at_the_first_past_the_limit_without_building_the_
     // 200,000 keys (3.5 MB on one line); the probe stops at key 10,001,
     // so the scan fails in the time the parse of the line takes.
     let line = keys(200_000, |i| i.to_string());
-    let started = std::time::Instant::now();
     let e = run(&line, &[]).unwrap_err();
+    // "so far": the count stopped at the first key past the limit; the
+    // 189,999 keys after it were never made columns (no clock is read:
+    // a busy machine must not fail the test).
     assert!(e.contains("with 10001 keys so far"), "{e}");
-    // Generous for a debug build on a busy machine; building the 200,000
-    // columns took minutes.
-    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
 }
 
 #[test]
