@@ -61,8 +61,7 @@ fn visit_families(
     depth: usize,
 ) {
     for family in &mut s.families {
-        let path =
-            if prefix.is_empty() { family.source_key.clone() } else { format!("{prefix}.{}", family.source_key) };
+        let path = crate::value::path::join(prefix, &family.source_key);
         let was_map = family.versions.iter().any(|v| matches!(v.ty, TypeNode::Map(_)));
         for v in &mut family.versions {
             visit(&mut v.ty, established || v.established, was_map, &path, rules, made, depth);

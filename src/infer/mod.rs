@@ -26,7 +26,7 @@ pub use lattice::{
 };
 pub use maps::{infer_maps, MapRules};
 pub use merge::merge_struct;
-pub use policy::Policies;
+pub use policy::{check_paths_name_fields, Policies};
 pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};
 #[cfg(test)]
 pub use shapes::BOARD_OFF;

@@ -52,11 +52,10 @@ impl PolicyNode {
     }
 }
 
-/// A policy path's source keys: split on `.`, list markers (`[]`) dropped.
-/// `None` for an empty path or an empty key.
-pub fn path_keys(path: &str) -> Option<Vec<&str>> {
-    let keys: Vec<&str> = path.split('.').map(|k| k.trim_end_matches("[]")).collect();
-    (!keys.iter().any(|k| k.is_empty())).then_some(keys)
+/// A policy path's source keys (value/path.rs: `a.b`, `items[].sku`,
+/// `['id.orig_h']` for a key with a dot), list markers dropped.
+pub fn path_keys(path: &str) -> Result<Vec<String>, String> {
+    crate::value::path::parse(path)
 }
 
 impl Policies {
@@ -72,9 +71,7 @@ impl Policies {
         }
         let mut root = PolicyNode::default();
         for (path, kind) in pins {
-            let keys = path_keys(path).ok_or_else(|| {
-                format!("the \"pin_types\" path '{path}' has an empty key (write 'a.b' or 'items[].sku')")
-            })?;
+            let keys = path_keys(path).map_err(|e| format!("\"pin_types\": {e}"))?;
             let node = keys.iter().fold(&mut root, |n, k| n.child_mut(k));
             if node.pin.is_some() {
                 return Err(format!("the \"pin_types\" path '{path}' is pinned twice"));
@@ -82,9 +79,7 @@ impl Policies {
             node.pin = Some(*kind);
         }
         for path in freeze {
-            let keys = path_keys(path).ok_or_else(|| {
-                format!("the \"freeze\" path '{path}' has an empty key (write 'a.b' or 'items[].sku')")
-            })?;
+            let keys = path_keys(path).map_err(|e| format!("\"freeze\": {e}"))?;
             let node = keys.iter().fold(&mut root, |n, k| n.child_mut(k));
             if node.pin.is_some() {
                 return Err(format!(
@@ -108,7 +103,7 @@ impl Policies {
 fn mark(s: &mut StructNode, policy: &PolicyNode, prefix: &str) -> Result<(), String> {
     for (key, child) in &policy.children {
         let Some(&fi) = s.index.get(key.as_str()) else { continue };
-        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        let path = crate::value::path::join(prefix, key);
         let family = &mut s.families[fi];
         if let Some(kind) = child.pin {
             let wanted = TypeNode::Scalar(kind);
@@ -130,6 +125,60 @@ fn mark(s: &mut StructNode, policy: &PolicyNode, prefix: &str) -> Result<(), Str
     Ok(())
 }
 
+/// Checks that every path of `paths` (given to the option `option`) names a
+/// field of `root`, the scan's schema (the registry's and what the probe
+/// saw): a path that names nothing is a typo or a field that never came,
+/// and ignoring it would let the policy it asks for silently not apply.
+pub fn check_paths_name_fields(root: &StructNode, option: &str, paths: &[String]) -> Result<(), String> {
+    for path in paths {
+        let keys = path_keys(path).map_err(|e| format!("\"{option}\": {e}"))?;
+        if let Err(depth) = resolve(root, &keys) {
+            let missing = crate::value::path::join(
+                &keys[..depth].iter().fold(String::new(), |p, k| crate::value::path::join(&p, k)),
+                &keys[depth],
+            );
+            return Err(format!(
+                "the \"{option}\" path '{path}' names no field of the input or the registry ({missing} is not there; a key that holds a dot is written ['a.b'])"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `Ok` when `keys` lead to a field of `s` through some version of each
+/// step; else the index of the first key not found.
+fn resolve(s: &StructNode, keys: &[String]) -> Result<(), usize> {
+    let mut deepest = 0;
+    let found = step(s, keys, 0, &mut deepest);
+    if found {
+        Ok(())
+    } else {
+        Err(deepest)
+    }
+}
+
+fn step(s: &StructNode, keys: &[String], at: usize, deepest: &mut usize) -> bool {
+    let Some(key) = keys.get(at) else { return true };
+    let Some(family) = s.family(key) else {
+        *deepest = (*deepest).max(at);
+        return false;
+    };
+    if at + 1 == keys.len() {
+        return true;
+    }
+    *deepest = (*deepest).max(at + 1);
+    family.versions.iter().any(|v| inside(&v.ty, keys, at + 1, deepest))
+}
+
+fn inside(ty: &TypeNode, keys: &[String], at: usize, deepest: &mut usize) -> bool {
+    match ty {
+        TypeNode::Struct(s) => step(s, keys, at, deepest),
+        TypeNode::List(e) => inside(e, keys, at, deepest),
+        TypeNode::Map(entry) => super::string_keyed_value(entry).is_some_and(|v| inside(v, keys, at, deepest)),
+        TypeNode::Scalar(_) => false,
+    }
+}
+
 /// The struct a version holds, through any list levels.
 fn struct_of(ty: &mut TypeNode) -> Option<&mut StructNode> {
     match ty {
@@ -145,10 +194,11 @@ mod tests {
 
     #[test]
     fn paths_ignore_list_markers_and_refuse_empty_keys() {
-        assert_eq!(path_keys("items[].sku"), Some(vec!["items", "sku"]));
-        assert_eq!(path_keys("a"), Some(vec!["a"]));
-        assert_eq!(path_keys("a..b"), None);
-        assert_eq!(path_keys(""), None);
+        assert_eq!(path_keys("items[].sku").unwrap(), ["items", "sku"]);
+        assert_eq!(path_keys("a").unwrap(), ["a"]);
+        assert_eq!(path_keys("['id.orig_h']").unwrap(), ["id.orig_h"]);
+        assert!(path_keys("a..b").is_err());
+        assert!(path_keys("").is_err());
     }
 
     #[test]

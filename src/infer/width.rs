@@ -108,7 +108,7 @@ pub fn widest_object(root: &StructNode) -> (String, usize) {
     }
     fn visit_fields(s: &StructNode, path: &str, best: &mut (String, usize)) {
         for f in &s.families {
-            let inner = if path.is_empty() { f.source_key.clone() } else { format!("{path}.{}", f.source_key) };
+            let inner = crate::value::path::join(path, &f.source_key);
             for v in &f.versions {
                 visit_type(&v.ty, &inner, best);
             }

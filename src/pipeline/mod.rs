@@ -48,8 +48,8 @@ pub use stats::Stats;
 use crate::error::{Result, SanitizeError};
 use crate::formats::Batch;
 use crate::infer::{
-    absorb_record, has_map, infer_maps, running_width, schema_width, widest_object, ColumnLimit, DepthLimits,
-    InferStats, MapRules, Rules, ShapeCache, StructNode, TimeUnit,
+    absorb_record, check_paths_name_fields, has_map, infer_maps, running_width, schema_width, widest_object,
+    ColumnLimit, DepthLimits, InferStats, MapRules, Rules, ShapeCache, StructNode, TimeUnit,
 };
 use crate::options::{InputFormat, Options, SchemaMode};
 use crate::registry::naming::{empty_name, sanitize, RESERVED_COLUMNS};
@@ -239,11 +239,19 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     } else {
         stats.files = files.len() as u64;
     }
+    // map_paths as the map inference names places: keys only, in the one
+    // written form (value/path.rs).
+    let map_paths = options
+        .map_paths
+        .iter()
+        .map(|p| crate::value::path::keys_only(p))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| SanitizeError::options(format!("{function}: \"map_paths\": {e}")))?;
     if options.input_format != InputFormat::Parquet {
         // Objects keyed by data become maps; a Parquet struct is declared.
         let rules = MapRules {
             threshold: options.map_inference_threshold,
-            paths: &options.map_paths,
+            paths: &map_paths,
             // BigQuery's 15 RECORD levels (the profile caps parquet_max_depth there too).
             record_limit: options.bigquery_profile.then_some(15),
         };
@@ -254,6 +262,12 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
     // counted now that the maps are made.
     if schema_width(&registry.root) > options.max_columns {
         return Err(too_many_columns(function, &registry.root, &options));
+    }
+    // A policy path that names no field would silently not apply.
+    let pinned: Vec<String> = options.pin_types.iter().map(|(p, _)| p.clone()).collect();
+    for (option, paths) in [("pin_types", &pinned), ("freeze", &options.freeze), ("map_paths", &options.map_paths)] {
+        check_paths_name_fields(&registry.root, option, paths)
+            .map_err(|m| SanitizeError::options(format!("{function}: {m}")))?;
     }
     let events = finalize(
         &mut registry.root,

@@ -260,6 +260,16 @@ proptest! {
     ) {
         // The registry has no z: a pin of a type it lacks is refused at bind.
         let history: Vec<_> = history.into_iter().map(|mut r| { r.remove("z"); r }).collect();
+        // A policy path must name a field the registry or the input has
+        // (a path that names nothing is an error, tested in infer/policy.rs).
+        // One record more with a scalar in each, so that each path names
+        // a field (an empty list or object alone makes none).
+        let mut records = records;
+        let mut named = Map::new();
+        for (k, v) in [("x", Value::from(1)), ("y", Value::from("s")), ("z", Value::from(1.5))] {
+            named.insert(k.to_string(), v);
+        }
+        records.push(named);
         let params = [
             ("field_name_policy", s("preserve")),
             ("registry", s(&registry_of(&history))),

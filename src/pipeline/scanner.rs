@@ -301,6 +301,18 @@ impl Scanner {
         }
         let before = self.file_records;
         self.file_records += routed.records;
+        if let (Some(notice), Some(scan_id)) = (routed.header_notice.take(), self.scan_id) {
+            if let Some(r) = header_reject(plan, scan_id, file_index, &notice, &mut self.stats) {
+                // Within the store's budget, as the records' rejects below.
+                if self.rejects_bytes >= super::rejects::REJECTS_BUDGET_BYTES {
+                    self.stats.rejects_recorded -= 1;
+                    self.stats.rejects_dropped += 1;
+                } else {
+                    self.rejects_bytes += r.size();
+                    self.rejects.push(r);
+                }
+            }
+        }
         for event in &mut routed.events {
             event.meta.line = self.lines.line(event.meta.line);
             // A bad record's message may carry a line of its range too.
@@ -369,6 +381,8 @@ pub struct Routed {
     list_nulls_dropped: u64,
     /// Values kept in the rescue column.
     values_rescued: u64,
+    /// The file's header had a cell that did not decode (a reject).
+    header_notice: Option<crate::formats::HeaderNotice>,
     /// The decoded records are in `raw`, not routed yet: the consumer
     /// routes them ([`RangeWork::step_for_idle_consumer`]).
     deferred: bool,
@@ -545,6 +559,7 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
     out.events.clear();
     out.records = batch.len() as u64;
     out.routed = 0;
+    out.header_notice.clone_from(&batch.header_notice);
     let before = (router.values_nulled, router.duplicate_keys, router.values_flattened, router.list_nulls_dropped);
     let data_columns = chunk.data_columns(plan);
     let rescue_col = plan.options.rescue_column.is_some().then(|| chunk.columns.len() - 1);
@@ -563,7 +578,8 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
                 kept: false,
                 value: None,
             });
-            if emit_null {
+            // A skipped line is never a row, not even a NULL one.
+            if emit_null && !crate::formats::csv::is_skipped_line(err) {
                 chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
                 if let Some(col) = rescue_col {
                     // The whole record, as its text.
@@ -708,6 +724,23 @@ fn reject(
         };
         let cause = format!("{} (schema_mode 'strict')", event.cause);
         (kind, action, super::bad_records::bad_record_message(function, file, meta.line, meta.byte, &cause))
+    } else if crate::formats::csv::is_skipped_line(&event.cause) {
+        // Skipped whatever `on_error` says: it stops nothing and is no row.
+        let message = format!(
+            "{function}: line {} (byte {}) of file \"{file}\" is before the header and was skipped (csv_skip_lines := {}{}); pass csv_skip_lines to read it",
+            meta.line,
+            meta.byte,
+            options.csv_skip_lines,
+            if options.csv_auto_detect
+                && !options.is_given("csv_skip_lines")
+                && !options.adopted.contains(&"csv_skip_lines")
+            {
+                ", sniffed"
+            } else {
+                ""
+            }
+        );
+        (record_kind(&event.cause), "row_skipped", message)
     } else {
         let action = match options.on_error {
             OnError::Stop => "scan_stopped",
@@ -724,10 +757,7 @@ fn reject(
             raw_record(plan, file_index, meta.byte).map(|(text, len)| (cut(&text, options.max_reject_bytes).0, len))
         }
     };
-    let source_key = event.path.as_ref().map(|p| {
-        let last = p.rsplit('.').next().unwrap_or(p);
-        last.trim_end_matches("[]").to_string()
-    });
+    let source_key = event.path.as_deref().and_then(crate::value::path::last_key);
     Some(Reject {
         scan_id,
         session: super::scan_log::session_of(scan_id),
@@ -735,7 +765,7 @@ fn reject(
         file: file.clone(),
         line: meta.line,
         byte: meta.byte,
-        record_index: before + event.index as u64,
+        record_index: Some(before + event.index as u64),
         path: event.path.clone(),
         source_key,
         kind,
@@ -743,6 +773,47 @@ fn reject(
         raw_bytes: raw.as_ref().map(|(_, n)| *n),
         raw: raw.map(|(t, _)| t),
         message,
+    })
+}
+
+/// The reject of a CSV header cell that did not decode: no record (its
+/// index is NULL), the column's name as read in `path`, and the header
+/// line as `raw`; within `max_rejects` like any other.
+fn header_reject(
+    plan: &ScanPlan,
+    scan_id: u64,
+    file_index: usize,
+    notice: &crate::formats::HeaderNotice,
+    stats: &mut Stats,
+) -> Option<super::rejects::Reject> {
+    let options = &plan.options;
+    if options.max_rejects.is_some_and(|max| stats.rejects_recorded >= max) {
+        stats.rejects_dropped += 1;
+        return None;
+    }
+    stats.rejects_recorded += 1;
+    let (function, file) = (plan.function.as_str(), &plan.display_files[file_index]);
+    let raw = raw_record(plan, file_index, notice.byte);
+    Some(super::rejects::Reject {
+        scan_id,
+        session: super::scan_log::session_of(scan_id),
+        function: function.to_string(),
+        file: file.clone(),
+        line: notice.line,
+        byte: notice.byte,
+        record_index: None,
+        path: Some(notice.name.clone()),
+        source_key: Some(notice.name.clone()),
+        kind: "bad_encoding",
+        action: "header_replaced",
+        raw_bytes: raw.as_ref().map(|(_, n)| *n),
+        raw: raw.map(|(text, _)| super::rejects::cut(&text, options.max_reject_bytes).0),
+        message: format!(
+            "{function}: file \"{file}\" at line {} (byte {}): {}",
+            notice.line,
+            notice.byte,
+            notice.cause()
+        ),
     })
 }
 
@@ -774,10 +845,18 @@ fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, 
     let mut reader = std::io::BufReader::new(file).take(RAW_SCAN_LIMIT);
     let mut bytes = Vec::new();
     match options.input_format {
-        InputFormat::Jsonl | InputFormat::Ndjson | InputFormat::Csv => {
+        InputFormat::Jsonl | InputFormat::Ndjson => {
             reader.read_until(b'\n', &mut bytes).ok()?;
             while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
                 bytes.pop();
+            }
+        }
+        // A CSV line ends at a CR too (in a file of CR records the text
+        // would run on over every later record).
+        InputFormat::Csv => {
+            reader.read_until(b'\n', &mut bytes).ok()?;
+            if let Some(end) = memchr::memchr2(b'\n', b'\r', &bytes) {
+                bytes.truncate(end);
             }
         }
         _ => {

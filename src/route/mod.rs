@@ -718,11 +718,7 @@ fn text_keeps(family: &crate::infer::Family, value: ValueRef<'_>) -> bool {
 }
 
 fn join_path(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() {
-        key.to_string()
-    } else {
-        format!("{prefix}.{key}")
-    }
+    crate::value::path::join(prefix, key)
 }
 
 fn class_name(c: &Classified<'_>) -> &'static str {

@@ -63,12 +63,15 @@ impl Rescuer {
 
     /// Keeps `value`, found at the current path plus `key` (when given).
     pub fn keep(&mut self, key: Option<&str>, value: ValueRef<'_>, kind: RescueKind) {
+        // Keys holding the path syntax are bracketed (value/path.rs): a
+        // top-level "id.orig_h" and the field orig_h of `id` stay apart.
         let mut path = String::new();
-        for (i, segment) in self.path[..self.depth].iter().chain(key.map(str::to_string).as_ref()).enumerate() {
-            if i > 0 && segment != "[]" {
-                path.push('.');
+        for segment in self.path[..self.depth].iter().map(String::as_str).chain(key) {
+            if segment == "[]" {
+                path.push_str("[]");
+            } else {
+                crate::value::path::push_key(&mut path, segment);
             }
-            path.push_str(segment);
         }
         let mut json = String::new();
         write_compact_json(value, &mut json);

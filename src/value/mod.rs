@@ -9,6 +9,7 @@ pub mod calendar;
 mod declared;
 mod declared_text;
 pub mod key_hash;
+pub mod path;
 mod reshape;
 pub mod shape;
 mod tape;
