@@ -149,7 +149,12 @@ fn classify_rest<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cl
             }
         }
         Node::List { .. } => {
-            if level.containers + 1 > limits.arrow_max_depth {
+            // A ragged list (lists beside scalars or objects) has no one
+            // nesting a list type keeps: wrapping its scalars to the depth
+            // of its lists would change the value, so it is its JSON text.
+            if level.containers + 1 > limits.arrow_max_depth
+                || list_depth(value, limits.arrow_max_depth - (level.containers + 1)).is_none()
+            {
                 ValueClass::Flattened
             } else {
                 ValueClass::List
@@ -164,6 +169,38 @@ fn classify_rest<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cl
         }
     };
     Classified { value, class, level, parsed }
+}
+
+/// How many list levels a list value has, the same down every element
+/// with evidence (null, `[]` and `{}` fit any depth); `None` for a ragged
+/// list, whose elements differ in depth (`[1, [2]]`, `[[1], [[2]]]`).
+/// `room` is how many container levels may still open inside it before
+/// the depth limit flattens them to text ([`classify`]): a list past it is
+/// text, so it counts as no list level here either.
+pub fn list_depth(list: ValueRef<'_>, room: usize) -> Option<usize> {
+    let mut depth: Option<usize> = None;
+    for e in list.elements() {
+        let d = match e.node() {
+            Node::Null
+            | Node::List { evidence: false, .. }
+            | Node::Object { evidence: false, .. }
+            | Node::Map { evidence: false, .. } => continue,
+            Node::List { .. } if room > 0 => list_depth(e, room - 1)?,
+            _ => 0,
+        };
+        match depth {
+            None => depth = Some(d),
+            Some(known) if known != d => return None,
+            Some(_) => {}
+        }
+    }
+    Some(1 + depth.unwrap_or(0))
+}
+
+/// The list depth of a classified list value (see [`list_depth`]).
+pub fn value_list_depth(c: &Classified<'_>, rules: &Rules<'_>) -> usize {
+    let room = rules.limits.arrow_max_depth.saturating_sub(c.level.containers + 1);
+    list_depth(c.value, room).unwrap_or(1)
 }
 
 /// The class of what a string parsed to; a timestamp its rules' unit

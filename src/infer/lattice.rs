@@ -28,7 +28,7 @@
 //! of that value), which makes inference within one scan a join over the
 //! lattice rather than a pile of versions.
 
-use super::classify::{classify, Classified, Level, Rules, ValueClass};
+use super::classify::{classify, value_list_depth, Classified, Level, Rules, ValueClass};
 use super::declared::{holds, join};
 use super::policy::PolicyNode;
 use super::schema::{Family, ScalarKind, StructNode, TypeNode, Version};
@@ -425,6 +425,15 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, ru
                 _ => None,
             }
         }
+        (TypeNode::List(elem), ValueClass::List) if wraps_whole(elem, c, rules) => {
+            // Shallower than the type: the whole value is one element,
+            // wrapped once, never each of its elements (that would change
+            // its nesting: [1.5, 2.5] into DOUBLE[][] is [[1.5, 2.5]]).
+            fits(elem, established, c, growth, rules).map(|f| match f {
+                Fit::Transform | Fit::Fallback => f,
+                _ => Fit::Wrap,
+            })
+        }
         (TypeNode::List(elem), ValueClass::List) => {
             elements_fit(elem, established, c, growth, rules).then_some(Fit::Exact)
         }
@@ -438,6 +447,24 @@ fn fits(ty: &TypeNode, established: bool, c: &Classified<'_>, growth: Growth, ru
             })
         }
     }
+}
+
+/// How many list levels a type has at its top.
+fn type_list_depth(ty: &TypeNode) -> usize {
+    match ty {
+        TypeNode::List(e) => 1 + type_list_depth(e),
+        _ => 0,
+    }
+}
+
+/// Whether the list value `c` goes into a list type of element `elem` as
+/// one element (it has fewer list levels than the type: a singleton of
+/// the element type, wrapped whole) rather than element by element. The
+/// probe and the router ask the same question, so they place it alike.
+pub fn wraps_whole(elem: &TypeNode, c: &Classified<'_>, rules: &Rules<'_>) -> bool {
+    // Only a list of lists can be deeper than a list value: a list of
+    // anything else takes a list value element by element.
+    matches!(elem, TypeNode::List(_)) && value_list_depth(c, rules) < 1 + type_list_depth(elem)
 }
 
 /// Without growth, a struct takes an object when every entry with evidence
@@ -619,6 +646,8 @@ fn absorb(ty: &mut TypeNode, established: bool, c: &Classified<'_>, ctx: &mut Ct
             }
         },
         TypeNode::List(elem) => match c.class {
+            // As `fits` placed it: shallower than the type, it is one element.
+            ValueClass::List if wraps_whole(elem, c, &ctx.rules) => absorb_element(elem, established, c, ctx),
             ValueClass::List => absorb_elements(elem, established, c, ctx),
             // A singleton: it becomes an element.
             _ => absorb_element(elem, established, c, ctx),

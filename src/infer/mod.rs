@@ -22,7 +22,7 @@ pub use crate::value::{Declared, MAX_DECIMAL_PRECISION};
 pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
 
 pub use lattice::{
-    absorb_record, choose_version, has_duplicate_keys, string_keyed_value, type_takes, Growth, InferStats,
+    absorb_record, choose_version, has_duplicate_keys, string_keyed_value, type_takes, wraps_whole, Growth, InferStats,
 };
 pub use maps::{infer_maps, MapRules};
 pub use merge::merge_struct;

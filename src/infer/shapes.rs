@@ -457,9 +457,17 @@ fn facts_of(record: ValueRef<'_>, limits: DepthLimits) -> ShapeFacts {
         let structs = open.iter().filter(|&&(_, is_object)| is_object).count();
         match tape.nodes[i] {
             Node::Key { .. } => {}
-            Node::List { end: e, .. } => {
+            Node::List { end: e, evidence, .. } => {
                 depth = depth.max(containers + 1);
                 quiet &= containers < limits.arrow_max_depth;
+                // A ragged list is flattened to its text (classify).
+                quiet = quiet
+                    && (!evidence
+                        || super::classify::list_depth(
+                            ValueRef { tape, idx: i },
+                            limits.arrow_max_depth - (containers + 1),
+                        )
+                        .is_some());
                 open.push((e as usize, false));
             }
             Node::Object { end: e, .. } => {

@@ -9,6 +9,8 @@ mod csv_range_proptests;
 #[cfg(test)]
 mod flat_proptests;
 #[cfg(test)]
+mod list_depth_tests;
+#[cfg(test)]
 mod lossless_tests;
 #[cfg(test)]
 mod max_columns_tests;

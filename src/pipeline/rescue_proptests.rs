@@ -84,6 +84,14 @@ fn typed(ty: &TypeNode, v: &Value, path: &str, out: &mut Vec<(String, String)>) 
             items.iter().for_each(|i| typed(e, i, path, out))
         }
         // A JSON-text column: the text is the value (strings as they are).
+        // A ragged list is flattened to its JSON text (infer/classify.rs);
+        // the generated strings never start with a bracket.
+        (TypeNode::Scalar(ScalarKind::Str), Value::String(text)) if text.starts_with(['[', '{']) => {
+            match serde_json::from_str::<Value>(text) {
+                Ok(parsed) => flatten(&parsed, path, out),
+                Err(_) => flatten(v, path, out),
+            }
+        }
         (TypeNode::Scalar(ScalarKind::Json), Value::String(text)) => match serde_json::from_str::<Value>(text) {
             Ok(parsed) => flatten(&parsed, path, out),
             Err(_) => flatten(v, path, out),

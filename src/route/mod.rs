@@ -494,10 +494,13 @@ impl Router {
                 col.valid.push(true);
                 // Only a value of the node's own kind is a sequence of
                 // elements; anything else (a map into a list of maps) is a singleton.
-                let own_kind = matches!(
-                    (ty, c.class),
-                    (TypeNode::List(_), ValueClass::List) | (TypeNode::Map(_), ValueClass::Map)
-                );
+                // A list shallower than a list of lists is one element too,
+                // wrapped whole, as the probe placed it (infer::wraps_whole).
+                let own_kind = match (ty, c.class) {
+                    (TypeNode::List(elem), ValueClass::List) => !crate::infer::wraps_whole(elem, c, rules),
+                    (TypeNode::Map(_), ValueClass::Map) => true,
+                    _ => false,
+                };
                 if own_kind {
                     if let Some(r) = self.rescue.as_mut() {
                         r.enter("[]");
@@ -774,6 +777,10 @@ fn struct_violation(s: &StructNode, c: &Classified<'_>, prefix: &str, rules: &Ru
 fn type_violation(ty: &TypeNode, c: &Classified<'_>, path: &str, rules: &Rules<'_>) -> Option<Violation> {
     match (ty, c.class) {
         (TypeNode::Struct(s), ValueClass::Object) => struct_violation(s, c, path, rules),
+        // Shallower than the type: routed whole into one element.
+        (TypeNode::List(elem), ValueClass::List) if crate::infer::wraps_whole(elem, c, rules) => {
+            type_violation(elem, c, &format!("{path}[]"), rules)
+        }
         (TypeNode::List(elem), ValueClass::List) => {
             let path = format!("{path}[]");
             for e in c.value.elements() {
