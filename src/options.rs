@@ -268,6 +268,7 @@ pub const OPTION_SPECS: &[OptionSpec] = &[
     option!("registry", Any, Null, |o, n, v| set(&mut o.registry, Some(registry_text(n, v)?))),
     option!("compression", Varchar, S("auto"), |o, n, v| set(&mut o.compression, choice(n, v)?)),
     option!("validate_extension", Boolean, B(true), |o, n, v| set(&mut o.validate_extension, boolean(n, v)?)),
+    option!("union_by_name", Boolean, B(false), |o, n, v| set(&mut o.union_by_name, boolean(n, v)?)),
     option!("map_inference_threshold", Bigint, I(200), |o, n, v| set(&mut o.map_inference_threshold, map_threshold(n, v)?),
         contract Yes: |o| Json::from(o.map_inference_threshold.map_or(-1, |t| t as i64))),
     option!("map_paths", VarcharList, EmptyList, |o, n, v| set(&mut o.map_paths, strings(n, v)?),
@@ -601,6 +602,10 @@ pub struct Options {
     pub compression: Compression,
     /// `validate_extension`: false reads any file name as the format.
     pub validate_extension: bool,
+    /// `union_by_name`: files read as one input need not share a header
+    /// (CSV) or a root element (XML); their records are keyed by name
+    /// either way, so nothing else changes (docs/formats.md "Many files").
+    pub union_by_name: bool,
     /// `map_inference_threshold`: a struct with more distinct keys becomes
     /// a MAP (infer/maps.rs); `None` (-1): never by count.
     pub map_inference_threshold: Option<usize>,
@@ -759,6 +764,7 @@ impl Options {
             date_formats: [Vec::new(), Vec::new(), Vec::new()],
             compression: Compression::Auto,
             validate_extension: true,
+            union_by_name: false,
             map_inference_threshold: None,
             map_paths: Vec::new(),
             hive_partitioning: None,

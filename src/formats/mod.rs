@@ -130,7 +130,8 @@ pub struct Declaration {
     pub exact: bool,
 }
 
-/// What files must share to be read as one table in directory mode.
+/// What files must share to be read as one input (directory mode, globs,
+/// lists) unless `union_by_name` is given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Signature {
     /// A CSV header's cells.
@@ -140,14 +141,15 @@ pub enum Signature {
 }
 
 impl Signature {
-    /// The message when `file`'s signature is `self` and `first`'s is `expected`.
+    /// The message when `file`'s signature is `self` and `first`'s is
+    /// `expected`: it names `union_by_name`, which reads them anyway.
     pub fn mismatch(&self, file: &str, expected: &Signature, first: &str) -> String {
         match (self, expected) {
             (Signature::XmlRoot(root), Signature::XmlRoot(want)) => format!(
-                "the root element of \"{file}\" is <{root}> but the root of \"{first}\" is <{want}>; directory mode combines documents with one root element"
+                "the root element of \"{file}\" is <{root}> but the root of \"{first}\" is <{want}>; documents read as one input must share one root element: pass union_by_name := true to read them together anyway"
             ),
             (Signature::CsvHeader(h), Signature::CsvHeader(want)) => format!(
-                "the header of \"{file}\" ({}) differs from the header of \"{first}\" ({}); directory mode reads files that share one header",
+                "the header of \"{file}\" ({}) differs from the header of \"{first}\" ({}); files read as one input must share one header: pass union_by_name := true to match their columns by name",
                 h.join(","),
                 want.join(",")
             ),

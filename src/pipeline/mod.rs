@@ -666,12 +666,15 @@ fn record_partitions(recorded: &mut Vec<crate::source::PartitionColumn>, partiti
     *recorded = all;
 }
 
-/// Directory mode joins files into one table: CSV files must share their
-/// header (each file's own header row is dropped), XML documents their root
-/// element. Each format says what its files share (`RecordReader::signature`,
-/// reading only that much); checked before any row.
+/// Files read as one input (directory mode, globs, lists) join into one
+/// table: CSV files must share their header (each file's own header row is
+/// dropped), XML documents their root element. Each format says what its
+/// files share (`RecordReader::signature`, reading only that much); checked
+/// before any row. `union_by_name` lifts the check: every reader keys its
+/// records by its own file's names (a CSV range takes its file's header,
+/// readers::CsvHeads), so files that differ need nothing more than that.
 fn check_directory_consistency(function: &str, files: &[String], names: &[String], options: &Options) -> Result<()> {
-    if files.len() < 2 || !options.input_format.has_signature() {
+    if files.len() < 2 || !options.input_format.has_signature() || options.union_by_name {
         return Ok(());
     }
     // An empty file has no signature and agrees with anything.

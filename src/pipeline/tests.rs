@@ -526,3 +526,109 @@ fn a_lone_surrogate_makes_a_bad_record_of_its_encoding_in_every_json_format() {
     assert_eq!(r.column("a"), [json!(1), Value::Null, json!(3)]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Three CSV files whose header grows, then shrinks and turns around: a
+/// column added (`amount`), one dropped (`name`) and the rest reordered.
+fn growing_csv_files(dir: &std::path::Path) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    let files = [
+        ("day1.csv", "id,name\n1,a\n2,b\n".to_string()),
+        ("day2.csv", "id,name,amount\n3,c,10\n".to_string()),
+        // Enough rows, one with a quoted delimiter, that small ranges start
+        // inside this file, past its header.
+        (
+            "day3.csv",
+            format!("amount,id\n2.5,4\n,5\n\"1,5\",6\n{}", (7..40).map(|i| format!("{i}.5,{i}\n")).collect::<String>()),
+        ),
+    ];
+    files
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path.to_string_lossy().into_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn csv_files_whose_headers_differ_are_read_by_name_with_union_by_name() {
+    let dir = std::env::temp_dir().join(format!("ss-union-{}-{}", std::process::id(), rand_suffix()));
+    let files = growing_csv_files(&dir);
+    let glob = vec![format!("{}/*.csv", dir.to_string_lossy())];
+    let csv = |paths: Vec<String>, params: &[(&str, ParamValue)]| {
+        run_planned("sanitize_csv", InputFormat::Csv, paths, params, plan)
+    };
+    // Without the option: refused before any row, naming it. A glob, a
+    // list and a directory alike.
+    let directory = [("input_mode", s("directory"))];
+    for (paths, params) in
+        [(glob.clone(), &[][..]), (files.clone(), &[][..]), (vec![dir.to_string_lossy().into_owned()], &directory[..])]
+    {
+        let e = csv(paths, params).unwrap_err();
+        assert!(
+            e.ends_with(&format!(
+                "the header of \"{}\" (id,name,amount) differs from the header of \"{}\" (id,name); files read as one input must share one header: pass union_by_name := true to match their columns by name",
+                files[1], files[0]
+            )),
+            "{e}"
+        );
+    }
+    let union = [("union_by_name", ParamValue::Bool(true))];
+    let r = csv(glob.clone(), &union).unwrap();
+    assert_eq!(r.names, ["amount", "id", "name"]);
+    // Each file's cells under its own header's names; NULL where a file
+    // has no such column.
+    assert_eq!(r.column("id")[..6], [json!("1"), json!("2"), json!("3"), json!("4"), json!("5"), json!("6")]);
+    assert_eq!(r.column("name")[..4], [json!("a"), json!("b"), json!("c"), Value::Null]);
+    assert_eq!(
+        r.column("amount")[..6],
+        [Value::Null, Value::Null, json!("10"), json!("2.5"), Value::Null, json!("1,5")]
+    );
+    let registry = r.registry();
+    let keys: Vec<&str> = registry["canonical_schema"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["source_key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["amount", "id", "name"]);
+    // The same rows as a list or a directory.
+    let as_list = csv(files.clone(), &union).unwrap();
+    let mut in_directory = union.to_vec();
+    in_directory.push(("input_mode", s("directory")));
+    let as_directory = csv(vec![dir.to_string_lossy().into_owned()], &in_directory).unwrap();
+    assert_eq!(as_list.rows, r.rows);
+    assert_eq!(as_directory.rows, r.rows);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn each_byte_range_of_a_csv_file_takes_its_own_files_header() {
+    let dir = std::env::temp_dir().join(format!("ss-union-ranges-{}-{}", std::process::id(), rand_suffix()));
+    let files = growing_csv_files(&dir);
+    let union = vec![("union_by_name", ParamValue::Bool(true)), ("parse_floats", ParamValue::Bool(true))];
+    let scan = |params: &[(&str, ParamValue)], threads| {
+        super::proptests::comparable_scan(run_planned_with(
+            "sanitize_csv",
+            InputFormat::Csv,
+            files.clone(),
+            params,
+            plan,
+            threads,
+        ))
+    };
+    let whole = scan(&union, 1);
+    let (rows, names, ..) = whole.as_ref().unwrap();
+    // `"1,5"` is no number: text beside day 2's and day 3's numbers.
+    assert_eq!(names, &["amount", "amount_v2_string", "id", "name"]);
+    assert_eq!(rows.len(), 2 + 1 + 36);
+    for range in [1, 3, 8, 13, 64] {
+        for threads in [1, 2, 4] {
+            let mut cut = union.clone();
+            cut.push(("scan_range_bytes", ParamValue::Int(range)));
+            assert_eq!(scan(&cut, threads), whole, "scan_range_bytes {range}, {threads} threads");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
