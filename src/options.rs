@@ -512,6 +512,18 @@ pub enum TextEncoding {
 }
 
 impl TextEncoding {
+    /// The name messages use (one `input_text_encoding` takes).
+    pub fn name(self) -> &'static str {
+        match self {
+            TextEncoding::Utf8 => "utf-8",
+            TextEncoding::Utf16 => "utf-16",
+            TextEncoding::Utf16Le => "utf-16-le",
+            TextEncoding::Utf16Be => "utf-16-be",
+            TextEncoding::Latin1 => "latin-1",
+            TextEncoding::Windows1252 => "windows-1252",
+        }
+    }
+
     /// Python codec names and aliases, normalised as Python does (case and
     /// `-`/`_`/space insensitive).
     pub fn parse(name: &str) -> Option<Self> {

@@ -483,7 +483,7 @@ def test_a_million_keys_under_a_map_path_read(tmp_path, run):
 SURROGATE_FORMATS = ["jsonl", "json", "json_array"]
 
 
-@pytest.mark.parametrize("mode", ["default", "skip_row", "stop"])
+@pytest.mark.parametrize("mode", ["default", "emit_null_row", "skip_row", "stop"])
 @pytest.mark.parametrize("fmt", SURROGATE_FORMATS)
 def test_lone_surrogates_are_bad_records(fmt, mode, tmp_path, run):
     path = hi.write_surrogates(tmp_path, fmt)
@@ -493,6 +493,10 @@ def test_lone_surrogates_are_bad_records(fmt, mode, tmp_path, run):
     bad = [i for i, (_, is_bad, _) in enumerate(hi.SURROGATE_RECORDS) if is_bad]
     if mode == "stop":
         assert_error(rows, "bad record", path.name)
+        return
+    if mode == "default":
+        # Most of the records are bad: without on_error that is an error.
+        assert_error(rows, f"most records read were bad ({len(bad)} of {len(hi.SURROGATE_RECORDS)})", "on_error")
         return
     assert "error" not in rows, shown(rows)
     # Never a silent replacement character, in a value or in a column name.

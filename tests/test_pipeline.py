@@ -38,8 +38,8 @@ REGISTRY_KEY = b"schema_sanitizer.registry"
 # detected_at), so never equal between two runs.
 RUN_TIME_COLUMNS = ("ingestion_timestamp", "schema_drifts")
 REPORT_COLUMNS = [
-    "phase", "partition_key", "status", "pass", "rows_read", "rows_written", "rows_skipped", "output_path",
-    "output_bytes", "schema_generation", "drifts", "registry", "elapsed_ms", "error",
+    "phase", "partition_key", "status", "pass", "rows_read", "rows_written", "rows_skipped", "rows_nulled",
+    "rows_rescued", "output_path", "output_bytes", "schema_generation", "drifts", "registry", "elapsed_ms", "error",
 ]
 
 

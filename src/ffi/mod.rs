@@ -193,11 +193,11 @@ static PIPELINE: rows::RowsFunction = rows::RowsFunction {
     touches_files: true,
 };
 
-const PIPELINE_COLUMNS: [(&str, rows::ColumnType); 14] = {
+const PIPELINE_COLUMNS: [(&str, rows::ColumnType); crate::functions::sanitize_pipeline::COLUMNS.len()] = {
     let names = crate::functions::sanitize_pipeline::COLUMNS;
-    let mut out = [("", rows::ColumnType::Varchar); 14];
+    let mut out = [("", rows::ColumnType::Varchar); crate::functions::sanitize_pipeline::COLUMNS.len()];
     let mut i = 0;
-    while i < 14 {
+    while i < names.len() {
         out[i] = (names[i].0, if names[i].1 { rows::ColumnType::Bigint } else { rows::ColumnType::Varchar });
         i += 1;
     }
@@ -300,7 +300,7 @@ static REJECTS: rows::RowsFunction = rows::RowsFunction {
                         Cell::Text(Some(r.file)),
                         int(r.line),
                         int(r.byte),
-                        int(r.record_index),
+                        Cell::Int(r.record_index.and_then(|n| i64::try_from(n).ok())),
                         Cell::Text(r.path),
                         Cell::Text(r.source_key),
                         Cell::Text(Some(r.kind.to_string())),

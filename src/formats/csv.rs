@@ -184,6 +184,8 @@ pub struct CsvReader<R: Read> {
     /// The current record ran past `max_record_bytes`: where it started
     /// (line, reported byte). Its scanned bytes are dropped as they come.
     oversized: Option<(u64, u64)>,
+    /// A header cell that did not decode, for the scan to report.
+    header_notice: Option<super::HeaderNotice>,
 }
 
 /// What the records after a file's header share, read from the file's head
@@ -260,6 +262,7 @@ impl<R: Read> CsvReader<R> {
             bounds: None,
             cut: false,
             oversized: None,
+            header_notice: None,
         }
     }
 
@@ -480,13 +483,20 @@ impl<R: Read> CsvReader<R> {
             let mut texts = Vec::with_capacity(self.cells.len());
             for &cell in &self.cells {
                 // A header is not a record and cannot be "bad": undecodable
-                // bytes become U+FFFD rather than failing the file.
+                // bytes become U+FFFD rather than failing the file, and the
+                // first such cell is reported (a reject of the scan).
                 let raw = String::from_utf8_lossy(&rec[cell.start..cell.end]);
+                let lossy = matches!(raw, std::borrow::Cow::Owned(_));
                 let mut value = String::new();
                 texts.push(match cell_value(&raw, cell, &self.options, &mut value) {
                     Some(v) => v.to_string(),
                     None => String::new(),
                 });
+                if lossy && self.header_notice.is_none() {
+                    let name = texts.last().cloned().unwrap_or_default();
+                    let (line, byte, cell) = (self.line, self.reported_offset(), texts.len());
+                    self.header_notice = Some(super::HeaderNotice { line, byte, cell, name, encoding: None });
+                }
             }
             self.names = header_names(&texts);
             self.width = Some(texts.len());
@@ -866,6 +876,10 @@ impl<R: Read> CsvReader<R> {
 }
 
 impl<R: Read> super::RecordReader for CsvReader<R> {
+    fn take_header_notice(&mut self) -> Option<super::HeaderNotice> {
+        self.header_notice.take()
+    }
+
     fn bytes_read(&self) -> u64 {
         match self.bounds {
             // The bytes of the records the range owns (ranges overlap in

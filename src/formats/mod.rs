@@ -84,6 +84,47 @@ pub trait RecordReader {
     fn signature(&mut self) -> Result<Option<Signature>> {
         Ok(None)
     }
+
+    /// A header cell whose bytes did not decode (CSV), once, after the
+    /// `next_batch` that read the header; `None` for other formats.
+    fn take_header_notice(&mut self) -> Option<HeaderNotice> {
+        None
+    }
+}
+
+/// A CSV header cell whose bytes were not text in the encoding the file
+/// was read as: its column's name holds U+FFFD in their place. A header is
+/// no record (there is no row to skip or null), so it reaches the scan on
+/// the batch ([`Batch::header_notice`]), which records it as a reject: a
+/// name read wrong is the first sign of a file in another encoding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeaderNotice {
+    /// Where the header starts.
+    pub line: u64,
+    pub byte: u64,
+    /// The cell, 1-based.
+    pub cell: usize,
+    /// The cell's text as read, U+FFFD and all.
+    pub name: String,
+    /// The encoding the file was read as, when not UTF-8.
+    pub encoding: Option<crate::options::TextEncoding>,
+}
+
+impl HeaderNotice {
+    /// What the reject says: the file is probably not in the encoding it
+    /// was read as, and which option reads it right.
+    pub fn cause(&self) -> String {
+        let (cell, name) = (self.cell, &self.name);
+        let read_as = self.encoding.map_or("utf-8", |e| e.name());
+        let others = match self.encoding {
+            None | Some(crate::options::TextEncoding::Utf8) => "'windows-1252' or 'latin-1'",
+            Some(_) => "'utf-8', 'windows-1252' or 'latin-1'",
+        };
+        let text = if read_as == "utf-8" { "UTF-8".to_string() } else { read_as.to_string() };
+        format!(
+            "the CSV header's cell {cell} holds bytes that are not {text} text, read as \"{name}\" (U+FFFD in their place): the file is not {text}; pass input_text_encoding := {others}, whichever it is in, to read its names and values"
+        )
+    }
 }
 
 /// How a byte range's records meet the next range's, for formats whose
@@ -242,6 +283,9 @@ pub struct Batch {
     /// names), so a router may place values by position
     /// (route::Router::write_flat_record). `None`: no such promise.
     pub flat_keys: Option<std::sync::Arc<[String]>>,
+    /// The file's header had a cell that did not decode (CSV; set on the
+    /// batch read after the header, see [`HeaderNotice`]).
+    pub header_notice: Option<HeaderNotice>,
 }
 
 /// Tests compare the flat paths with the general ones (which give the
@@ -261,6 +305,7 @@ impl Batch {
         self.list_nulls_dropped = 0;
         self.multi_record_lines = false;
         self.flat_keys = None;
+        self.header_notice = None;
     }
     pub fn len(&self) -> usize {
         self.meta.len()

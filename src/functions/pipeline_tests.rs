@@ -394,3 +394,103 @@ fn a_report_row_shows_no_credentials_or_signatures() {
     assert!(!cells.contains("s3cret"), "{cells}");
     assert!(cells.contains("s3://lake/silver/d=20260601/part_20260601.parquet"), "{cells}");
 }
+
+#[test]
+fn the_report_counts_the_rows_nulled_and_the_rows_rescued() {
+    let root = scratch("nulled-rescued");
+    let (source, silver) = (root.join("bronze"), root.join("silver"));
+    lake(&source);
+    // One bad line among six: written as a NULL row (the default on_error).
+    let day3 = source.join("year=2026/month=06/date=2026-06-03/events.jsonl");
+    let mut text = std::fs::read_to_string(&day3).unwrap();
+    text.push_str("{not json\n");
+    std::fs::write(&day3, text).unwrap();
+    // Strict against days 1 to 4: day 5's "n/a" amount and new field are
+    // kept in the rescue column, one row each.
+    let reports = run(
+        &source,
+        &silver,
+        &params(&[
+            ("start_date", "2026-06-03"),
+            ("end_date", "2026-06-05"),
+            ("warm_up_start_date", "2026-06-01"),
+            ("warm_up_end_date", "2026-06-04"),
+            ("schema_mode", "strict"),
+            ("rescue_column", "_rescued"),
+        ]),
+    )
+    .unwrap();
+    let got: Vec<_> =
+        reports.iter().map(|r| (r.status, r.rows_read, r.rows_written, r.rows_nulled, r.rows_rescued)).collect();
+    assert_eq!(
+        got,
+        [("warmed", 21, 0, 1, 0), ("written", 6, 6, 1, 1), ("written", 5, 5, 0, 0), ("written", 5, 5, 0, 2)]
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_plan_none_of_whose_partitions_exists_fails_naming_the_lake_layout() {
+    let root = scratch("no-partition");
+    let (source, silver) = (root.join("bronze"), root.join("silver"));
+    for day in ["2026-06-01", "2026-06-02"] {
+        std::fs::create_dir_all(source.join(format!("dt={day}"))).unwrap();
+        std::fs::write(source.join(format!("dt={day}/events.jsonl")), "{\"id\": 1}\n").unwrap();
+    }
+    let dates = [("start_date", "2026-06-01"), ("end_date", "2026-06-03")];
+    let err = run(&source, &silver, &params(&dates)).unwrap_err();
+    assert!(err.starts_with("sanitize_pipeline: no partition of the plan exists (3 planned; the first is \""), "{err}");
+    assert!(
+        err.ends_with(
+            "the prefix holds the key=value directories dt=2026-06-01, dt=2026-06-02, which partition_template 'year={yyyy}/month={mm}/date={yyyy}-{mm}-{dd}' does not describe: pass a partition_template that does, such as partition_template := 'dt={yyyy}-{mm}-{dd}'"
+        ),
+        "{err}"
+    );
+    assert!(!silver.exists(), "nothing written");
+    // The template it names reads them.
+    let mut given = params(&dates);
+    given.push(("partition_template", ParamValue::Str("dt={yyyy}-{mm}-{dd}".into())));
+    let statuses: Vec<_> = run(&source, &silver, &given).unwrap().iter().map(|r| r.status).collect();
+    assert_eq!(statuses, ["written", "written", "skipped_missing"]);
+    // A prefix that holds nothing at all.
+    let err = run(&root.join("nowhere"), &silver, &params(&dates)).unwrap_err();
+    assert!(
+        err.starts_with("sanitize_pipeline: no partition of the plan exists (3 planned;") && err.ends_with(')'),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_warm_up_with_data_keeps_a_run_whose_partitions_are_all_missing() {
+    let root = scratch("warm-only");
+    let (source, silver) = (root.join("bronze"), root.join("silver"));
+    lake(&source);
+    let reports = run(
+        &source,
+        &silver,
+        &params(&[
+            ("start_date", "2026-07-01"),
+            ("end_date", "2026-07-01"),
+            ("warm_up_start_date", "2026-06-01"),
+            ("warm_up_end_date", "2026-06-02"),
+        ]),
+    )
+    .unwrap();
+    let statuses: Vec<_> = reports.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, ["warmed", "skipped_missing"]);
+    // A warm-up of nothing does not.
+    let err = run(
+        &source,
+        &silver,
+        &params(&[
+            ("start_date", "2026-07-01"),
+            ("end_date", "2026-07-01"),
+            ("warm_up_start_date", "2026-07-02"),
+            ("warm_up_end_date", "2026-07-03"),
+        ]),
+    )
+    .unwrap_err();
+    assert!(err.contains("none of them between start_date and end_date"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}

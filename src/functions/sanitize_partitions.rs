@@ -345,6 +345,85 @@ fn judge(p: &Partition, listing: Option<Listing>, o: &PlanOptions) -> Result<Fou
     Ok(Found { files: files.into_iter().map(|(name, _)| name).collect(), bytes, status })
 }
 
+/// What the prefix holds when none of a plan's partitions exists: the
+/// `key=value` directories at its head (most likely a layout the template
+/// does not describe), and a template that reads the first of them, or
+/// that they do follow the template but lie outside the plan's dates.
+/// Empty when the prefix holds no such directory (or cannot be listed: the
+/// caller's error stands without the hint).
+pub fn layout_hint(source_prefix: &str, o: &PlanOptions) -> String {
+    let Ok(files) = crate::source::list_tree(FUNCTION, source_prefix) else { return String::new() };
+    let shown = crate::source::display_uri(source_prefix);
+    let roots = [
+        crate::source::file_uri_path(source_prefix).unwrap_or(source_prefix).trim_end_matches('/').to_string(),
+        shown.trim_end_matches('/').to_string(),
+    ];
+    let mut dirs: Vec<String> = files
+        .iter()
+        .filter_map(|file| roots.iter().find_map(|r| file.strip_prefix(r.as_str())))
+        .filter_map(|relative| {
+            // The run of key=value directories the file's path starts with.
+            let segments: Vec<&str> = relative.trim_start_matches('/').split('/').collect();
+            let dirs = &segments[..segments.len().saturating_sub(1)];
+            let hive =
+                dirs.iter().take_while(|d| d.split_once('=').is_some_and(|(k, v)| !k.is_empty() && !v.is_empty()));
+            let joined = hive.copied().collect::<Vec<_>>().join("/");
+            (!joined.is_empty()).then_some(joined)
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let Some(first) = dirs.first() else { return String::new() };
+    let mut listed = dirs.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if dirs.len() > 3 {
+        listed.push_str(&format!(" and {} more", dirs.len() - 3));
+    }
+    let matcher = template_regex(&o.template);
+    if dirs.iter().any(|d| match_key(&matcher, d).is_some()) {
+        let last = dirs.iter().rev().find(|d| match_key(&matcher, d).is_some()).unwrap_or(first);
+        let first = dirs.iter().find(|d| match_key(&matcher, d).is_some()).unwrap_or(first);
+        return format!(
+            "; the prefix holds partitions of this template from {first} to {last}, none of them between start_date and end_date"
+        );
+    }
+    let suggestion = template_of(first).map_or(String::new(), |t| {
+        let hourly = if t.contains("{hh}") && o.granularity == Granularity::Daily {
+            " with granularity := 'hourly'"
+        } else {
+            ""
+        };
+        format!(", such as partition_template := '{t}'{hourly}")
+    });
+    format!(
+        "; the prefix holds the key=value directories {listed}, which partition_template '{}' does not describe: pass a partition_template that does{suggestion}",
+        o.template
+    )
+}
+
+/// A template that reads the partition directory `dir` (`dt=2026-06-01`,
+/// `year=2026/month=06/day=01`), where its values are dates or their
+/// parts; `None` when one is not, or no day is placed.
+fn template_of(dir: &str) -> Option<String> {
+    let digits = |v: &str, n: usize| v.len() == n && v.bytes().all(|b| b.is_ascii_digit());
+    let mut segments = Vec::new();
+    for segment in dir.split('/') {
+        let (key, value) = segment.split_once('=')?;
+        let lower = key.to_ascii_lowercase();
+        let placed = match value.split('-').collect::<Vec<_>>().as_slice() {
+            [y, m, d] if digits(y, 4) && digits(m, 2) && digits(d, 2) => "{yyyy}-{mm}-{dd}",
+            [v] if digits(v, 8) => "{yyyy}{mm}{dd}",
+            [v] if digits(v, 4) && matches!(lower.as_str(), "year" | "yyyy" | "y") => "{yyyy}",
+            [v] if digits(v, 2) && matches!(lower.as_str(), "month" | "mm" | "m") => "{mm}",
+            [v] if digits(v, 2) && matches!(lower.as_str(), "day" | "dd" | "d") => "{dd}",
+            [v] if digits(v, 2) && matches!(lower.as_str(), "hour" | "hh" | "hr" | "h") => "{hh}",
+            _ => return None,
+        };
+        segments.push(format!("{key}={placed}"));
+    }
+    let template = segments.join("/");
+    template.contains("{dd}").then_some(template)
+}
+
 /// `sanitize_latest_registry(output_prefix, ...)`: its named parameters.
 pub const LATEST_PARAMETERS: &[&str] = &["partition_template", "granularity"];
 
@@ -587,6 +666,44 @@ mod tests {
         let files = crate::source::list_tree("t", root.to_str().unwrap()).unwrap();
         assert_eq!(files.iter().filter(|f| f.ends_with("e.jsonl")).count(), 1, "{files:?}");
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_lake_of_another_layout_is_named_with_a_template_that_reads_it() {
+        let root = std::env::temp_dir().join(format!("ss-partitions-layout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in ["dt=2026-06-29", "dt=2026-06-30", "dt=2026-07-01", "dt=2026-07-02"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+            std::fs::write(root.join(d).join("a.jsonl"), "{}\n").unwrap();
+        }
+        let o = options(&[]).unwrap();
+        let hint = layout_hint(root.to_str().unwrap(), &o);
+        assert_eq!(
+            hint,
+            "; the prefix holds the key=value directories dt=2026-06-29, dt=2026-06-30, dt=2026-07-01 and 1 more, which partition_template 'year={yyyy}/month={mm}/date={yyyy}-{mm}-{dd}' does not describe: pass a partition_template that does, such as partition_template := 'dt={yyyy}-{mm}-{dd}'"
+        );
+        // The template's own layout, outside the dates.
+        let o = options(&[
+            ("partition_template", s("dt={yyyy}-{mm}-{dd}")),
+            ("start_date", s("2025-01-01")),
+            ("end_date", s("2025-01-02")),
+        ])
+        .unwrap();
+        assert_eq!(
+            layout_hint(root.to_str().unwrap(), &o),
+            "; the prefix holds partitions of this template from dt=2026-06-29 to dt=2026-07-02, none of them between start_date and end_date"
+        );
+        // Nothing hive-like: no hint.
+        assert_eq!(layout_hint(root.join("dt=2026-06-29").to_str().unwrap(), &o), "");
+        assert_eq!(layout_hint(root.join("nowhere").to_str().unwrap(), &o), "");
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(
+            template_of("year=2026/month=06/day=01/hour=08").as_deref(),
+            Some("year={yyyy}/month={mm}/day={dd}/hour={hh}")
+        );
+        assert_eq!(template_of("dt=20260601").as_deref(), Some("dt={yyyy}{mm}{dd}"));
+        assert_eq!(template_of("region=eu"), None);
+        assert_eq!(template_of("year=2026/month=06"), None);
     }
 
     #[test]

@@ -64,6 +64,8 @@ pub const COLUMNS: &[(&str, bool)] = &[
     ("rows_read", true),
     ("rows_written", true),
     ("rows_skipped", true),
+    ("rows_nulled", true),
+    ("rows_rescued", true),
     ("output_path", false),
     ("output_bytes", true),
     ("schema_generation", true),
@@ -258,6 +260,11 @@ pub struct Report {
     pub rows_read: u64,
     pub rows_written: u64,
     pub rows_skipped: u64,
+    /// Rows written with NULLs forced by a bad record or a value that did
+    /// not fit (`sanitize_stats()`'s `rows_nulled`).
+    pub rows_nulled: u64,
+    /// Rows whose rescue column holds something (`rescue_column`).
+    pub rows_rescued: u64,
     pub output_path: Option<String>,
     pub output_bytes: Option<u64>,
     pub schema_generation: Option<u64>,
@@ -282,6 +289,8 @@ impl Report {
             int(self.rows_read),
             int(self.rows_written),
             int(self.rows_skipped),
+            int(self.rows_nulled),
+            int(self.rows_rescued),
             Cell::Text(output_path),
             Cell::Int(self.output_bytes.and_then(|n| i64::try_from(n).ok())),
             Cell::Int(self.schema_generation.and_then(|n| i64::try_from(n).ok())),
@@ -297,6 +306,8 @@ impl Report {
 struct Written {
     file: WrittenFile,
     stats: Stats,
+    /// Rows whose rescue column is not NULL.
+    rows_rescued: u64,
     registry: String,
     drifts: String,
 }
@@ -312,6 +323,8 @@ impl PipelineRun {
     ) -> Result<Self> {
         let options = PipelineOptions::parse(output_prefix, params, context)?;
         let mut steps = VecDeque::new();
+        // Whether the warm-up has anything to read.
+        let mut warm_up_reads = false;
         let in_pipeline = |e: SanitizeError| SanitizeError {
             message: e.message.replacen(super::sanitize_partitions::FUNCTION, FUNCTION, 1),
             ..e
@@ -324,10 +337,24 @@ impl PipelineRun {
                 (Some(a), _) => a.key.clone(),
                 _ => String::new(),
             };
+            warm_up_reads = found.iter().any(|f| f.status == Status::Ready);
             steps.push_back(Step::WarmUp { key, partitions: partitions.into_iter().zip(found).collect() });
         }
         let partitions = plan(source_prefix, &options.plan);
         let found = discover(&partitions, &options.plan).map_err(in_pipeline)?;
+        // A run that finds none of its partitions would succeed having
+        // written nothing: most often the template is not the lake's. A
+        // warm-up that has data to read is a run of its own (its registry
+        // is the result), so it keeps the run.
+        if found.iter().all(|f| f.status == Status::Missing) && !warm_up_reads {
+            let first = partitions.first().map_or(source_prefix, |p| p.source_path.as_str());
+            return Err(SanitizeError::input(format!(
+                "{FUNCTION}: no partition of the plan exists ({} planned; the first is \"{}\"){}",
+                partitions.len(),
+                crate::source::display_uri(first),
+                super::sanitize_partitions::layout_hint(source_prefix, &options.plan)
+            )));
+        }
         steps.extend(partitions.into_iter().zip(found).map(|(p, f)| Step::Partition(p, f)));
         Ok(PipelineRun {
             registry: options.scan.registry.clone(),
@@ -378,6 +405,7 @@ impl PipelineRun {
         report.status = "warmed";
         report.rows_read = plan.probe_stats.rows_read;
         report.rows_skipped = plan.probe_stats.rows_skipped;
+        report.rows_nulled = plan.probe_stats.rows_nulled;
         report.drifts = Some(plan.drifts_json.clone());
         self.registry = Some(plan.registry_json.clone());
         Ok(report)
@@ -446,6 +474,8 @@ impl PipelineRun {
                 report.rows_read = w.stats.rows_read;
                 report.rows_written = w.file.rows;
                 report.rows_skipped = w.stats.rows_skipped;
+                report.rows_nulled = w.stats.rows_nulled;
+                report.rows_rescued = w.rows_rescued;
                 report.output_bytes = Some(w.file.bytes);
                 report.drifts = Some(w.drifts);
                 self.registry = Some(w.registry);
@@ -498,14 +528,22 @@ impl PipelineRun {
         scanner.log_as(self.session);
         let mut chunk = Chunk::new(&plan);
         let mut first = true;
+        let mut rows_rescued = 0;
+        let rescuing = plan.options.rescue_column.is_some();
         while scanner.next_chunk(&mut chunk).map_err(Failure::Read)? > 0 {
             sink.write(&plan, &chunk, first).map_err(Failure::Output)?;
             first = false;
+            // The rescue column is the chunk's last (pipeline/scanner.rs
+            // `Chunk::new`).
+            if let Some(rescue) = chunk.columns.last().filter(|_| rescuing) {
+                rows_rescued += rescue.valid.iter().take(chunk.rows).filter(|v| **v).count() as u64;
+            }
         }
         let file = sink.finish().map_err(Failure::Output)?;
         Ok(Written {
             file,
             stats: scanner.stats,
+            rows_rescued,
             registry: plan.registry_json.clone(),
             drifts: plan.drifts_json.clone(),
         })

@@ -538,7 +538,8 @@ fn probe(
         if let Some(t) = tally.as_deref_mut() {
             let r = &mut t.ranges[range];
             r.records += batch.len() as u64;
-            r.clean &= batch.meta.iter().all(|m| m.error.is_none());
+            // A header reject is the scan's to record: it must decode.
+            r.clean &= batch.meta.iter().all(|m| m.error.is_none()) && batch.header_notice.is_none();
             r.one_record_per_line &= !batch.multi_record_lines;
         }
         for i in 0..batch.len() {

@@ -125,6 +125,7 @@ impl RangeWork for Decode {
             batch.known_shapes = self.shapes.clone().map(crate::formats::json_shape::KnownShapes::new);
         }
         let n = self.reader.next_batch(batch, self.budget.records())?;
+        batch.header_notice = self.reader.take_header_notice();
         if let Some(scratch) = self.reshape.as_mut() {
             batch.list_nulls_dropped = crate::value::reshape_for_bigquery(&mut batch.tape, scratch);
         }

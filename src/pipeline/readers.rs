@@ -182,10 +182,77 @@ fn text_reader_with_chunk<R: Read + Send + 'static>(
             return Err(SanitizeError::internal(format!("{function}: Parquet is not a text format")));
         }
     };
+    // The decoders name what the text decoder could not decode "invalid
+    // UTF-8" (source/decode.rs marks it with a byte UTF-8 never holds):
+    // for another encoding the words are the encoding's.
+    let reader = match encoding {
+        TextEncoding::Utf8 => reader,
+        _ => Box::new(Reworded { inner: reader, encoding }),
+    };
     Ok(match failure {
         Some(slot) => Box::new(StreamChecked { inner: reader, slot, reported: false }),
         None => reader,
     })
+}
+
+/// A text reader over text decoded from an encoding other than UTF-8: its
+/// bad records' causes and its header notice say which encoding the bytes
+/// did not decode in, where the decoders say "invalid UTF-8".
+struct Reworded {
+    inner: Box<dyn RecordReader + Send>,
+    encoding: TextEncoding,
+}
+
+impl RecordReader for Reworded {
+    fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
+        let before = batch.meta.len();
+        let n = self.inner.next_batch(batch, max_records)?;
+        for meta in &mut batch.meta[before..] {
+            if let Some(cause) = meta.error.as_mut() {
+                if cause.contains(INVALID_UTF8) {
+                    *cause = reword(cause, self.encoding);
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read()
+    }
+
+    fn declaration(&mut self) -> Option<crate::formats::Declaration> {
+        self.inner.declaration()
+    }
+
+    fn signature(&mut self) -> Result<Option<crate::formats::Signature>> {
+        self.inner.signature()
+    }
+
+    fn take_header_notice(&mut self) -> Option<crate::formats::HeaderNotice> {
+        let encoding = self.encoding;
+        self.inner.take_header_notice().map(|n| crate::formats::HeaderNotice { encoding: Some(encoding), ..n })
+    }
+}
+
+/// How the decoders begin the cause of text that did not decode.
+const INVALID_UTF8: &str = "invalid UTF-8";
+
+/// `cause` (a decoder's, about text that did not decode) in the words of
+/// `encoding`, the one the file was read as. Still an encoding problem to
+/// `rejects::record_kind` ("undecodable").
+fn reword(cause: &str, encoding: TextEncoding) -> String {
+    let what = match encoding {
+        TextEncoding::Windows1252 => {
+            "undecodable windows-1252 (one of the bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D, which it leaves undefined)"
+                .to_string()
+        }
+        TextEncoding::Utf16 | TextEncoding::Utf16Le | TextEncoding::Utf16Be => {
+            "undecodable UTF-16 (a lone surrogate, or a last unit cut in half)".to_string()
+        }
+        other => format!("undecodable {}", other.name()),
+    };
+    cause.replace(" (undecodable bytes for the input encoding)", "").replace(INVALID_UTF8, &what)
 }
 
 /// A text reader over a tolerant compressed stream: when the records run
@@ -211,7 +278,7 @@ impl RecordReader for StreamChecked {
         batch.meta.push(RecordMeta {
             line: f.line,
             byte: f.byte,
-            error: Some(format!("{}; the rest of the file is one bad record", f.message)),
+            error: Some(format!("{}{}", f.message, super::bad_records::REST_OF_FILE_LOST)),
         });
         Ok(1)
     }
@@ -226,6 +293,10 @@ impl RecordReader for StreamChecked {
 
     fn signature(&mut self) -> Result<Option<crate::formats::Signature>> {
         self.inner.signature()
+    }
+
+    fn take_header_notice(&mut self) -> Option<crate::formats::HeaderNotice> {
+        self.inner.take_header_notice()
     }
 }
 
@@ -276,6 +347,10 @@ fn detect_encoding(
     // UTF-8 text: under a given 'utf-8' it is an error, a guess yields.
     let chosen = match head_mark(&head) {
         HeadMark::Utf32 => Err(refuse("starts with a UTF-32 byte-order mark: UTF-32, which this reader cannot decode")),
+        // A guess yields to a given encoding, as a UTF-16 guess does.
+        HeadMark::Utf32Unmarked(order) if !given => Err(SanitizeError::input(format!(
+            "{function}: file \"{name}\" looks like UTF-32{order} without a byte-order mark (four bytes a character, most of them zero), which this reader cannot decode; convert it to UTF-8 (iconv -f UTF-32{order} -t UTF-8)"
+        ))),
         HeadMark::Utf16(TextEncoding::Utf16) if given => {
             Err(refuse("starts with a UTF-16 byte-order mark, but input_text_encoding is 'utf-8'"))
         }
@@ -375,4 +450,57 @@ const HEAD_BYTES: u64 = HEAD_MARK_BYTES as u64;
 
 pub(crate) fn open(function: &str, file: &str, name: &str) -> Result<File> {
     File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::ParamValue;
+
+    /// The header notice of CSV `bytes` read with `params`, and the rows.
+    fn header_notice(bytes: &[u8], params: &[(&str, ParamValue)]) -> (Option<crate::formats::HeaderNotice>, usize) {
+        let options = Options::parse("sanitize_csv", Some(InputFormat::Csv), params).unwrap();
+        let mut reader = text_reader("sanitize_csv", Cursor::new(bytes.to_vec()), "h.csv", &options).unwrap();
+        let mut batch = Batch::default();
+        let rows = reader.next_batch(&mut batch, 100).unwrap();
+        (reader.take_header_notice(), rows)
+    }
+
+    #[test]
+    fn a_header_cell_that_does_not_decode_is_reported_once() {
+        let (notice, rows) = header_notice(b"id,A\xf1o\n1,2\n", &[]);
+        let notice = notice.unwrap();
+        assert_eq!((notice.line, notice.byte, notice.cell, notice.name.as_str(), rows), (1, 0, 2, "A\u{FFFD}o", 1));
+        assert!(
+            notice.cause().starts_with("the CSV header's cell 2 holds bytes that are not UTF-8 text, read as \"A\u{FFFD}o\" (U+FFFD in their place): the file is not UTF-8; pass input_text_encoding := 'windows-1252' or 'latin-1'"),
+            "{}",
+            notice.cause()
+        );
+        // Read right, nothing to report.
+        let latin1 = [("input_text_encoding", ParamValue::Str("latin-1".into()))];
+        assert_eq!(header_notice(b"id,A\xf1o\n1,2\n", &latin1).0, None);
+        assert_eq!(header_notice(b"id,name\n1,2\n", &[]).0, None);
+        // Read as windows-1252, a byte it leaves undefined is its own.
+        let cp1252 = [("input_text_encoding", ParamValue::Str("windows-1252".into()))];
+        let notice = header_notice(b"id,x\x81\n1,2\n", &cp1252).0.unwrap();
+        assert!(notice.cause().contains("bytes that are not windows-1252 text"), "{}", notice.cause());
+        assert!(
+            notice.cause().contains("the file is not windows-1252; pass input_text_encoding := 'utf-8',"),
+            "{}",
+            notice.cause()
+        );
+    }
+
+    #[test]
+    fn causes_of_undecodable_text_name_the_encoding_read() {
+        let cause = "invalid UTF-8 at byte 3 of the record (undecodable bytes for the input encoding)";
+        assert_eq!(
+            reword(cause, TextEncoding::Utf16Le),
+            "undecodable UTF-16 (a lone surrogate, or a last unit cut in half) at byte 3 of the record"
+        );
+        assert_eq!(
+            reword("invalid UTF-8 in the text of <row>", TextEncoding::Latin1),
+            "undecodable latin-1 in the text of <row>"
+        );
+    }
 }

@@ -23,8 +23,9 @@ pub struct Reject {
     pub file: String,
     pub line: u64,
     pub byte: u64,
-    /// 0-based within the file.
-    pub record_index: u64,
+    /// 0-based within the file; `None` for what is no record (a CSV
+    /// header cell that did not decode).
+    pub record_index: Option<u64>,
     /// The value's path (`device.model`, `items[].sku`); `None` for a
     /// whole record.
     pub path: Option<String>,
@@ -127,7 +128,7 @@ mod tests {
             file: "x".into(),
             line: 1,
             byte: 0,
-            record_index: 0,
+            record_index: Some(0),
             path: None,
             source_key: None,
             kind: "malformed_record",

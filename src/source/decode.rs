@@ -181,6 +181,9 @@ pub enum HeadMark {
     Utf16(TextEncoding),
     /// A UTF-32 byte-order mark: UTF-32, which this reader cannot decode.
     Utf32,
+    /// UTF-32 without a byte-order mark, in this byte order (`"LE"`,
+    /// `"BE"`): read as UTF-8 it is text with a NUL after every character.
+    Utf32Unmarked(&'static str),
 }
 
 /// Bytes of a file's head [`head_mark`] looks at for zero bytes.
@@ -200,11 +203,16 @@ pub const HEAD_MARK_BYTES: usize = 64;
 /// `hello\n\0world\0\n`, and fuzzed `afl` files) or on both sides
 /// (`afl/3977/case_72.csv` begins `5\0\0\0\0`) leave the file as it is. Read as UTF-8, UTF-16 text is valid text with zero bytes in
 /// it: a CSV file of it read as clean columns of garbage, with nothing
-/// counted as bad. UTF-32 is known by its byte-order mark only
-/// (`FF FE 00 00`, `00 00 FE FF`).
+/// counted as bad. UTF-32 is known by its byte-order mark (`FF FE 00 00`,
+/// `00 00 FE FF`), or by its units without one ([`utf32_order`]): its zero
+/// bytes fall on both sides of UTF-16's units, so it would otherwise read
+/// as UTF-8 text full of NUL characters.
 pub fn head_mark(head: &[u8]) -> HeadMark {
     if head.starts_with(b"\xFF\xFE\0\0") || head.starts_with(b"\0\0\xFE\xFF") {
         return HeadMark::Utf32;
+    }
+    if let Some(order) = utf32_order(&head[..head.len().min(HEAD_MARK_BYTES)]) {
+        return HeadMark::Utf32Unmarked(order);
     }
     if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
         return HeadMark::Utf16(TextEncoding::Utf16);
@@ -219,6 +227,26 @@ pub fn head_mark(head: &[u8]) -> HeadMark {
         (even, 0) if enough(even) => HeadMark::Utf16(TextEncoding::Utf16Be),
         _ => HeadMark::Plain,
     }
+}
+
+/// The byte order of UTF-32 text without a byte-order mark, if `head` is
+/// that: two whole units or more, each a character other than NUL (at
+/// most U+10FFFF, no surrogate), with the high byte zero. UTF-8 text has
+/// no zero bytes, and UTF-16 text of ASCII has its zero bytes on one side
+/// only, every other byte.
+fn utf32_order(head: &[u8]) -> Option<&'static str> {
+    let units: Vec<[u8; 4]> = head.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    if units.len() < 2 {
+        return None;
+    }
+    let is_char = |c: u32| c != 0 && char::from_u32(c).is_some();
+    if units.iter().all(|u| u[3] == 0 && is_char(u32::from_le_bytes(*u))) {
+        return Some("LE");
+    }
+    if units.iter().all(|u| u[0] == 0 && is_char(u32::from_be_bytes(*u))) {
+        return Some("BE");
+    }
+    None
 }
 
 /// The encoding an XML document declares for itself, read from its first
@@ -332,6 +360,13 @@ mod tests {
         }
         assert_eq!(head_mark(b"\xFF\xFE\0\0a\0\0\0"), HeadMark::Utf32);
         assert_eq!(head_mark(b"\0\0\xFE\xFF"), HeadMark::Utf32);
+        // UTF-32 without a byte-order mark, both orders, non-ASCII too.
+        let le32 = |t: &str| t.chars().flat_map(|c| (c as u32).to_le_bytes()).collect::<Vec<u8>>();
+        let be32 = |t: &str| t.chars().flat_map(|c| (c as u32).to_be_bytes()).collect::<Vec<u8>>();
+        for t in [text, "a\n", "id,中国人\n1,😀\n"] {
+            assert_eq!(head_mark(&le32(t)), HeadMark::Utf32Unmarked("LE"), "{t}");
+            assert_eq!(head_mark(&be32(t)), HeadMark::Utf32Unmarked("BE"), "{t}");
+        }
         // Text, a UTF-8 BOM, short and empty heads, zero bytes on both
         // sides (DuckDB's fuzzed `afl` CSV files begin `5\0\0\0\0` and
         // `\0\0\0\x10;`), a single zero byte.

@@ -170,10 +170,28 @@ impl Names {
                 "{function}: \"{name}\" is a .{codec} file, and this reader decompresses gzip (.gz) and zstd (.zst) only; decompress it first"
             )));
         }
+        let format = self.format.name();
+        // Where the file's extension has a reader of its own, name it: the
+        // file is more likely in that format than misnamed.
+        let lower = extension.as_deref().map(str::to_ascii_lowercase);
+        let owner = InputFormat::NAMES
+            .iter()
+            .filter(|(_, f)| *f != self.format && lower.as_ref().is_some_and(|e| has_extension(&format!("x.{e}"), *f)))
+            .map(|(n, _)| format!("sanitize_{n}"))
+            .collect::<Vec<_>>();
         let found = extension.map(|e| format!(".{e}")).unwrap_or_else(|| "no extension".into());
+        let reader = match owner.as_slice() {
+            [] => String::new(),
+            [one] => format!("{one} reads {found} files; "),
+            many => format!("{} read {found} files; ", many.join(" and ")),
+        };
+        let tabs = if self.format == InputFormat::Csv && lower.as_deref() == Some("tsv") {
+            " (with csv_delimiter := '\\t' for its tabs)"
+        } else {
+            ""
+        };
         Err(SanitizeError::options(format!(
-            "{function}: input_format '{}' requires {}, not {found} (\"{name}\")",
-            self.format.name(),
+            "{function}: input_format '{format}' requires {}, not {found} (\"{name}\"); {reader}pass validate_extension := false to read it as {format} anyway{tabs}",
             self.format.extensions().join(" or ")
         )))
     }
@@ -304,6 +322,30 @@ mod tests {
         let parquet = names(InputFormat::Parquet, |_| {});
         let e = resolve_files("sanitize_parquet", "x.csv", &parquet, InputMode::SingleFile).unwrap_err();
         assert!(e.message.contains(".parquet or .pq"), "{e}");
+        // The way out, and the function that reads the extension found.
+        let e = resolve_files("sanitize_jsonl", "events.json", &jsonl, InputMode::SingleFile).unwrap_err();
+        assert!(
+            e.message.ends_with(
+                "requires .jsonl, not .json (\"events.json\"); sanitize_json and sanitize_json_array read .json files; pass validate_extension := false to read it as jsonl anyway"
+            ),
+            "{e}"
+        );
+        let e = resolve_files("sanitize_parquet", "x.csv", &parquet, InputMode::SingleFile).unwrap_err();
+        assert!(e.message.contains("sanitize_csv reads .csv files; pass validate_extension := false"), "{e}");
+        let csv = names(InputFormat::Csv, |_| {});
+        let e = resolve_files("sanitize_csv", "rows.tsv", &csv, InputMode::SingleFile).unwrap_err();
+        assert!(
+            e.message.ends_with(
+                "pass validate_extension := false to read it as csv anyway (with csv_delimiter := '\\t' for its tabs)"
+            ),
+            "{e}"
+        );
+        let e = resolve_files("sanitize_csv", "notes", &csv, InputMode::SingleFile).unwrap_err();
+        assert!(
+            e.message
+                .ends_with("not no extension (\"notes\"); pass validate_extension := false to read it as csv anyway"),
+            "{e}"
+        );
     }
 
     #[test]
