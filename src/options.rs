@@ -137,10 +137,10 @@ type ContractValue = fn(&Options) -> serde_json::Value;
 /// One named parameter, whole (see the module doc).
 pub struct OptionSpec {
     pub name: &'static str,
-    /// The SQL type the option takes, as docs/options.md writes it. Every
-    /// option is registered as ANY (src/ffi/table.rs) so that its parser,
-    /// not DuckDB's cast, refuses a wrong type and names the parameter.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The SQL type the option takes, as docs/options.md writes it, and
+    /// the type it is registered with (src/ffi/table.rs): DuckDB casts a
+    /// value to it, and `duckdb_functions()` and DuckDB's candidate lists
+    /// show it. ANY where the option takes several types.
     pub ty: ParamType,
     pub default: DefaultValue,
     pub contract: Contract,
@@ -566,6 +566,10 @@ pub struct Options {
     /// `max_columns`: top-level columns plus struct fields one scan may
     /// infer; more is an error (docs/errors.md "Limits").
     pub max_columns: usize,
+    /// How the scan opens its files: DuckDB's file system in the extension
+    /// (set at bind), `std::fs` in the engine's tests. Not an option users
+    /// give.
+    pub opener: crate::formats::byte_source::FileOpener,
     /// Size of the byte ranges a JSON Lines file is cut into for parallel
     /// decoding (pipeline/ranges.rs); `None`: sized to the file and threads.
     pub scan_range_bytes: Option<u64>,
@@ -753,6 +757,7 @@ impl Options {
             read_chunk_bytes: 0,
             max_record_bytes: 0,
             max_columns: 0,
+            opener: crate::formats::byte_source::FileOpener::default(),
             scan_range_bytes: None,
             registry: None,
             parsers: ScalarParsers::default(),
@@ -989,10 +994,11 @@ fn parse_input_format(value: Option<&ParamValue>) -> std::result::Result<InputFo
 
 type Parsed<T> = std::result::Result<T, String>;
 
-/// Every named parameter is registered as ANY (src/ffi/table.rs), so a
-/// value of the wrong type reaches these functions, which name the
-/// parameter; values DuckDB would cast implicitly are taken
-/// (`'true'`, `0`/`1` for a BOOLEAN, `'12'` for an integer).
+/// A scan's named parameters arrive cast to their registered types
+/// (src/ffi/table.rs); the row functions' (and the registry's contract)
+/// still give any type, so these take what DuckDB would cast implicitly
+/// (`'true'`, `0`/`1` for a BOOLEAN, `'12'` for an integer) and name the
+/// parameter for anything else.
 fn boolean(name: &str, value: &ParamValue) -> Parsed<bool> {
     match value {
         ParamValue::Bool(b) => Ok(*b),

@@ -198,6 +198,9 @@ pub struct ClientInfo {
     pub session: Option<Session>,
     /// DuckDB's `threads` setting; `None` when it cannot be read.
     pub threads: Option<u64>,
+    /// DuckDB's `disabled_filesystems` setting (comma-separated names, such
+    /// as `LocalFileSystem` or `S3FileSystem`); empty when none.
+    pub disabled_filesystems: String,
 }
 
 /// The bind info of a running bind callback.
@@ -326,8 +329,22 @@ impl BindInfo {
         unsafe { ffi::duckdb_bind_set_error(self.raw, m.as_ptr()) };
     }
 
+    /// DuckDB's file system for this bind's client, kept with the plan so
+    /// that scans open their files through it when they run (ffi/files.rs);
+    /// `None` when DuckDB gives no client context.
+    pub fn file_system(&self) -> Option<super::files::DuckFiles> {
+        let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
+        // SAFETY: a live bind info; the context returned is ours, and
+        // `from_context` takes it over.
+        unsafe {
+            ffi::duckdb_table_function_get_client_context(self.raw, &mut ctx);
+            super::files::DuckFiles::from_context(ctx)
+        }
+    }
+
     pub fn client_info(&self) -> ClientInfo {
-        let mut out = ClientInfo { external_access: true, session: None, threads: None };
+        let mut out =
+            ClientInfo { external_access: true, session: None, threads: None, disabled_filesystems: String::new() };
         let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
         // SAFETY: a live bind info; the context returned is ours to destroy.
         unsafe { ffi::duckdb_table_function_get_client_context(self.raw, &mut ctx) };
@@ -345,6 +362,10 @@ impl BindInfo {
         }
         if let ParamValue::Bool(b) = access {
             out.external_access = b;
+        }
+        // SAFETY: a live client context (destroyed below).
+        if let ParamValue::Str(disabled) = unsafe { config_option(ctx, "disabled_filesystems") } {
+            out.disabled_filesystems = disabled;
         }
         // SAFETY: the context we own, destroyed once.
         unsafe { ffi::duckdb_destroy_client_context(&mut ctx) };

@@ -2,6 +2,7 @@
 //! [`guard::contain`], so neither a Rust panic nor an error crosses the C
 //! boundary: both become DuckDB errors.
 
+mod files;
 mod guard;
 mod handles;
 mod rows;

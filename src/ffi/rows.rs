@@ -98,6 +98,10 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
                 .max(1),
             session: client.session,
+            opener: info
+                .file_system()
+                .map(|files| crate::formats::byte_source::FileOpener(std::sync::Arc::new(files)))
+                .unwrap_or_default(),
         };
         let source = (def.build)(&arguments, &params, &context)?;
         for (name, ty) in def.columns {
@@ -113,7 +117,22 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
     });
 }
 
-unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
+/// Declares `columns` and hands `source` to this bind's scan: the end of
+/// the bind of a rows function that reads its arguments itself
+/// (ffi/ingest.rs: a path or a list of paths first).
+pub(super) fn set_source(info: &BindInfo, columns: &[(&str, ColumnType)], source: Box<dyn RowSource>) {
+    for (name, ty) in columns {
+        let logical = match ty {
+            ColumnType::Varchar => LogicalType::varchar(),
+            ColumnType::Bigint => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
+            ColumnType::Boolean => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
+        };
+        info.add_result_column(name, &logical);
+    }
+    info.set_bind_data(RowsBind { source: Mutex::new(Some(source)), columns: columns.len() });
+}
+
+pub(super) unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     // SAFETY: DuckDB passes the init info of this call.
     let info = unsafe { InitInfo::from_raw(info) };
     guard(&info, || {
@@ -127,7 +146,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     });
 }
 
-unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
+pub(super) unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
     // SAFETY: DuckDB passes the function info and the output chunk of this call.
     let (info, output) = unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(output)) };
     guard(&info, || {

@@ -47,10 +47,10 @@ pub fn register(con: &Connection, def: &'static TableFunctionDef) -> Result<(), 
     let named: Vec<(&str, LogicalType)> = OPTION_SPECS
         .iter()
         .chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC))
-        // ANY for every option: a value of the wrong type reaches the
-        // option's parser, whose error names the parameter (DuckDB's own
-        // cast error would not).
-        .map(|spec| (spec.name, LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY)))
+        // Each option's own type: DuckDB casts what is given to it (a value
+        // it cannot cast is DuckDB's error) and lists it in
+        // duckdb_functions(); ANY where an option takes several types.
+        .map(|spec| (spec.name, param_type(spec.ty)))
         .collect();
     // The path argument is a VARCHAR or a VARCHAR[]: ANY takes both, and
     // bind tells them apart.
@@ -77,12 +77,13 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
 
 fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), String> {
     let client = info.client_info();
-    if !client.external_access {
-        return Err(format!("{}: reading files is disabled by the setting enable_external_access = false", def.name));
-    }
     let paths = info.paths_argument().map_err(|given| {
         format!("{}: the path argument must be a path (VARCHAR) or a list of paths (VARCHAR[]), not {given}", def.name)
     })?;
+    // Local files are opened through DuckDB's file system, which applies
+    // the database's rules itself; remote objects go through object_store,
+    // which must honour them here.
+    check_remote_access(def.name, &paths, &client)?;
     let mut params: Vec<(&str, ParamValue)> = Vec::new();
     for spec in OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC)) {
         if let Some(v) = info.named_parameter(spec.name, ParamType::Any) {
@@ -90,6 +91,9 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
         }
     }
     let mut options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
+    if let Some(files) = info.file_system() {
+        options.opener = crate::formats::byte_source::FileOpener(Arc::new(files));
+    }
     // DuckDB's `threads` setting bounds the threads of a probe or scan,
     // DuckDB's own thread included (pipeline/ordered.rs).
     options.threads = client
@@ -130,6 +134,56 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     Ok(())
 }
 
+/// The DuckDB type a parameter is registered with.
+fn param_type(ty: ParamType) -> LogicalType {
+    match ty {
+        ParamType::Varchar => LogicalType::varchar(),
+        ParamType::Boolean => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
+        ParamType::Integer => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER),
+        ParamType::Bigint => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
+        ParamType::VarcharList => LogicalType::list_of(&LogicalType::varchar()),
+        ParamType::Any => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY),
+    }
+}
+
+/// Remote paths are read by object_store, outside DuckDB's file system: they
+/// are refused where DuckDB would refuse them, by `enable_external_access`
+/// and by `disabled_filesystems` under the names DuckDB gives those file
+/// systems (httpfs's `HTTPFileSystem` and `S3FileSystem`, azure's
+/// `AzureBlobStorageFileSystem`).
+pub(crate) fn check_remote_access(
+    function: &str,
+    paths: &[String],
+    client: &super::handles::ClientInfo,
+) -> Result<(), String> {
+    for path in paths {
+        let Some(fs) = duckdb_file_system_name(path) else { continue };
+        let shown = crate::source::display_uri(path);
+        if !client.external_access {
+            return Err(format!(
+                "{function}: reading \"{shown}\" is refused: remote files need enable_external_access = true"
+            ));
+        }
+        if client.disabled_filesystems.split(',').any(|d| d.trim().eq_ignore_ascii_case(fs)) {
+            return Err(format!(
+                "{function}: reading \"{shown}\" is refused: the file system {fs} is disabled (disabled_filesystems)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The name DuckDB gives the file system that serves a remote URI.
+fn duckdb_file_system_name(path: &str) -> Option<&'static str> {
+    let scheme = path.split_once("://")?.0.to_ascii_lowercase();
+    Some(match scheme.as_str() {
+        "http" | "https" => "HTTPFileSystem",
+        "s3" | "s3a" | "s3n" | "r2" | "gcs" | "gs" => "S3FileSystem",
+        "az" | "azure" | "abfs" | "abfss" => "AzureBlobStorageFileSystem",
+        _ => return None,
+    })
+}
+
 unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     // SAFETY: DuckDB passes the init info of this call.
     let info = unsafe { InitInfo::from_raw(info) };
@@ -137,6 +191,17 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
         // SAFETY: this function's bind stored a BindData.
         let bind = unsafe { info.bind_data::<BindData>() };
         let plan = Arc::clone(&bind.plan);
+        if bind.kind == TableKind::Probe {
+            // The probe's answer was made at bind; a statement prepared
+            // before a lockdown must still be refused when it runs, as the
+            // readers' are: each file is opened again (and closed) here.
+            for (file, name) in plan.files.iter().zip(&plan.display_files) {
+                plan.options
+                    .opener
+                    .open(file)
+                    .map_err(|e| format!("{}: cannot open file \"{name}\": {e}", plan.function))?;
+            }
+        }
         // An index past the result columns (count(*)'s row id) is none.
         let projection: Vec<usize> =
             info.projection().into_iter().map(|i| usize::try_from(i).unwrap_or(usize::MAX)).collect();

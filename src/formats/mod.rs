@@ -2,6 +2,7 @@
 //! location. None of them infers or routes anything.
 
 mod byte_search;
+pub mod byte_source;
 mod chunks;
 pub mod csv;
 pub mod csv_range;

@@ -16,7 +16,7 @@
 //! second time, projected to those columns with the months as the type, and
 //! the two halves are joined per value.
 
-use std::fs::File;
+use super::byte_source::{ByteSource, SharedSource};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
@@ -96,14 +96,14 @@ impl ParquetReader {
     /// Opens the file and reads its footer; a truncated file or a corrupt
     /// footer is an error naming the file.
     #[cfg(test)]
-    pub fn open(file: File, path: &str, function: &str, batch_rows: usize) -> Result<Self> {
-        Self::open_with_page_limit(file, path, function, batch_rows, DEFAULT_MAX_PAGE_BYTES)
+    pub fn open(file: std::fs::File, path: &str, function: &str, batch_rows: usize) -> Result<Self> {
+        Self::open_with_page_limit(Box::new(file), path, function, batch_rows, DEFAULT_MAX_PAGE_BYTES)
     }
 
     /// [`ParquetReader::open`], refusing pages that decompress to more than
     /// `max_page_bytes` (see [`max_page_bytes`]).
     pub fn open_with_page_limit(
-        file: File,
+        file: Box<dyn ByteSource>,
         path: &str,
         function: &str,
         batch_rows: usize,
@@ -114,7 +114,10 @@ impl ParquetReader {
                 "{function}: cannot read Parquet file \"{path}\": {e} (truncated or not a Parquet file?)"
             ))
         };
-        let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        // Read at offsets through one handle (footer, page headers, column
+        // chunks), in large reads: formats/byte_source.rs.
+        let file = SharedSource::new(file).map_err(|e| cannot(&e))?;
+        let bytes = file.size();
         // Nothing may be allocated from a size the footer's own bytes cannot
         // back (see parquet_footer): checked before arrow-rs decodes it.
         let mut footer =
@@ -176,7 +179,7 @@ impl ParquetReader {
             ArrowReaderMetadata::try_new(plain.metadata().clone(), ArrowReaderOptions::new().with_schema(schema))
                 .map_err(|e| cannot(&e))
         };
-        let clone = || file.try_clone().map_err(|e| cannot(&e));
+        let clone = || Ok::<_, SanitizeError>(file.clone());
         let keys = dedupe_names(&schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>());
         let has_decimals = plain.parquet_schema().columns().iter().any(|c| {
             matches!(c.logical_type_ref(), Some(LogicalType::Decimal { .. }))

@@ -32,6 +32,8 @@
 //! Everything else is copied byte for byte: a sound footer comes out
 //! unchanged (tested on shipped files).
 
+use super::byte_source::SharedSource;
+
 /// Nesting deeper than this is corrupt: FileMetaData nests a few levels.
 const MAX_DEPTH: usize = 64;
 
@@ -690,13 +692,12 @@ pub fn page_header_info(bytes: &[u8]) -> Result<PageHeaderInfo, String> {
 /// Reads the footer of `file` (of `len` bytes), checks it and repairs what
 /// can be repaired: the FileMetaData bytes, ready for arrow-rs to decode.
 /// Only sizes the file itself backs are ever allocated here.
-pub fn read_footer(file: &std::fs::File, len: u64) -> Result<Footer, String> {
+pub fn read_footer(file: &SharedSource, len: u64) -> Result<Footer, String> {
     read_footer_with(file, len, &[])
 }
 
 /// [`read_footer`], with column chunks' lengths corrected.
-pub fn read_footer_with(file: &std::fs::File, len: u64, chunk_lengths: &[ChunkLength]) -> Result<Footer, String> {
-    use std::os::unix::fs::FileExt;
+pub fn read_footer_with(file: &SharedSource, len: u64, chunk_lengths: &[ChunkLength]) -> Result<Footer, String> {
     if len < 12 {
         return Err(format!("a file of {len} bytes is too small for a Parquet footer"));
     }
@@ -939,8 +940,8 @@ mod real_files {
     fn repaired(name: &str) -> Vec<u8> {
         let path = format!("{}/test/data/real/{name}", env!("CARGO_MANIFEST_DIR"));
         let f = std::fs::File::open(path).unwrap();
-        let len = f.metadata().unwrap().len();
-        super::read_footer(&f, len).unwrap().metadata
+        let f = super::SharedSource::new(Box::new(f)).unwrap();
+        super::read_footer(&f, f.size()).unwrap().metadata
     }
 
     #[test]

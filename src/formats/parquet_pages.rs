@@ -19,8 +19,7 @@
 //! much) and do not reach into the next chunk. Anything else that runs past
 //! its chunk stays an error (DuckDB's page_size_corruption.parquet).
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use super::byte_source::SharedSource;
 
 use parquet::file::metadata::ParquetMetaData;
 
@@ -36,7 +35,7 @@ const CHECKED_PAGE_BYTES: i64 = 64 << 20;
 /// declared length must grow to their pages' (see the module doc).
 /// `data_end` is where the footer begins.
 pub fn check_pages(
-    file: &File,
+    file: &SharedSource,
     data_end: u64,
     meta: &ParquetMetaData,
     max_page_bytes: u64,
@@ -81,7 +80,7 @@ pub fn check_pages(
 /// declared `end`, but not past `limit`, and the pages hold exactly
 /// `num_values` values.
 fn check_chunk(
-    file: &File,
+    file: &SharedSource,
     start: u64,
     end: u64,
     limit: u64,
@@ -144,7 +143,7 @@ fn check_chunk(
 /// is read in growing pieces (statistics can make it long), never past the
 /// chunk.
 fn read_header(
-    file: &File,
+    file: &SharedSource,
     pos: u64,
     end: u64,
     buf: &mut Vec<u8>,

@@ -10,7 +10,9 @@ use super::{PipelineRun, Report};
 use crate::functions::RunContext;
 use crate::options::{InputFormat, Options, ParamValue};
 
-const CONTEXT: RunContext = RunContext { threads: 2, session: None };
+fn context() -> RunContext {
+    RunContext { threads: 2, session: None, opener: Default::default() }
+}
 
 fn scratch(name: &str) -> PathBuf {
     crate::test_support::scratch_dir(&format!("pipeline-{name}"))
@@ -46,7 +48,7 @@ fn params(pairs: &[(&'static str, &str)]) -> Vec<(&'static str, ParamValue)> {
 }
 
 fn run(source: &Path, output: &Path, params: &[(&'static str, ParamValue)]) -> Result<Vec<Report>, String> {
-    let mut run = PipelineRun::start(source.to_str().unwrap(), output.to_str().unwrap(), params, &CONTEXT)
+    let mut run = PipelineRun::start(source.to_str().unwrap(), output.to_str().unwrap(), params, &context())
         .map_err(|e| e.message)?;
     let mut reports = Vec::new();
     while let Some(r) = run.next_report().map_err(|e| e.message)? {
@@ -175,7 +177,7 @@ fn a_partition_that_cannot_be_read_is_failed_when_on_error_reads_past_bad_input(
     let (source, silver) = (root.join("bronze"), root.join("silver"));
     lake(&source);
     let given = params(&[("start_date", "2026-06-01"), ("end_date", "2026-06-03"), ("on_error", "skip_row")]);
-    let mut run = PipelineRun::start(source.to_str().unwrap(), silver.to_str().unwrap(), &given, &CONTEXT).unwrap();
+    let mut run = PipelineRun::start(source.to_str().unwrap(), silver.to_str().unwrap(), &given, &context()).unwrap();
     // Gone between discovery and the read (another job moved it).
     std::fs::remove_file(source.join("year=2026/month=06/date=2026-06-02/events.jsonl")).unwrap();
     let mut reports = Vec::new();

@@ -144,6 +144,7 @@ impl PipelineOptions {
         let mut scan = Options::parse(FUNCTION, None, &scan_params)?;
         scan.schema_mode = schema_mode;
         scan.threads = context.threads.max(1);
+        scan.opener = context.opener.clone();
         if schema_mode == SchemaMode::Strict && scan.registry.is_none() && warm_up.is_none() {
             return Err(bad(
                 "schema_mode",

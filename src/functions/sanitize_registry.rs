@@ -47,7 +47,17 @@ pub use crate::output::PARQUET_REGISTRY_KEY;
 /// the footer has no such key. Reads the footer only: locally from the end
 /// of the file, remotely by range requests for the file's last bytes.
 pub fn registry_from_parquet(function: &str, path: &str) -> Result<Option<String>> {
-    let footer = read_footer(function, path)?;
+    registry_from_parquet_with(function, path, &crate::formats::byte_source::FileOpener::default())
+}
+
+/// [`registry_from_parquet`], a local file opened with `opener` (DuckDB's
+/// file system when SQL calls it: its lockdowns apply).
+pub fn registry_from_parquet_with(
+    function: &str,
+    path: &str,
+    opener: &crate::formats::byte_source::FileOpener,
+) -> Result<Option<String>> {
+    let footer = read_footer(function, path, opener)?;
     let footer = crate::formats::parquet::checked_metadata(&footer).map_err(|e| not_parquet(function, path, &e))?;
     let metadata = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&footer)
         .map_err(|e| not_parquet(function, path, &e))?;
@@ -74,7 +84,7 @@ const FOOTER_GUESS_BYTES: u64 = 64 << 10;
 
 /// The thrift-encoded file metadata of a Parquet file (without the 8-byte
 /// tail of length and magic).
-fn read_footer(function: &str, path: &str) -> Result<Vec<u8>> {
+fn read_footer(function: &str, path: &str, opener: &crate::formats::byte_source::FileOpener) -> Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     let tail_of = |bytes: &[u8]| -> Result<u64> {
         let n = bytes.len();
@@ -95,11 +105,11 @@ fn read_footer(function: &str, path: &str) -> Result<Vec<u8>> {
         return Ok(tail[n - 8 - len as usize..n - 8].to_vec());
     }
     let local = crate::source::file_uri_path(path).unwrap_or(path);
-    let mut f = std::fs::File::open(local).map_err(|e| match e.kind() {
+    let mut f = opener.open(local).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => SanitizeError::io(format!("{function}: no such file \"{path}\"")),
         _ => SanitizeError::io(format!("{function}: cannot open file \"{path}\": {e}")),
     })?;
-    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let size = f.size().unwrap_or(0);
     let mut last = [0u8; 8];
     if size < 12 || f.seek(SeekFrom::End(-8)).is_err() || f.read_exact(&mut last).is_err() {
         return Err(not_parquet(function, path, &"the file is too short"));

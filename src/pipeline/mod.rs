@@ -362,7 +362,7 @@ fn plan_input_ranges(files: &[String], names: &[String], options: &Options) -> V
             // A UTF-16 file read under the default encoding is found by its
             // first bytes (pipeline/readers.rs `detect_encoding`); only the
             // whole-file reader sees them.
-            let cuttable = ranges::splittable(options, name) && readers::head_is_plain(file);
+            let cuttable = ranges::splittable(options, name) && readers::head_is_plain(file, options);
             (std::fs::metadata(file).ok().map(|m| m.len()), cuttable)
         })
         .collect();

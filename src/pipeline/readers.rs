@@ -1,7 +1,7 @@
 //! Opens the decoder of a file for the scan's format. The probe and the
 //! scan both come through here, so they read identical records.
 
-use std::fs::File;
+use crate::formats::byte_source::ByteSource;
 use std::io::{Cursor, Read};
 
 use crate::error::{Result, SanitizeError};
@@ -25,7 +25,7 @@ use crate::value::Node;
 /// Opens local `file` for reading; messages call it `name` (a remote file's
 /// URI rather than its staged copy).
 pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) -> Result<Box<dyn RecordReader + Send>> {
-    let f = open(function, file, name)?;
+    let mut f = open(function, file, name, options)?;
     match options.input_format {
         // Parquet is binary: input_text_encoding does not apply.
         InputFormat::Parquet => Ok(Box::new(ParquetReader::open_with_page_limit(
@@ -38,7 +38,7 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
         _ => {
             // A small file is read in one small read: no `read_chunk_bytes`
             // buffer to allocate and zero for each of many small files.
-            let size = f.metadata().ok().map(|m| m.len());
+            let size = f.size().ok();
             let chunk = size.map_or(options.read_chunk_bytes, |n| {
                 options.read_chunk_bytes.min((n as usize).saturating_add(1).max(MIN_CHUNK_BYTES))
             });
@@ -79,7 +79,7 @@ pub fn open_range_reader(
     if !range.is_split() {
         return open_reader(function, file, name, options);
     }
-    let mut f = open(function, file, name)?;
+    let mut f = open(function, file, name, options)?;
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
     let mut head = [0u8; 3];
     let bom = match f.read_exact(&mut head) {
@@ -97,7 +97,7 @@ pub fn open_range_reader(
         // from the file's head, read as the first range reads it.
         let layout = if range.start > 0 {
             Some(heads.get_or_read(range.file, || {
-                let mut head = open(function, file, name)?;
+                let mut head = open(function, file, name, options)?;
                 head.seek(SeekFrom::Start(bom)).map_err(io)?;
                 CsvReader::new(head, name, CSV_HEAD_CHUNK_BYTES, options.csv_dialect()).layout()
             })?)
@@ -389,7 +389,7 @@ pub fn text_sample(
     options: &Options,
     max_bytes: usize,
 ) -> Result<(Vec<u8>, bool)> {
-    let f = open(function, file, name)?;
+    let f = open(function, file, name, options)?;
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
     let (mut input, _failure) = decompressing_tolerant(f, options.compression.of_file(name), true).map_err(io)?;
     let encoding = detect_encoding(function, &mut input, name, options)?;
@@ -413,12 +413,12 @@ pub fn text_sample(
 /// regular file is looked at (reading a pipe's head would consume it; a
 /// pipe is never cut); an unreadable one counts as plain (opening it
 /// reports the error).
-pub fn head_is_plain(file: &str) -> bool {
+pub fn head_is_plain(file: &str, options: &Options) -> bool {
     if !std::fs::metadata(file).is_ok_and(|m| m.is_file()) {
         return true;
     }
     let mut head = Vec::with_capacity(HEAD_BYTES as usize);
-    match File::open(file) {
+    match options.opener.open(file) {
         Ok(f) => f
             .take(HEAD_BYTES)
             .read_to_end(&mut head)
@@ -432,14 +432,16 @@ pub fn head_is_plain(file: &str) -> bool {
 /// (rejects): [`head_is_plain`], and for an XML document without a given
 /// `input_text_encoding`, no declaration of another encoding.
 pub fn bytes_are_text(file: &str, options: &Options) -> bool {
-    if !head_is_plain(file) {
+    if !head_is_plain(file, options) {
         return false;
     }
     if options.input_format != InputFormat::Xml || options.is_given("input_text_encoding") {
         return true;
     }
     let mut head = Vec::with_capacity(512);
-    File::open(file)
+    options
+        .opener
+        .open(file)
         .and_then(|f| f.take(512).read_to_end(&mut head))
         .is_ok_and(|_| sniff_xml_encoding(&head) == Ok(None))
 }
@@ -448,8 +450,11 @@ pub fn bytes_are_text(file: &str, options: &Options) -> bool {
 /// for every mark and magic number it knows.
 const HEAD_BYTES: u64 = HEAD_MARK_BYTES as u64;
 
-pub(crate) fn open(function: &str, file: &str, name: &str) -> Result<File> {
-    File::open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))
+/// Opens `file` through the scan's file system (DuckDB's in the extension:
+/// its lockdowns and registered file systems apply, checked now, at bind
+/// for the probe and again when a scan reads).
+pub(crate) fn open(function: &str, file: &str, name: &str, options: &Options) -> Result<Box<dyn ByteSource>> {
+    options.opener.open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))
 }
 
 #[cfg(test)]

@@ -840,7 +840,7 @@ fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, 
     {
         return None;
     }
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = options.opener.open(path).ok()?;
     file.seek(SeekFrom::Start(byte)).ok()?;
     let mut reader = std::io::BufReader::new(file).take(RAW_SCAN_LIMIT);
     let mut bytes = Vec::new();

@@ -16,7 +16,7 @@ pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partiti
 pub use redact::{display_uri, redact_text};
 pub use remote::{parse_remote, Backend};
 pub use spool::{
-    list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool,
+    is_staged, list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool,
 };
 
 use std::path::Path;
@@ -88,9 +88,22 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
                 "{function}: \"{path}\" has no bucket or container (expected {scheme}://<bucket>/<key>)"
             )));
         }
-        return Err(SanitizeError::options(format!(
-            "{function}: unsupported URI scheme \"{scheme}://\" in \"{path}\"; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://"
-        )));
+        let unsupported = |why: &str| {
+            SanitizeError::options(format!(
+                "{function}: unsupported URI scheme \"{scheme}://\" in \"{path}\"{why}; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://, or a file system registered in DuckDB"
+            ))
+        };
+        // A scheme DuckDB's file system serves (a registered one) opens
+        // there; one it does not is the same error as ever.
+        if options.opener.serves_other_schemes() && !glob::is_glob(&path) && options.input_mode != InputMode::Directory {
+            if let Err(e) = options.opener.open(&path) {
+                return Err(unsupported(&format!(" (DuckDB's file system cannot open it either: {e})")));
+            }
+        }
+        if let Some(resolved) = resolve_by_duckdb(function, &path, options, &names)? {
+            return Ok(resolved);
+        }
+        return Err(unsupported(""));
     }
     // A file whose name holds a glob character is read by that name, as
     // DuckDB reads `[lit].jsonl`; only a path that names no file is a glob.
@@ -105,6 +118,26 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
 
 /// The files a local glob matches that the format takes; none is an error
 /// naming the pattern (and the extension, when files matched without it).
+/// A path of a scheme DuckDB's file system serves and object_store does not
+/// (a Python-registered fsspec file system's `memory://`, ...): one file,
+/// opened through DuckDB when it is read. Globs and directories need a
+/// listing, which the C API does not give an extension (it has no glob
+/// call): an error that says how to list them with DuckDB's own `glob()`.
+/// `None` where DuckDB serves no other scheme (the engine's tests).
+fn resolve_by_duckdb(function: &str, path: &str, options: &Options, names: &Names) -> Result<Option<Resolved>> {
+    if !options.opener.serves_other_schemes() {
+        return Ok(None);
+    }
+    if glob::is_glob(path) || options.input_mode == InputMode::Directory {
+        return Err(SanitizeError::options(format!(
+            "{function}: \"{path}\" is a glob or a directory of a file system only DuckDB serves, and an extension cannot list one; list it with DuckDB's glob(): SET VARIABLE files = (SELECT list(file) FROM glob('{path}')), then pass getvariable('files')"
+        )));
+    }
+    names.check(function, path)?;
+    let files = vec![path.to_string()];
+    Ok(Some(Resolved { display: files.clone(), files, spools: Vec::new() }))
+}
+
 fn glob_files(function: &str, path: &str, names: &Names) -> Result<Vec<String>> {
     let pattern = file_uri_path(path).unwrap_or(path);
     let matched = glob::expand(pattern).map_err(|e| SanitizeError::options(format!("{function}: {e}")))?;

@@ -33,8 +33,23 @@ pub struct Spool {
 
 impl Drop for Spool {
     fn drop(&mut self) {
+        live_spools().remove(&self.dir);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The spool directories this process made and still holds: the one place
+/// whose files the extension reads with `std::fs` (its own staged copies),
+/// not through DuckDB's file system.
+fn live_spools() -> std::sync::MutexGuard<'static, std::collections::HashSet<PathBuf>> {
+    static LIVE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<PathBuf>>> = std::sync::OnceLock::new();
+    LIVE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether `path` is a staged copy in a live spool of this process.
+pub fn is_staged(path: &str) -> bool {
+    let path = std::path::Path::new(path);
+    live_spools().iter().any(|dir| path.starts_with(dir))
 }
 
 /// Remote inputs staged locally: `files[i]` is the local copy of `uris[i]`.
@@ -181,7 +196,10 @@ fn new_spool(root: &Path) -> std::io::Result<Spool> {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = root.join(format!("schema_sanitizer-{}-{n}-{nanos:08x}", std::process::id()));
         match builder.create(&dir) {
-            Ok(()) => return Ok(Spool { dir }),
+            Ok(()) => {
+                live_spools().insert(dir.clone());
+                return Ok(Spool { dir });
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }

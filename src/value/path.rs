@@ -109,44 +109,6 @@ pub fn parse(path: &str) -> Result<Vec<String>, String> {
     Ok(keys)
 }
 
-/// The path written the one way messages write it (`a['b']` is `a.b`).
-pub fn canonical(path: &str) -> Result<String, String> {
-    let keys = parse(path)?;
-    let mut out = String::with_capacity(path.len());
-    // List markers are kept where the path had them: after a key.
-    let mut rest = path;
-    for key in &keys {
-        push_key(&mut out, key);
-        // Skip the key as written, then copy its list markers.
-        rest = skip_step(rest);
-        while let Some(after) = rest.strip_prefix("[]") {
-            out.push_str("[]");
-            rest = after;
-        }
-    }
-    Ok(out)
-}
-
-/// `path` after its first step (a leading '.' and one key, plain or in
-/// brackets); `path` is known to parse.
-fn skip_step(path: &str) -> &str {
-    let path = path.strip_prefix('.').unwrap_or(path);
-    if let Some(body) = path.strip_prefix("['") {
-        let mut escaped = false;
-        for (at, c) in body.char_indices() {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '\'' if body[at + 1..].starts_with(']') => return &body[at + 2..],
-                _ => {}
-            }
-        }
-        return "";
-    }
-    let end = path.find(['.', '[']).unwrap_or(path.len());
-    &path[end..]
-}
-
 /// The path's keys written again without list markers (`items[].m` is
 /// `items.m`): how the map inference names a struct's place.
 pub fn keys_only(path: &str) -> Result<String, String> {
@@ -180,13 +142,12 @@ mod tests {
     }
 
     #[test]
-    fn list_markers_and_canonical_forms() {
+    fn list_markers_are_dropped_and_keys_written_one_way() {
         assert_eq!(parse("items[].sku").unwrap(), ["items", "sku"]);
         assert_eq!(parse("['a.b'][].c").unwrap(), ["a.b", "c"]);
-        assert_eq!(canonical("a['b'].c").unwrap(), "a.b.c");
-        assert_eq!(canonical("items[].sku").unwrap(), "items[].sku");
-        assert_eq!(canonical("['id.orig_h']").unwrap(), "['id.orig_h']");
-        assert_eq!(canonical("x['a.b'][].c").unwrap(), "x['a.b'][].c");
+        assert_eq!(keys_only("a['b'].c").unwrap(), "a.b.c");
+        assert_eq!(keys_only("items[].sku").unwrap(), "items.sku");
+        assert_eq!(keys_only("x['a.b'][].c").unwrap(), "x['a.b'].c");
     }
 
     #[test]

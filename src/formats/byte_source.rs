@@ -1,0 +1,269 @@
+//! Where a decoder's bytes come from. In the extension every file is opened
+//! through DuckDB's own file system (src/ffi/files.rs), so that DuckDB's
+//! rules apply as they do to `read_json`: `enable_external_access`,
+//! `allowed_directories` and `allowed_paths`, `disabled_filesystems`, and
+//! the file systems httpfs or Python register. The engine and its tests
+//! open files with [`LocalFiles`] (`std::fs`).
+//!
+//! A [`ByteSource`] is read in order (`Read`) and repositioned (`Seek`) for
+//! byte ranges; [`SharedSource`] gives one to readers that read at offsets
+//! (Parquet's footer, page headers and column chunks) by seeking under a
+//! lock, in large reads.
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::{Arc, Mutex};
+
+/// An open file: read in order, repositioned by seeks, with a size.
+pub trait ByteSource: Read + Seek + Send {
+    /// The file's size in bytes, as its file system reports it.
+    fn size(&mut self) -> io::Result<u64>;
+}
+
+impl ByteSource for std::fs::File {
+    fn size(&mut self) -> io::Result<u64> {
+        self.metadata().map(|m| m.len())
+    }
+}
+
+/// Opens files by path: the one way a scan reaches a file's bytes.
+pub trait Opener: Send + Sync {
+    fn open(&self, path: &str) -> io::Result<Box<dyn ByteSource>>;
+    /// What `sanitize_stats()` shows as the file system that served a scan.
+    fn name(&self) -> &'static str;
+    /// Whether it opens URIs of schemes object_store does not serve (a
+    /// Python-registered fsspec file system's `memory://`, ...): DuckDB's
+    /// file system does.
+    fn serves_other_schemes(&self) -> bool {
+        false
+    }
+}
+
+/// `std::fs`: the engine's own files (staged copies of remote objects) and
+/// every file in tests.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalFiles;
+
+impl Opener for LocalFiles {
+    fn open(&self, path: &str) -> io::Result<Box<dyn ByteSource>> {
+        Ok(Box::new(std::fs::File::open(path)?))
+    }
+
+    fn name(&self) -> &'static str {
+        "local"
+    }
+}
+
+/// The opener a scan uses, shared by its threads; `Debug` for `Options`.
+#[derive(Clone)]
+pub struct FileOpener(pub Arc<dyn Opener>);
+
+impl Default for FileOpener {
+    fn default() -> Self {
+        FileOpener(Arc::new(LocalFiles))
+    }
+}
+
+impl std::fmt::Debug for FileOpener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FileOpener({})", self.0.name())
+    }
+}
+
+impl FileOpener {
+    pub fn open(&self, path: &str) -> io::Result<Box<dyn ByteSource>> {
+        self.0.open(path)
+    }
+
+    pub fn serves_other_schemes(&self) -> bool {
+        self.0.serves_other_schemes()
+    }
+}
+
+/// A source read at offsets by several holders: each read seeks and reads
+/// under a lock. Parquet reads its footer, page headers and column chunks
+/// this way (arrow-rs's `ChunkReader`).
+#[derive(Clone)]
+pub struct SharedSource {
+    inner: Arc<Mutex<Box<dyn ByteSource>>>,
+    len: u64,
+}
+
+impl SharedSource {
+    pub fn new(mut source: Box<dyn ByteSource>) -> io::Result<Self> {
+        let len = source.size()?;
+        Ok(SharedSource { inner: Arc::new(Mutex::new(source)), len })
+    }
+
+    /// The file's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.len
+    }
+
+    /// Fills `buf` from offset `pos`; an error when the file ends first.
+    pub fn read_exact_at(&self, buf: &mut [u8], pos: u64) -> io::Result<()> {
+        let mut source = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        source.seek(SeekFrom::Start(pos))?;
+        source.read_exact(buf)
+    }
+
+    /// Up to `buf.len()` bytes from offset `pos`; fewer only at the end.
+    pub fn read_at(&self, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+        let mut source = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        source.seek(SeekFrom::Start(pos))?;
+        let mut filled = 0;
+        while filled < buf.len() {
+            match source.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+
+    /// A reader from offset `start` on, reading through the lock in
+    /// blocks of [`READ_BLOCK`] bytes.
+    pub fn reader_at(&self, start: u64) -> SharedReader {
+        SharedReader { source: self.clone(), pos: start, buf: Vec::new(), at: 0 }
+    }
+}
+
+/// The size of the reads a [`SharedReader`] makes: large, so that a file
+/// system with a cost per call (DuckDB's, a remote one) is called rarely.
+pub const READ_BLOCK: usize = 1 << 20;
+
+/// Reads a [`SharedSource`] in order from an offset.
+pub struct SharedReader {
+    source: SharedSource,
+    pos: u64,
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl Read for SharedReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.buf.len() {
+            let left = self.source.len.saturating_sub(self.pos);
+            if left == 0 {
+                return Ok(0);
+            }
+            let want = READ_BLOCK.min(left as usize).max(1);
+            self.buf.resize(want, 0);
+            let n = self.source.read_at(&mut self.buf, self.pos)?;
+            self.buf.truncate(n);
+            self.pos += n as u64;
+            self.at = 0;
+            if n == 0 {
+                return Ok(0);
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.at);
+        out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+impl parquet::file::reader::Length for SharedSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl parquet::file::reader::ChunkReader for SharedSource {
+    type T = SharedReader;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<SharedReader> {
+        Ok(self.reader_at(start))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(length).map_err(|_| {
+            parquet::errors::ParquetError::General(format!("cannot allocate {length} bytes for a column chunk"))
+        })?;
+        buf.resize(length, 0);
+        self.read_exact_at(&mut buf, start).map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+        Ok(bytes::Bytes::from(buf))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An in-memory file that gives at most `step` bytes a read, as a file
+    /// system with short reads does.
+    struct ShortReads {
+        data: Vec<u8>,
+        pos: u64,
+        step: usize,
+    }
+
+    impl Read for ShortReads {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let start = (self.pos as usize).min(self.data.len());
+            let n = out.len().min(self.step).min(self.data.len() - start);
+            out[..n].copy_from_slice(&self.data[start..start + n]);
+            self.pos += n as u64;
+            Ok(n)
+        }
+    }
+
+    impl Seek for ShortReads {
+        fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+            self.pos = match to {
+                SeekFrom::Start(p) => p,
+                SeekFrom::End(d) => (self.data.len() as i64 + d) as u64,
+                SeekFrom::Current(d) => (self.pos as i64 + d) as u64,
+            };
+            Ok(self.pos)
+        }
+    }
+
+    impl ByteSource for ShortReads {
+        fn size(&mut self) -> io::Result<u64> {
+            Ok(self.data.len() as u64)
+        }
+    }
+
+    proptest! {
+        /// For any split of a file into ranges, reading each range through
+        /// the shared adapter (with short reads) gives the bytes std::fs
+        /// gives for it.
+        #[test]
+        fn ranges_read_through_the_adapter_are_the_files_bytes(
+            data in prop::collection::vec(any::<u8>(), 0..3000),
+            cuts in prop::collection::vec(0usize..3000, 0..6),
+            step in 1usize..700,
+        ) {
+            let dir = std::env::temp_dir().join(format!("ss-bytes-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join(format!("f-{}", data.len()));
+            std::fs::write(&path, &data).unwrap();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
+            cuts.push(0);
+            cuts.push(data.len());
+            cuts.sort_unstable();
+            let shared = SharedSource::new(Box::new(ShortReads { data: data.clone(), pos: 0, step })).unwrap();
+            let mut file = std::fs::File::open(&path).unwrap();
+            for pair in cuts.windows(2) {
+                let (start, end) = (pair[0], pair[1]);
+                let mut want = vec![0u8; end - start];
+                file.seek(SeekFrom::Start(start as u64)).unwrap();
+                file.read_exact(&mut want).unwrap();
+                let mut got = vec![0u8; end - start];
+                shared.read_exact_at(&mut got, start as u64).unwrap();
+                prop_assert_eq!(&got, &want);
+                let mut streamed = Vec::new();
+                shared.reader_at(start as u64).take((end - start) as u64).read_to_end(&mut streamed).unwrap();
+                prop_assert_eq!(&streamed, &want);
+                let bytes = parquet::file::reader::ChunkReader::get_bytes(&shared, start as u64, end - start).unwrap();
+                prop_assert_eq!(&bytes[..], &want[..]);
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
