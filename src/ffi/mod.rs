@@ -5,6 +5,7 @@
 mod files;
 mod guard;
 mod handles;
+mod ingest;
 mod rows;
 mod scalar;
 mod table;
@@ -88,6 +89,7 @@ fn register_all(con: &handles::Connection) -> Result<(), String> {
     rows::register(con, &PARTITIONS)?;
     rows::register(con, &LATEST_REGISTRY)?;
     rows::register(con, &PIPELINE)?;
+    ingest::register(con)?;
     rows::register(con, &BIGQUERY_DDL)?;
     rows::register(con, &BIGQUERY_REGISTRY_QUERY)?;
     rows::register(con, &PARSE_PARTITION_KEY)?;

@@ -3,6 +3,7 @@
 //! registers what is listed here.
 
 pub mod sanitize_bigquery;
+pub mod sanitize_ingest;
 pub mod sanitize_partitions;
 pub mod sanitize_pipeline;
 pub mod sanitize_probe;

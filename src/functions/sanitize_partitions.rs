@@ -436,6 +436,11 @@ pub const LATEST_FUNCTION: &str = "sanitize_latest_registry";
 /// reads footers only.
 pub fn latest_registry(output_prefix: &str, params: &[(&str, ParamValue)]) -> Result<Option<(String, String, String)>> {
     let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
+    // A sanitize_ingest checkpoint (or an output prefix holding the
+    // default one): its last entry's registry.
+    if let Some(found) = super::sanitize_ingest::latest_registry(LATEST_FUNCTION, output_prefix)? {
+        return Ok(Some(found));
+    }
     let in_latest = |e: SanitizeError| SanitizeError::options(e.message.replace(FUNCTION, LATEST_FUNCTION));
     let granularity = granularity(get("granularity")).map_err(in_latest)?;
     let template = template(get("partition_template"), granularity).map_err(in_latest)?;

@@ -1,0 +1,99 @@
+//! `sanitize_ingest(source, output_prefix, ...)` and
+//! `sanitize_ingest_log(checkpoint)` (functions/sanitize_ingest). The
+//! first takes its source as the scans take their path, a VARCHAR or a
+//! VARCHAR[], so it has a bind of its own; rows come as for every rows
+//! function (ffi/rows.rs).
+
+use duckdb::ffi;
+
+use super::guard::guard;
+use super::handles::{register_table_function, BindInfo, Connection, TableCallbacks};
+use super::rows::{self, ColumnType};
+use super::types::LogicalType;
+use crate::functions::sanitize_ingest::{self as ingest, IngestRun};
+use crate::functions::{FixedRows, RunContext};
+use crate::options::{ParamType, ParamValue};
+
+/// A column list of `N` (name, is BIGINT) pairs as rows function columns.
+const fn columns<const N: usize>(names: &[(&'static str, bool)]) -> [(&'static str, ColumnType); N] {
+    let mut out = [("", ColumnType::Varchar); N];
+    let mut i = 0;
+    while i < N {
+        out[i] = (names[i].0, if names[i].1 { ColumnType::Bigint } else { ColumnType::Varchar });
+        i += 1;
+    }
+    out
+}
+
+const INGEST_COLUMNS: [(&str, ColumnType); ingest::COLUMNS.len()] = columns(ingest::COLUMNS);
+const LOG_COLUMNS: [(&str, ColumnType); ingest::LOG_COLUMNS.len()] = columns(ingest::LOG_COLUMNS);
+
+/// `sanitize_ingest_log(checkpoint)`: VARCHAR arguments only, a rows
+/// function like any other.
+static LOG: rows::RowsFunction = rows::RowsFunction {
+    name: ingest::LOG_FUNCTION,
+    positional: &["checkpoint"],
+    named: Vec::new,
+    columns: &LOG_COLUMNS,
+    build: |arguments, _, _| Ok(Box::new(FixedRows(ingest::log_rows(&arguments[0]).map_err(|e| e.message)?.into()))),
+    touches_files: true,
+};
+
+pub fn register(con: &Connection) -> Result<(), String> {
+    let named: Vec<(&str, LogicalType)> = ingest::named_parameters()
+        .into_iter()
+        .map(|n| (n, LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY)))
+        .collect();
+    // The source is a VARCHAR or a VARCHAR[]: ANY takes both, and bind
+    // tells them apart (as the scans' path).
+    register_table_function::<()>(
+        con,
+        ingest::FUNCTION,
+        &[LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY), LogicalType::varchar()],
+        &named,
+        None,
+        TableCallbacks { bind, init: rows::init, scan: rows::scan, projection_pushdown: false },
+    )?;
+    rows::register(con, &LOG)
+}
+
+unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
+    // SAFETY: DuckDB passes the bind info of this call.
+    let info = unsafe { BindInfo::from_raw(info) };
+    guard(&info, || bind_ingest(&info));
+}
+
+fn bind_ingest(info: &BindInfo) -> Result<(), String> {
+    let function = ingest::FUNCTION;
+    let client = info.client_info();
+    if !client.external_access {
+        return Err(format!("{function}: reading files is disabled by the setting enable_external_access = false"));
+    }
+    let sources = info.paths_argument().map_err(|given| {
+        format!("{function}: the source must be a path (VARCHAR) or a list of paths (VARCHAR[]), not {given}")
+    })?;
+    let ParamValue::Str(output_prefix) = info.parameter(1, ParamType::Varchar) else {
+        return Err(format!("{function}: the argument output_prefix must be a VARCHAR, not NULL"));
+    };
+    let mut params: Vec<(&str, ParamValue)> = Vec::new();
+    for name in ingest::named_parameters() {
+        if let Some(v) = info.named_parameter(name, ParamType::Any) {
+            params.push((name, v));
+        }
+    }
+    let context = RunContext {
+        threads: client
+            .threads
+            .and_then(|t| usize::try_from(t).ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1),
+        session: client.session,
+        opener: info
+            .file_system()
+            .map(|files| crate::formats::byte_source::FileOpener(std::sync::Arc::new(files)))
+            .unwrap_or_default(),
+    };
+    let run = IngestRun::start(sources, &output_prefix, &params, &context).map_err(|e| e.message)?;
+    rows::set_source(info, &INGEST_COLUMNS, Box::new(run));
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! A run's files read and written as staged Parquet parts, as
+//! sanitize_pipeline writes a partition: strict first from the registry so
+//! far, redone additively when a record does not fit, through the same
+//! plan, scanner and Parquet writer. The files are read as one input (one
+//! part); when that input cannot be read and `on_error` reads past bad
+//! input, each file is read on its own, so one unreadable file never
+//! blocks the files after it: it is recorded as failed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::log::{part_name, staged_name, RowCounts};
+use super::select::Taken;
+use super::{pause, IngestOptions, FUNCTION};
+use crate::error::{Result, SanitizeError};
+use crate::options::{OnError, SchemaMode};
+use crate::output::ParquetSink;
+use crate::pipeline::{plan_with, Chunk, Scanner};
+
+/// A part written under its staged name.
+#[derive(Debug)]
+pub struct Part {
+    pub name: String,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// What became of one taken file.
+#[derive(Debug)]
+pub struct FileOutcome {
+    pub taken: Taken,
+    pub rows_written: u64,
+    /// Why its input could not be read (it is recorded as failed).
+    pub error: Option<String>,
+}
+
+/// A run's reads and writes.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    pub parts: Vec<Part>,
+    /// The files taken, in order; a file gone before it was read is not here.
+    pub files: Vec<FileOutcome>,
+    pub rows: RowCounts,
+    pub registry: Option<String>,
+    pub drifts: Vec<serde_json::Value>,
+    pub pass: Option<&'static str>,
+}
+
+/// The staged files of a run: removed when the run ends without committing
+/// them (an error, a lost race), kept once its entry names them.
+#[derive(Debug, Default)]
+pub struct StagedFiles {
+    paths: Vec<PathBuf>,
+    kept: bool,
+}
+
+impl StagedFiles {
+    pub fn keep(&mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for StagedFiles {
+    fn drop(&mut self) {
+        if !self.kept {
+            for p in &self.paths {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// Why a write failed: its input (which `on_error` may read past) or its
+/// output (which always ends the run).
+enum Failure {
+    Read(SanitizeError),
+    Output(SanitizeError),
+}
+
+/// One input written: its part and counts.
+struct Written {
+    part: Part,
+    rows_by_file: Vec<u64>,
+    rows: RowCounts,
+    registry: String,
+    drifts: String,
+}
+
+/// Writes the parts of run `entry` (`run_id`) into `output_dir`.
+pub struct Writer<'a> {
+    pub options: &'a IngestOptions,
+    pub entry: u64,
+    pub run_id: &'a str,
+    pub session: Option<crate::pipeline::scan_log::Session>,
+}
+
+impl Writer<'_> {
+    /// Reads `taken` in order from `registry` and writes the parts; files
+    /// gone before they were read are dropped from the run (a deleted
+    /// source is never a problem). Under `on_error := 'stop'` the first
+    /// bad input fails the run.
+    pub fn scan(&self, mut taken: Vec<Taken>, registry: Option<String>, staged: &mut StagedFiles) -> Result<Scanned> {
+        let mut out = Scanned { registry: registry.clone(), ..Scanned::default() };
+        // All files as one input: one part.
+        loop {
+            if taken.is_empty() {
+                return Ok(out);
+            }
+            let paths: Vec<String> = taken.iter().map(|t| t.file.path.clone()).collect();
+            match self.write_input(&paths, registry.as_deref(), 0, staged) {
+                Ok((w, pass)) => {
+                    out.pass = Some(pass);
+                    out.files = taken
+                        .into_iter()
+                        .zip(w.rows_by_file.iter().copied().chain(std::iter::repeat(0)))
+                        .map(|(taken, rows_written)| FileOutcome { taken, rows_written, error: None })
+                        .collect();
+                    out.add(w)?;
+                    return Ok(out);
+                }
+                Err(Failure::Output(e)) => return Err(e),
+                Err(Failure::Read(e)) => {
+                    if drop_vanished(&mut taken) {
+                        continue;
+                    }
+                    if self.options.scan.on_error == OnError::Stop {
+                        return Err(e);
+                    }
+                    break;
+                }
+            }
+        }
+        // One file at a time: the ones that cannot be read are recorded as
+        // failed, the others written, each carrying the registry on.
+        let mut passes = Vec::new();
+        let mut registry = registry;
+        for t in taken {
+            let part = out.parts.len();
+            match self.write_input(std::slice::from_ref(&t.file.path), registry.as_deref(), part, staged) {
+                Ok((w, pass)) => {
+                    passes.push(pass);
+                    registry = Some(w.registry.clone());
+                    let rows_written = w.rows_by_file.first().copied().unwrap_or(0);
+                    out.files.push(FileOutcome { taken: t, rows_written, error: None });
+                    out.add(w)?;
+                }
+                Err(Failure::Output(e)) => return Err(e),
+                Err(Failure::Read(_)) if crate::source::Identity::of(Path::new(&t.file.path)).is_none() => {}
+                Err(Failure::Read(e)) => {
+                    let message = e.message.strip_prefix(&format!("{FUNCTION}: ")).unwrap_or(&e.message).to_string();
+                    out.files.push(FileOutcome { taken: t, rows_written: 0, error: Some(message) });
+                }
+            }
+        }
+        out.pass = combined_pass(&passes);
+        Ok(out)
+    }
+
+    /// `paths` as one input, from `registry`: strict first when there is a
+    /// registry (the first record it does not take ends that attempt,
+    /// which writes nothing), then additively; strict only with
+    /// `schema_mode := 'strict'`.
+    fn write_input(
+        &self,
+        paths: &[String],
+        registry: Option<&str>,
+        part: usize,
+        staged: &mut StagedFiles,
+    ) -> Result<(Written, &'static str), Failure> {
+        let strict_only = self.options.schema_mode == SchemaMode::Strict;
+        match (registry, strict_only) {
+            (_, true) => self.write(paths, registry, SchemaMode::Strict, false, part, staged).map(|w| (w, "strict")),
+            (Some(_), false) => match self.write(paths, registry, SchemaMode::Strict, true, part, staged) {
+                Err(Failure::Read(e)) if e.drift => self
+                    .write(paths, registry, SchemaMode::Additive, false, part, staged)
+                    .map(|w| (w, "strict_then_additive")),
+                other => other.map(|w| (w, "strict")),
+            },
+            (None, false) => {
+                self.write(paths, None, SchemaMode::Additive, false, part, staged).map(|w| (w, "additive"))
+            }
+        }
+    }
+
+    /// One attempt: `paths` read in `mode` and written to part `part`'s
+    /// staged name. Nothing reaches that name unless the whole input is
+    /// read (the Parquet writer's own temporary file goes otherwise).
+    fn write(
+        &self,
+        paths: &[String],
+        registry: Option<&str>,
+        mode: SchemaMode,
+        drift_ends_scan: bool,
+        part: usize,
+        staged: &mut StagedFiles,
+    ) -> Result<Written, Failure> {
+        let mut options = self.options.scan_options(mode, registry).map_err(Failure::Read)?;
+        options.drift_ends_scan = drift_ends_scan;
+        let plan = Arc::new(plan_with(FUNCTION, paths, options, true).map_err(Failure::Read)?);
+        let name = part_name(self.entry, part);
+        let path = self.options.output_dir.join(staged_name(&name, self.run_id));
+        let target = path.to_string_lossy().into_owned();
+        let mut sink =
+            ParquetSink::create(FUNCTION, &target, &plan, self.options.compression).map_err(Failure::Output)?;
+        let mut scanner = Scanner::new(Arc::clone(&plan));
+        scanner.log_as(self.session);
+        let mut chunk = Chunk::new(&plan);
+        let mut first = true;
+        let mut rows_rescued = 0;
+        let mut rows_by_file = vec![0u64; plan.files.len()];
+        let rescuing = plan.options.rescue_column.is_some();
+        while scanner.next_chunk(&mut chunk).map_err(Failure::Read)? > 0 {
+            sink.write(&plan, &chunk, first).map_err(Failure::Output)?;
+            if first {
+                pause("scan");
+            }
+            first = false;
+            if let Some(n) = rows_by_file.get_mut(chunk.file_index) {
+                *n += chunk.rows as u64;
+            }
+            // The rescue column is the chunk's last (pipeline/scanner.rs
+            // `Chunk::new`).
+            if let Some(rescue) = chunk.columns.last().filter(|_| rescuing) {
+                rows_rescued += rescue.valid.iter().take(chunk.rows).filter(|v| **v).count() as u64;
+            }
+        }
+        // Registered before the file exists: a failure after the rename
+        // still removes it.
+        staged.paths.push(path);
+        let file = sink.finish().map_err(Failure::Output)?;
+        let stats = &scanner.stats;
+        Ok(Written {
+            part: Part { name, rows: file.rows, bytes: file.bytes },
+            rows_by_file,
+            rows: RowCounts {
+                read: stats.rows_read,
+                written: file.rows,
+                skipped: stats.rows_skipped,
+                nulled: stats.rows_nulled,
+                rescued: rows_rescued,
+            },
+            registry: plan.registry_json.clone(),
+            drifts: plan.drifts_json.clone(),
+        })
+    }
+}
+
+impl Scanned {
+    fn add(&mut self, w: Written) -> Result<()> {
+        self.rows.read += w.rows.read;
+        self.rows.written += w.rows.written;
+        self.rows.skipped += w.rows.skipped;
+        self.rows.nulled += w.rows.nulled;
+        self.rows.rescued += w.rows.rescued;
+        let drifts: Vec<serde_json::Value> = serde_json::from_str(&w.drifts)
+            .map_err(|e| SanitizeError::internal(format!("a scan's drift events are not a JSON array: {e}")))?;
+        self.drifts.extend(drifts);
+        self.registry = Some(w.registry);
+        self.parts.push(w.part);
+        Ok(())
+    }
+}
+
+/// Drops the files that are gone; whether any was.
+fn drop_vanished(taken: &mut Vec<Taken>) -> bool {
+    let before = taken.len();
+    taken.retain(|t| crate::source::Identity::of(Path::new(&t.file.path)).is_some());
+    taken.len() != before
+}
+
+/// The pass of a run read file by file: one pass when all agree; a run
+/// that started without a registry is additive (as one additive read of
+/// its files would be); otherwise some file drifted.
+fn combined_pass(passes: &[&'static str]) -> Option<&'static str> {
+    let first = *passes.first()?;
+    if passes.iter().all(|p| *p == first) || first == "additive" {
+        return Some(first);
+    }
+    Some("strict_then_additive")
+}
