@@ -189,6 +189,77 @@ impl parquet::file::reader::ChunkReader for SharedSource {
     }
 }
 
+/// A [`SharedSource`] whose bytes at a few offsets read as `1`-flagged
+/// values instead: a Parquet page header's short-form boolean field byte
+/// `0x12` (false) becomes `0x11` (true), the same length, so no offset
+/// moves. Used for V2 page headers that wrongly say their page is not
+/// compressed (formats/parquet_pages.rs).
+#[derive(Clone)]
+pub struct PatchedSource {
+    inner: SharedSource,
+    /// Sorted file offsets of the bytes to set to true.
+    patches: Arc<Vec<u64>>,
+}
+
+impl PatchedSource {
+    pub fn new(inner: SharedSource, mut patches: Vec<u64>) -> Self {
+        patches.sort_unstable();
+        PatchedSource { inner, patches: Arc::new(patches) }
+    }
+
+    /// Applies the patches that fall in `buf`, which holds the bytes from `pos`.
+    fn apply(&self, buf: &mut [u8], pos: u64) {
+        let end = pos + buf.len() as u64;
+        let first = self.patches.partition_point(|&p| p < pos);
+        for &at in self.patches[first..].iter().take_while(|&&p| p < end) {
+            let b = &mut buf[(at - pos) as usize];
+            if *b == 0x12 {
+                *b = 0x11;
+            }
+        }
+    }
+}
+
+/// Reads a [`PatchedSource`] in order from an offset.
+pub struct PatchedReader {
+    source: PatchedSource,
+    inner: SharedReader,
+    pos: u64,
+}
+
+impl Read for PatchedReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.source.apply(&mut out[..n], self.pos);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl parquet::file::reader::Length for PatchedSource {
+    fn len(&self) -> u64 {
+        self.inner.len
+    }
+}
+
+impl parquet::file::reader::ChunkReader for PatchedSource {
+    type T = PatchedReader;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<PatchedReader> {
+        Ok(PatchedReader { source: self.clone(), inner: self.inner.reader_at(start), pos: start })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        let bytes = parquet::file::reader::ChunkReader::get_bytes(&self.inner, start, length)?;
+        if self.patches.is_empty() {
+            return Ok(bytes);
+        }
+        let mut owned = bytes.to_vec();
+        self.apply(&mut owned, start);
+        Ok(bytes::Bytes::from(owned))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@
 //! second time, projected to those columns with the months as the type, and
 //! the two halves are joined per value.
 
-use super::byte_source::{ByteSource, SharedSource};
+use super::byte_source::{ByteSource, PatchedSource, SharedSource};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
@@ -144,14 +144,15 @@ impl ParquetReader {
                 .map_err(|e| cannot(&e))?
                 .map_err(|e| cannot(&format!("corrupt page: {e}")))
         };
-        let grown = check_pages(&plain, footer.data_end)?;
+        let checked = check_pages(&plain, footer.data_end)?;
+        let grown = checked.corrections;
         if !grown.is_empty() {
             // Chunks whose declared length ends inside their last page
             // (PARQUET-816): the footer again, with their pages' lengths.
             footer = super::parquet_footer::read_footer_with(&file, bytes, &grown)
                 .map_err(|e| cannot(&format!("corrupt footer: {e}")))?;
             plain = decode(&footer)?;
-            if !check_pages(&plain, footer.data_end)?.is_empty() {
+            if !check_pages(&plain, footer.data_end)?.corrections.is_empty() {
                 return Err(cannot(&"corrupt page: column chunk lengths do not settle"));
             }
         }
@@ -179,7 +180,10 @@ impl ParquetReader {
             ArrowReaderMetadata::try_new(plain.metadata().clone(), ArrowReaderOptions::new().with_schema(schema))
                 .map_err(|e| cannot(&e))
         };
-        let clone = || Ok::<_, SanitizeError>(file.clone());
+        // Pages whose header wrongly says they are not compressed are read
+        // as compressed (parquet_pages: parquet-cpp before 3.0).
+        let patched = PatchedSource::new(file.clone(), checked.patches);
+        let clone = || Ok::<_, SanitizeError>(patched.clone());
         let keys = dedupe_names(&schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>());
         let has_decimals = plain.parquet_schema().columns().iter().any(|c| {
             matches!(c.logical_type_ref(), Some(LogicalType::Decimal { .. }))

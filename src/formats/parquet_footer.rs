@@ -347,6 +347,9 @@ pub struct PageHeaderInfo {
     pub values: Option<i64>,
     /// A dictionary page's value count.
     pub dictionary_values: Option<i64>,
+    /// Where in the header a DataPageHeaderV2 says `is_compressed = false`
+    /// (the byte of that field, which holds its value).
+    pub v2_not_compressed_at: Option<usize>,
 }
 
 /// Precision beyond which arrow-rs has no decimal type.
@@ -649,6 +652,7 @@ pub fn checked_metadata(metadata: &[u8]) -> Result<Vec<u8>, String> {
 pub fn page_header_info(bytes: &[u8]) -> Result<PageHeaderInfo, String> {
     let mut w = Walker { bytes, pos: 0 };
     let (mut uncompressed, mut compressed, mut values, mut dictionary_values) = (None, None, None, None);
+    let mut v2_not_compressed_at = None;
     w.structure(0, |w, (id, ty)| match (id, ty) {
         (2, I32) => {
             uncompressed = Some(w.zigzag()?);
@@ -659,9 +663,16 @@ pub fn page_header_info(bytes: &[u8]) -> Result<PageHeaderInfo, String> {
             Ok(Some(()))
         }
         (5 | 8, STRUCT) => {
+            let v2 = id == 8;
             w.structure(1, |w, (id, ty)| match (id, ty) {
                 (1, I32) => {
                     values = Some(w.zigzag()?);
+                    Ok(Some(()))
+                }
+                // DataPageHeaderV2's `is_compressed = false`, written in the
+                // short form (its header byte alone: the value is in it).
+                (7, BOOL_FALSE) if v2 && w.bytes.get(w.pos - 1) == Some(&0x12) => {
+                    v2_not_compressed_at = Some(w.pos - 1);
                     Ok(Some(()))
                 }
                 _ => Ok(None),
@@ -682,9 +693,14 @@ pub fn page_header_info(bytes: &[u8]) -> Result<PageHeaderInfo, String> {
         _ => Ok(None),
     })?;
     match (uncompressed, compressed) {
-        (Some(uncompressed), Some(compressed)) => {
-            Ok(PageHeaderInfo { header_len: w.pos, uncompressed, compressed, values, dictionary_values })
-        }
+        (Some(uncompressed), Some(compressed)) => Ok(PageHeaderInfo {
+            header_len: w.pos,
+            uncompressed,
+            compressed,
+            values,
+            dictionary_values,
+            v2_not_compressed_at,
+        }),
         _ => Err("a page header without its sizes".into()),
     }
 }
@@ -799,7 +815,8 @@ mod tests {
                 uncompressed: 10,
                 compressed: 8,
                 values: Some(25),
-                dictionary_values: None
+                dictionary_values: None,
+                v2_not_compressed_at: None
             }
         );
         // A dictionary page (field 7) holds no values of the column, but

@@ -39,8 +39,10 @@ pub fn check_pages(
     data_end: u64,
     meta: &ParquetMetaData,
     max_page_bytes: u64,
-) -> Result<Vec<ChunkLength>, String> {
+) -> Result<PageCheck, String> {
     let mut corrections = Vec::new();
+    let mut patches = Vec::new();
+    let legacy_v2 = writes_legacy_v2_pages(meta.file_metadata().created_by());
     // Where chunks begin: a grown chunk must end before the next one.
     let mut starts: Vec<u64> = meta
         .row_groups()
@@ -66,14 +68,48 @@ pub fn check_pages(
             })?;
             let next = starts.iter().copied().find(|s| *s > start).unwrap_or(data_end).min(data_end);
             let limit = next.min(end.saturating_add(MAX_GROWTH)).max(end);
-            let grown = check_chunk(file, start, end, limit, column.num_values(), max_page_bytes)
+            let compressed = legacy_v2 && column.compression() != parquet::basic::Compression::UNCOMPRESSED;
+            let patch = compressed.then_some(&mut patches);
+            let grown = check_chunk(file, start, end, limit, column.num_values(), max_page_bytes, patch)
                 .map_err(|e| format!("column {} of row group {g} (chunk {c}): {e}", column.column_path()))?;
             if let Some(pages_end) = grown {
                 corrections.push(ChunkLength { row_group: g, column: c, length: (pages_end - start) as i64 });
             }
         }
     }
-    Ok(corrections)
+    Ok(PageCheck { corrections, patches })
+}
+
+/// What the page walk found besides errors.
+#[derive(Debug, Default)]
+pub struct PageCheck {
+    /// Chunks whose declared length must grow to their pages'.
+    pub corrections: Vec<ChunkLength>,
+    /// File offsets of V2 page headers' `is_compressed = false` that are
+    /// wrong (see [`writes_legacy_v2_pages`]): each byte becomes `true`.
+    pub patches: Vec<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_parquet_cpp_before_3_writes_legacy_v2_pages() {
+        use super::writes_legacy_v2_pages as legacy;
+        assert!(legacy(Some("parquet-cpp version 1.5.1-SNAPSHOT")));
+        assert!(!legacy(Some("parquet-cpp version 3.0.0")));
+        assert!(!legacy(Some("parquet-cpp-arrow version 14.0.1")));
+        assert!(!legacy(Some("parquet-mr version 1.12.3")));
+        assert!(!legacy(None));
+    }
+}
+
+/// Whether `created_by` names parquet-cpp before 3.0, which compressed V2
+/// data pages whole (levels included) while writing `is_compressed =
+/// false` in their headers; Arrow C++ reads such pages as compressed for
+/// these writers (ARROW-17100 in arrow-testing), and so do we.
+fn writes_legacy_v2_pages(created_by: Option<&str>) -> bool {
+    let Some(version) = created_by.and_then(|c| c.strip_prefix("parquet-cpp version ")) else { return false };
+    version.split('.').next().and_then(|major| major.parse::<u32>().ok()).is_some_and(|major| major < 3)
 }
 
 /// Walks one chunk's pages; `Some(end)` when its last page ends past the
@@ -86,6 +122,7 @@ fn check_chunk(
     limit: u64,
     num_values: i64,
     max_page_bytes: u64,
+    mut patches: Option<&mut Vec<u64>>,
 ) -> Result<Option<u64>, String> {
     let mut pos = start;
     let mut buf = Vec::new();
@@ -97,6 +134,9 @@ fn check_chunk(
             return Err(format!("a page at byte {pos} declares a negative size"));
         }
         values = values.saturating_add(header.values.unwrap_or(0));
+        if let (Some(patches), Some(at)) = (patches.as_deref_mut(), header.v2_not_compressed_at) {
+            patches.push(pos + at as u64);
+        }
         // arrow-rs sizes a dictionary's buffers by its declared entries:
         // each takes at least one bit of the page (booleans, bit-packed),
         // so more than eight per byte is a lie that asks for gigabytes.
