@@ -90,19 +90,6 @@ pub struct PageCheck {
     pub patches: Vec<u64>,
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn only_parquet_cpp_before_3_writes_legacy_v2_pages() {
-        use super::writes_legacy_v2_pages as legacy;
-        assert!(legacy(Some("parquet-cpp version 1.5.1-SNAPSHOT")));
-        assert!(!legacy(Some("parquet-cpp version 3.0.0")));
-        assert!(!legacy(Some("parquet-cpp-arrow version 14.0.1")));
-        assert!(!legacy(Some("parquet-mr version 1.12.3")));
-        assert!(!legacy(None));
-    }
-}
-
 /// Whether `created_by` names parquet-cpp before 3.0, which compressed V2
 /// data pages whole (levels included) while writing `is_compressed =
 /// false` in their headers; Arrow C++ reads such pages as compressed for
@@ -201,5 +188,18 @@ fn read_header(
             }
             Err(e) => return Err(format!("corrupt page header at byte {pos}: {e}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_parquet_cpp_before_3_writes_legacy_v2_pages() {
+        use super::writes_legacy_v2_pages as legacy;
+        assert!(legacy(Some("parquet-cpp version 1.5.1-SNAPSHOT")));
+        assert!(!legacy(Some("parquet-cpp version 3.0.0")));
+        assert!(!legacy(Some("parquet-cpp-arrow version 14.0.1")));
+        assert!(!legacy(Some("parquet-mr version 1.12.3")));
+        assert!(!legacy(None));
     }
 }
