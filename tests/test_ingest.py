@@ -94,7 +94,7 @@ def write_file(landing: Path, k: int) -> Path:
     return path
 
 
-def ingest_sql(landing: Path, out: Path, extra: str = "") -> str:
+def ingest_sql(landing: Path | str, out: Path, extra: str = "") -> str:
     return (
         f"SELECT * FROM sanitize_ingest({sql_literal(str(landing))}, {sql_literal(str(out))}, "
         f"input_format := 'jsonl'{extra})"
@@ -466,3 +466,52 @@ def test_the_log_and_the_latest_registry_read_the_checkpoint(con, tmp_path: Path
     ).fetchone()[0] == 3
     # A folder without a checkpoint lists nothing.
     assert log_entries(con, tmp_path / "nothing") == []
+
+
+# --- remote sources -----------------------------------------------------------
+
+from test_remote_storage import remote_con, s3, s3_server, spool  # noqa: E402,F401 (fixtures: moto on 127.0.0.1)
+
+
+def test_a_remote_prefix_is_taken_once_and_its_etags_tell_changes(s3, s3_server, remote_con, tmp_path: Path):
+    import boto3
+
+    client = boto3.client(
+        "s3", endpoint_url=s3_server, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+    )
+    prefix = f"ingest-{tmp_path.name}/"
+
+    def put(k: int, recs: list[dict]) -> None:
+        body = "".join(json.dumps(r) + "\n" for r in recs).encode()
+        client.put_object(Bucket="lake", Key=f"{prefix}f{k:05}.jsonl", Body=body)
+
+    for k in range(3):
+        put(k, records(k))
+    # Passed over: a hidden name and a `_` folder below the prefix.
+    client.put_object(Bucket="lake", Key=f"{prefix}.f00009.jsonl", Body=b'{"id": -1}\n')
+    client.put_object(Bucket="lake", Key=f"{prefix}_staging/f00010.jsonl", Body=b'{"id": -2}\n')
+    out = tmp_path / "out"
+    source = f"{s3}/{prefix}"
+    sql = ingest_sql(source, out, ", max_files_per_run := 2")
+
+    def report():
+        return remote_con.execute(f"SELECT entry, status, files_taken, files_left FROM ({sql})").fetchone()
+
+    assert report() == (1, "committed", 2, 1)
+    assert report() == (2, "committed", 1, 0)
+    assert report() == (None, "up_to_date", 0, 0)
+    put(3, records(3))
+    assert report() == (3, "committed", 1, 0)
+    entries = log_entries(remote_con, out)
+    files = [f for e in entries for f in json.loads(e["source_files"])]
+    assert [f["path"] for f in files] == [f"{source}f{k:05}.jsonl" for k in range(4)]
+    assert all(f["etag"] for f in files)
+    want = collections.Counter(r["id"] for k in range(4) for r in records(k))
+    assert committed_ids(remote_con, entries) == want
+    # An object rewritten in place: a new ETag.
+    put(0, records(0) + [{"id": 5000, "file": 0, "w": 0.5, "v": 1}])
+    with pytest.raises(Exception) as e:
+        remote_con.execute(sql).fetchall()
+    assert f'"{source}f00000.jsonl" changed since entry 1 took it' in str(e.value) and "ETag" in str(e.value)
+    again = ingest_sql(source, out, ", on_changed := 'reingest'")
+    assert remote_con.execute(f"SELECT entry, files_taken, rows_written FROM ({again})").fetchone() == (4, 1, 4)

@@ -72,6 +72,9 @@ fn bind_ingest(info: &BindInfo) -> Result<(), String> {
     let sources = info.paths_argument().map_err(|given| {
         format!("{function}: the source must be a path (VARCHAR) or a list of paths (VARCHAR[]), not {given}")
     })?;
+    // Remote sources are listed and read outside DuckDB's file system: its
+    // settings are honoured here, as for the scans' remote paths.
+    super::table::check_remote_access(function, &sources, &client)?;
     let ParamValue::Str(output_prefix) = info.parameter(1, ParamType::Varchar) else {
         return Err(format!("{function}: the argument output_prefix must be a VARCHAR, not NULL"));
     };

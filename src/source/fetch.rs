@@ -597,6 +597,117 @@ fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc
     })
 }
 
+/// An object with what tells one content of it from another: its size,
+/// its modification time and its ETag (sanitize_ingest's identities,
+/// source/listing.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ObjectIdentity {
+    pub(super) key: String,
+    pub(super) size: u64,
+    /// Nanoseconds since the epoch; 0 where the store gives none.
+    pub(super) modified_ns: i64,
+    pub(super) etag: Option<String>,
+}
+
+impl ObjectIdentity {
+    fn of_meta(meta: object_store::ObjectMeta) -> ObjectIdentity {
+        ObjectIdentity {
+            key: meta.location.to_string(),
+            size: meta.size,
+            modified_ns: meta.last_modified.timestamp_nanos_opt().unwrap_or(0),
+            etag: meta.e_tag,
+        }
+    }
+
+    /// An object of the GCS JSON API: sizes are decimal strings, and the
+    /// generation stands in for the time (it changes with every write).
+    fn of_gcs_json(o: &serde_json::Value) -> Option<ObjectIdentity> {
+        let number = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse().ok()).or_else(|| v.as_u64());
+        Some(ObjectIdentity {
+            key: o["name"].as_str()?.to_string(),
+            size: number(&o["size"]).unwrap_or(0),
+            modified_ns: number(&o["generation"]).and_then(|g| i64::try_from(g).ok()).unwrap_or(0),
+            etag: o["etag"].as_str().or_else(|| o["md5Hash"].as_str()).map(str::to_string),
+        })
+    }
+}
+
+impl Store {
+    /// The objects below `prefix` with their identities (direct children
+    /// only unless `recursive`).
+    pub(super) async fn list_identities(
+        &self,
+        prefix: &str,
+        recursive: bool,
+    ) -> std::result::Result<Vec<ObjectIdentity>, String> {
+        match self {
+            Store::Object(store) => {
+                let prefix = if prefix.is_empty() { None } else { Some(object_path(prefix)?) };
+                let metas: Vec<object_store::ObjectMeta> = if recursive {
+                    store.list(prefix.as_ref()).try_collect().await.map_err(|e| e.to_string())?
+                } else {
+                    store.list_with_delimiter(prefix.as_ref()).await.map_err(|e| e.to_string())?.objects
+                };
+                Ok(metas.into_iter().map(ObjectIdentity::of_meta).collect())
+            }
+            Store::Http { .. } => Err("HTTP has no directory listing".to_string()),
+            Store::GcsEmulator { client, host, bucket } => {
+                let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+                let mut out = Vec::new();
+                let mut page: Option<String> = None;
+                loop {
+                    let delimiter = if recursive { "" } else { "delimiter=%2F&" };
+                    let mut url = format!(
+                        "{host}/storage/v1/b/{}/o?{delimiter}prefix={}",
+                        percent_encode(bucket),
+                        percent_encode(&prefix)
+                    );
+                    if let Some(token) = &page {
+                        url.push_str(&format!("&pageToken={}", percent_encode(token)));
+                    }
+                    let response = client.get(&url).send().await.map_err(|e| e.to_string())?;
+                    let status = response.status();
+                    let body = response.text().await.map_err(|e| e.to_string())?;
+                    if !status.is_success() {
+                        return Err(format!("GET {url}: {status}"));
+                    }
+                    let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+                    out.extend(doc["items"].as_array().into_iter().flatten().filter_map(ObjectIdentity::of_gcs_json));
+                    match doc["nextPageToken"].as_str() {
+                        Some(t) if !t.is_empty() => page = Some(t.to_string()),
+                        _ => return Ok(out),
+                    }
+                }
+            }
+        }
+    }
+
+    /// One object's identity, or `None` when there is no such object.
+    pub(super) async fn head_identity(&self, key: &str) -> std::result::Result<Option<ObjectIdentity>, String> {
+        match self {
+            Store::Object(store) => match store.head(&object_path(key)?).await {
+                Ok(meta) => Ok(Some(ObjectIdentity::of_meta(meta))),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e.to_string()),
+            },
+            Store::Http { .. } => Err("HTTP objects are not listed".to_string()),
+            Store::GcsEmulator { client, host, bucket } => {
+                let url = format!("{host}/storage/v1/b/{}/o/{}", percent_encode(bucket), percent_encode(key));
+                let response = client.get(&url).send().await.map_err(|e| e.to_string())?;
+                match response.status() {
+                    s if s.is_success() => {
+                        let body = response.text().await.map_err(|e| e.to_string())?;
+                        let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+                        Ok(ObjectIdentity::of_gcs_json(&doc))
+                    }
+                    reqwest::StatusCode::NOT_FOUND => Ok(None),
+                    s => Err(format!("GET {url}: {s}")),
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,22 +5,27 @@
 //! listing can tell a file already taken from a new one, and a file
 //! rewritten in place from one left alone.
 //!
-//! Local only for now: a remote source needs its listing's ETags, which the
-//! storage layer (fetch.rs) does not return yet.
+//! Remote sources (`s3://`, `gs://`, `az://`) are listed by the same
+//! storage layer as every remote read (fetch.rs), never downloaded here;
+//! their identity adds the object's ETag.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use super::fetch::{ObjectIdentity, Settings, Store};
+use super::remote::{Backend, RemoteUri};
 use super::{file_uri_path, glob, parse_remote, Names};
 use crate::error::{Result, SanitizeError};
 
-/// What tells one content of a file from another: its size, and its
-/// modification time in nanoseconds since the epoch (negative before it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What tells one content of a file from another: its size, its
+/// modification time in nanoseconds since the epoch (negative before it),
+/// and for a remote object its ETag.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Identity {
     pub size: u64,
     pub modified_ns: i64,
+    pub etag: Option<String>,
 }
 
 impl Identity {
@@ -35,8 +40,22 @@ impl Identity {
             Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
             Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
         });
-        Some(Identity { size: meta.len(), modified_ns })
+        Some(Identity { size: meta.len(), modified_ns, etag: None })
     }
+
+    fn of_object(object: &ObjectIdentity) -> Identity {
+        Identity { size: object.size, modified_ns: object.modified_ns, etag: object.etag.clone() }
+    }
+}
+
+/// The identity of a listed file now (a local path, or a remote URI as the
+/// listing names it), or `None` when it is gone.
+pub fn identity_now(function: &str, path: &str) -> Result<Option<Identity>> {
+    let Some(uri) = parse_remote(path) else { return Ok(Identity::of(Path::new(path))) };
+    let remote = Remote::open(function, &uri)?;
+    let object =
+        remote.runtime.block_on(remote.store.head_identity(&uri.key)).map_err(|e| remote.failed("read", &e))?;
+    Ok(object.as_ref().map(Identity::of_object))
 }
 
 /// One file of a listing.
@@ -71,9 +90,22 @@ pub fn list_with_identity(function: &str, paths: &[String], names: &Names) -> Re
     let mut out = SourceListing::default();
     let mut seen = HashSet::new();
     for path in paths {
-        if parse_remote(path).is_some() || (super::remote::is_remote_scheme(path) && file_uri_path(path).is_none()) {
+        if let Some(uri) = parse_remote(path) {
+            match list_remote(function, &uri, names)? {
+                Some(files) => {
+                    for file in files {
+                        if seen.insert(file.path.clone()) {
+                            out.files.push(file);
+                        }
+                    }
+                }
+                None => out.missing.push(path.clone()),
+            }
+            continue;
+        }
+        if super::remote::is_remote_scheme(path) && file_uri_path(path).is_none() {
             return Err(SanitizeError::options(format!(
-                "{function}: \"{}\" is remote, and this function reads local sources only for now (docs/ingest.md)",
+                "{function}: \"{}\" is not a path this function lists: use a local path, file://, s3://, gs:// or az://",
                 super::display_uri(path)
             )));
         }
@@ -110,6 +142,93 @@ pub fn list_with_identity(function: &str, paths: &[String], names: &Names) -> Re
         }
     }
     Ok(out)
+}
+
+/// A remote store and a runtime to drive its requests.
+struct Remote<'a> {
+    function: &'a str,
+    uri: &'a RemoteUri,
+    store: Store,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl<'a> Remote<'a> {
+    fn open(function: &'a str, uri: &'a RemoteUri) -> Result<Remote<'a>> {
+        let shown = uri.object_uri(&uri.key);
+        if uri.backend == Backend::Http {
+            return Err(SanitizeError::options(format!(
+                "{function}: \"{shown}\" cannot be listed (HTTP has no listing, and no ETag a run could rely on): use s3://, gs:// or az://"
+            )));
+        }
+        let fail = |e: &dyn std::fmt::Display| {
+            SanitizeError::io(
+                super::redact_text(&format!("{function}: cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
+                    .into_owned(),
+            )
+        };
+        let store = Store::new(uri, &Settings::from_env()).map_err(|e| fail(&e))?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
+        Ok(Remote { function, uri, store, runtime })
+    }
+
+    fn failed(&self, what: &str, e: &dyn std::fmt::Display) -> SanitizeError {
+        let shown = self.uri.object_uri(&self.uri.key);
+        let message = format!("{}: cannot {what} \"{shown}\" ({}): {e}", self.function, self.uri.backend.name());
+        SanitizeError::io(super::redact_text(&message).into_owned())
+    }
+
+    fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectIdentity>> {
+        self.runtime.block_on(self.store.list_identities(prefix, recursive)).map_err(|e| self.failed("list", &e))
+    }
+
+    fn listed(&self, object: &ObjectIdentity) -> Listed {
+        Listed { path: self.uri.object_uri(&object.key), identity: Identity::of_object(object) }
+    }
+}
+
+/// A remote path's files: a glob's matches, every object below a prefix
+/// (a key ending in `/`, the bucket's root, or a key that names no object),
+/// or one object; `None` when it names nothing. The same names are passed
+/// over as locally (hidden names; `.` and `_` below a prefix).
+fn list_remote(function: &str, uri: &RemoteUri, names: &Names) -> Result<Option<Vec<Listed>>> {
+    let remote = Remote::open(function, uri)?;
+    let key = uri.key.as_str();
+    let base = |k: &str| k.rsplit('/').next().unwrap_or(k).to_string();
+    if glob::is_glob(key) {
+        let matcher = glob::matcher(key).map_err(|e| SanitizeError::options(format!("{function}: {e}")))?;
+        let objects = remote.list(&glob::literal_prefix(key), glob::needs_recursion(key))?;
+        return Ok(Some(
+            objects
+                .iter()
+                .filter(|o| matcher.is_match(&o.key) && !base(&o.key).starts_with('.') && names.takes(&o.key))
+                .map(|o| remote.listed(o))
+                .collect(),
+        ));
+    }
+    if !key.is_empty() && !key.ends_with('/') {
+        let object = remote.runtime.block_on(remote.store.head_identity(key)).map_err(|e| remote.failed("read", &e))?;
+        if let Some(object) = object {
+            names.check(function, key)?;
+            return Ok(Some(vec![remote.listed(&object)]));
+        }
+    }
+    // A prefix: every object below it, at any depth.
+    let prefix = key.trim_end_matches('/');
+    let objects = remote.list(prefix, true)?;
+    if objects.is_empty() {
+        return Ok(None);
+    }
+    let below = |k: &str| k.strip_prefix(prefix).unwrap_or(k).trim_start_matches('/').to_string();
+    Ok(Some(
+        objects
+            .iter()
+            .filter(|o| {
+                let relative = below(&o.key);
+                !relative.split('/').any(|segment| segment.starts_with(['.', '_'])) && names.takes(&o.key)
+            })
+            .map(|o| remote.listed(o))
+            .collect(),
+    ))
 }
 
 /// Whether the last component of `path` starts with one of `marks`.
@@ -207,9 +326,9 @@ mod tests {
         let listing = list_with_identity("f", std::slice::from_ref(&gone), &names).unwrap();
         assert!(listing.files.is_empty());
         assert_eq!(listing.missing, [gone]);
-        // Remote sources wait for ETags.
-        let e = list_with_identity("f", &["s3://bucket/raw/".to_string()], &names).unwrap_err();
-        assert!(e.message.contains("local sources only"), "{e}");
+        // HTTP has no listing.
+        let e = list_with_identity("f", &["https://example.invalid/raw/".to_string()], &names).unwrap_err();
+        assert!(e.message.contains("cannot be listed"), "{e}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 

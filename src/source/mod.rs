@@ -14,7 +14,7 @@ mod spool;
 pub use decode::{head_mark, sniff_xml_encoding, HeadMark, TextDecoder, HEAD_MARK_BYTES};
 pub use decompress::{compressed_mark, decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
-pub use listing::{list_with_identity, Identity, Listed};
+pub use listing::{identity_now, list_with_identity, Identity, Listed};
 pub use redact::{display_uri, redact_text};
 pub use remote::{parse_remote, Backend};
 pub use spool::{

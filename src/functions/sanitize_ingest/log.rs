@@ -41,11 +41,14 @@ pub struct FileRecord {
     /// (`on_changed := 'reingest'`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaces_entry: Option<u64>,
+    /// A remote object's ETag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
 }
 
 impl FileRecord {
     pub fn identity(&self) -> Identity {
-        Identity { size: self.size, modified_ns: self.modified_ns }
+        Identity { size: self.size, modified_ns: self.modified_ns, etag: self.etag.clone() }
     }
 }
 

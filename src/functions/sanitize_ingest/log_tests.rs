@@ -17,6 +17,7 @@ fn entry(n: u64, run: &str, dir: &Path) -> Entry {
             rows_written: 2,
             error: None,
             replaces_entry: None,
+            etag: None,
         }],
         outputs: vec![OutputRecord { name: part_name(n, 0), rows: 2, bytes: 100 }],
         rows: RowCounts { read: 2, written: 2, ..RowCounts::default() },

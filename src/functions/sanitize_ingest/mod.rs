@@ -414,8 +414,8 @@ impl IngestRun {
         // A file that changed while it was read holds rows its recorded
         // identity does not describe: nothing is committed.
         for f in &scanned.files {
-            let now = crate::source::Identity::of(Path::new(&f.taken.file.path));
-            if now.is_some_and(|now| now != f.taken.file.identity) {
+            let now = crate::source::identity_now(FUNCTION, &f.taken.file.path)?;
+            if now.as_ref().is_some_and(|now| *now != f.taken.file.identity) {
                 return Err(SanitizeError::input(format!(
                     "{FUNCTION}: \"{}\" changed while this run read it (it was {}, it is {}); nothing was committed. Producers must publish whole files: write elsewhere, then rename into the source",
                     f.taken.file.path,
@@ -449,6 +449,7 @@ impl IngestRun {
                     rows_written: f.rows_written,
                     error: f.error.clone(),
                     replaces_entry: f.taken.replaces_entry,
+                    etag: f.taken.file.identity.etag.clone(),
                 })
                 .collect(),
             outputs: scanned

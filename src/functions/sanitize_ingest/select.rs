@@ -81,7 +81,8 @@ pub fn format_modified(ns: i64) -> String {
 
 /// An identity as messages show it.
 pub fn describe(identity: &Identity) -> String {
-    format!("{} bytes, modified {}", identity.size, format_modified(identity.modified_ns))
+    let etag = identity.etag.as_ref().map(|e| format!(", ETag {e}")).unwrap_or_default();
+    format!("{} bytes, modified {}{etag}", identity.size, format_modified(identity.modified_ns))
 }
 
 /// Chooses the files of a run (see the module comment).
@@ -101,7 +102,7 @@ pub fn select(
         match known.get(file.path.as_str()) {
             None => new.push(Taken { file, replaces_entry: None }),
             Some((_, identity)) if *identity == file.identity => {}
-            Some((entry, identity)) => changed.push((file, *entry, *identity)),
+            Some((entry, identity)) => changed.push((file, *entry, identity.clone())),
         }
     }
     // The first changed file in path order is the one named, whatever the
@@ -157,7 +158,12 @@ pub fn check_missing(function: &str, missing: &[String], log: &Log) -> Result<()
     let known = known_files(log);
     for path in missing {
         let local = crate::source::file_uri_path(path).unwrap_or(path);
-        let absolute = canonical_missing(std::path::Path::new(local));
+        // Named as the listing names files: a remote URI as shown, a local
+        // path absolute with links resolved.
+        let absolute = match crate::source::parse_remote(path) {
+            Some(uri) => uri.object_uri(&uri.key),
+            None => canonical_missing(std::path::Path::new(local)),
+        };
         let dir = format!("{}/", absolute.trim_end_matches('/'));
         let taken = known.keys().any(|k| *k == absolute || k.starts_with(&dir));
         if !taken {

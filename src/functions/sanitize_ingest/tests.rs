@@ -18,7 +18,7 @@ fn context() -> RunContext {
 }
 
 fn listed(path: &str, size: u64, modified_ns: i64) -> Listed {
-    Listed { path: path.to_string(), identity: Identity { size, modified_ns } }
+    Listed { path: path.to_string(), identity: Identity { size, modified_ns, etag: None } }
 }
 
 fn log_of(files: &[&[(&str, u64, i64)]]) -> Log {
@@ -43,6 +43,7 @@ fn log_of(files: &[&[(&str, u64, i64)]]) -> Log {
                     rows_written: 0,
                     error: None,
                     replaces_entry: None,
+                    etag: None,
                 })
                 .collect(),
             outputs: Vec::new(),

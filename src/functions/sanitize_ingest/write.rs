@@ -6,7 +6,7 @@
 //! input, each file is read on its own, so one unreadable file never
 //! blocks the files after it: it is recorded as failed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::log::{part_name, staged_name, RowCounts};
@@ -120,7 +120,7 @@ impl Writer<'_> {
                 }
                 Err(Failure::Output(e)) => return Err(e),
                 Err(Failure::Read(e)) => {
-                    if drop_vanished(&mut taken) {
+                    if drop_vanished(&mut taken)? {
                         continue;
                     }
                     if self.options.scan.on_error == OnError::Stop {
@@ -145,8 +145,11 @@ impl Writer<'_> {
                     out.add(w)?;
                 }
                 Err(Failure::Output(e)) => return Err(e),
-                Err(Failure::Read(_)) if crate::source::Identity::of(Path::new(&t.file.path)).is_none() => {}
                 Err(Failure::Read(e)) => {
+                    if crate::source::identity_now(FUNCTION, &t.file.path)?.is_none() {
+                        // Gone before it was read: not part of the run.
+                        continue;
+                    }
                     let message = e.message.strip_prefix(&format!("{FUNCTION}: ")).unwrap_or(&e.message).to_string();
                     out.files.push(FileOutcome { taken: t, rows_written: 0, error: Some(message) });
                 }
@@ -262,10 +265,16 @@ impl Scanned {
 }
 
 /// Drops the files that are gone; whether any was.
-fn drop_vanished(taken: &mut Vec<Taken>) -> bool {
+fn drop_vanished(taken: &mut Vec<Taken>) -> Result<bool> {
     let before = taken.len();
-    taken.retain(|t| crate::source::Identity::of(Path::new(&t.file.path)).is_some());
-    taken.len() != before
+    let mut kept = Vec::with_capacity(before);
+    for t in taken.drain(..) {
+        if crate::source::identity_now(FUNCTION, &t.file.path)?.is_some() {
+            kept.push(t);
+        }
+    }
+    *taken = kept;
+    Ok(taken.len() != before)
 }
 
 /// The pass of a run read file by file: one pass when all agree; a run
