@@ -131,3 +131,17 @@ def test_a_python_registered_file_system_serves_the_readers(connect):
     with pytest.raises(duckdb.Error, match="list it with DuckDB's glob"):
         con.execute("SELECT * FROM sanitize_jsonl('memory:///parity/*.jsonl')").fetchall()
     memory.rm("/parity", recursive=True)
+
+
+def test_local_globs_list_what_duckdbs_glob_lists_in_its_order(connect, tmp_path):
+    # Hidden files and directories, nested levels, upper and lower case.
+    for name in ["a/x.jsonl", "a/.y.jsonl", "a/.h/z.jsonl", "a/b/w.jsonl", ".hd/v.jsonl", "a/B.jsonl", "a/b/.u.jsonl"]:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('{"f": 1}\n')
+    con = connect()
+    for pattern in ["a/*.jsonl", "**/*.jsonl", "a/**", "*/*.jsonl", "a/**/*.jsonl", "a/*/*.jsonl"]:
+        full = sql_literal(str(tmp_path / pattern))
+        theirs = [r[0] for r in con.execute(f"SELECT file FROM glob({full})").fetchall()]
+        ours = [r[0] for r in con.execute(f"SELECT source_file FROM sanitize_jsonl({full})").fetchall()]
+        assert ours == theirs, pattern

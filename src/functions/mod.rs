@@ -61,10 +61,10 @@ pub struct RunContext {
     pub threads: usize,
     /// Who calls: for `sanitize_stats()` and `sanitize_rejects()`.
     pub session: Option<crate::pipeline::scan_log::Session>,
-}
     /// How the function's scans open their files: DuckDB's file system of
     /// the calling client (ffi/files.rs); `std::fs` in tests.
     pub opener: crate::formats::byte_source::FileOpener,
+}
 
 /// A function's result rows, produced as the scan asks for them.
 pub trait RowSource: Send {

@@ -42,7 +42,8 @@ pub fn is_glob(path: &str) -> bool {
     path.contains(['*', '?', '['])
 }
 
-/// The regular files matching `pattern`, sorted by path (byte order).
+/// The regular files matching `pattern`, in DuckDB's `glob()` order (see
+/// [`glob_order`]).
 /// Only directories that the pattern's segments can match are entered:
 /// below the literal prefix, a directory must match its segment (any
 /// directory once a `**` is reached), so `raw/2026-*/x/*.jsonl` never walks
@@ -99,8 +100,29 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
             }
         }
     }
-    found.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    found.sort_unstable_by(|a, b| glob_order(a, b));
     Ok(found)
+}
+
+/// DuckDB's `glob()` order: a directory's files (in byte order) before the
+/// files below its subdirectories, which follow subdirectory by
+/// subdirectory in byte order; at one depth this is plain byte order.
+pub fn glob_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut ac, mut bc) = (a.split('/').peekable(), b.split('/').peekable());
+    loop {
+        match (ac.next(), bc.next()) {
+            (Some(x), Some(y)) if x == y => {}
+            (Some(x), Some(y)) => {
+                // A file (the last component) comes before a directory.
+                return match (ac.peek().is_none(), bc.peek().is_none()) {
+                    (true, false) => std::cmp::Ordering::Less,
+                    (false, true) => std::cmp::Ordering::Greater,
+                    _ => x.as_bytes().cmp(y.as_bytes()),
+                };
+            }
+            (x, y) => return x.is_some().cmp(&y.is_some()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -133,18 +155,19 @@ mod tests {
         assert_eq!(names(&root, "[ab].jsonl"), ["a.jsonl", "b.jsonl"]);
         assert_eq!(names(&root, "*/*.jsonl"), ["d/x.jsonl"]);
         assert_eq!(names(&root, "d/*/*/*.jsonl"), ["d/e/f/z.jsonl"]);
+        // As DuckDB's glob(): a directory's files before its subdirectories'.
         assert_eq!(
             names(&root, "**/*.jsonl"),
-            ["[lit].jsonl", "a.jsonl", "b.jsonl", "d/e/f/z.jsonl", "d/e/y.jsonl", "d/x.jsonl"]
+            ["[lit].jsonl", "a.jsonl", "b.jsonl", "d/x.jsonl", "d/e/y.jsonl", "d/e/f/z.jsonl"]
         );
-        assert_eq!(names(&root, "d/**/*.jsonl"), ["d/e/f/z.jsonl", "d/e/y.jsonl", "d/x.jsonl"]);
+        assert_eq!(names(&root, "d/**/*.jsonl"), ["d/x.jsonl", "d/e/y.jsonl", "d/e/f/z.jsonl"]);
         assert_eq!(names(&root, "\\[lit\\].jsonl"), ["[lit].jsonl"]);
         assert!(names(&root, "nothing*").is_empty());
         // Braces are literal, as in DuckDB.
         assert!(names(&root, "{a,b}.jsonl").is_empty());
         // Directories that cannot match a segment are not entered.
         assert_eq!(names(&root, "[d]/e/*.jsonl"), ["d/e/y.jsonl"]);
-        assert_eq!(names(&root, "d/**"), ["d/e/f/z.jsonl", "d/e/y.jsonl", "d/x.jsonl"]);
+        assert_eq!(names(&root, "d/**"), ["d/x.jsonl", "d/e/y.jsonl", "d/e/f/z.jsonl"]);
         assert!(
             needs_recursion("raw/**/*.jsonl") && needs_recursion("raw/*/x.jsonl") && !needs_recursion("raw/*.jsonl")
         );
