@@ -1,8 +1,8 @@
-//! The first of two bytes in a short span: the search every decoder runs
-//! once per key, string or cell. `memchr::memchr2`'s vector search has a
-//! setup cost larger than most JSON keys and values and most CSV cells, so
-//! the first 32 bytes are searched 8 at a time in a register, and only a
-//! longer span goes to memchr2.
+//! The first of two (or three) bytes in a short span: the search every
+//! decoder runs once per key, string or cell. `memchr::memchr2`'s vector
+//! search has a setup cost larger than most JSON keys and values and most
+//! CSV cells, so the first 32 bytes are searched 8 at a time in a
+//! register, and only a longer span goes to memchr2 (memchr3).
 
 /// How far the register search goes before handing over to memchr2.
 const SHORT: usize = 32;
@@ -28,6 +28,29 @@ pub fn first_of_two(a: u8, b: u8, rest: &[u8]) -> Option<usize> {
         return rest[i..].iter().position(|&c| c == a || c == b).map(|p| i + p);
     }
     memchr::memchr2(a, b, &rest[i..]).map(|p| i + p)
+}
+
+/// The first `a`, `b` or `c` of `rest`, as `memchr::memchr3(a, b, c, rest)`
+/// finds it: an unquoted CSV cell ends at its delimiter, LF or CR.
+#[inline(always)]
+pub fn first_of_three(a: u8, b: u8, c: u8, rest: &[u8]) -> Option<usize> {
+    let (wa, wb, wc) = (splat(a), splat(b), splat(c));
+    let mut i = 0;
+    while i + 8 <= rest.len() && i < SHORT {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&rest[i..i + 8]);
+        let w = u64::from_le_bytes(word);
+        let found = zero_bytes(w ^ wa) | zero_bytes(w ^ wb) | zero_bytes(w ^ wc);
+        if found != 0 {
+            // As in first_of_two: the lowest flag is a true match.
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    if i < SHORT {
+        return rest[i..].iter().position(|&x| x == a || x == b || x == c).map(|p| i + p);
+    }
+    memchr::memchr3(a, b, c, &rest[i..]).map(|p| i + p)
 }
 
 /// `byte` in each of a word's eight bytes.
@@ -67,6 +90,22 @@ mod tests {
             let mut text = vec![filler; plain];
             text.extend(picks.iter().map(|&p| pool[p]));
             prop_assert_eq!(first_of_two(a, b, &text), memchr::memchr2(a, b, &text));
+        }
+
+        /// The same for three bytes (the CSV cell search: delimiter, LF, CR).
+        #[test]
+        fn first_of_three_is_memchr3(
+            a in any::<u8>(),
+            b in any::<u8>(),
+            c in any::<u8>(),
+            picks in prop::collection::vec(0usize..9, 0..90),
+            plain in 0usize..80,
+        ) {
+            let filler = (b'x'..=b'z').find(|f| ![a, b, c].contains(f)).unwrap_or(b'w');
+            let pool = [a, b, c, a ^ 1, c ^ 0x80, 0, 0x80, 0xff, filler];
+            let mut text = vec![filler; plain];
+            text.extend(picks.iter().map(|&p| pool[p]));
+            prop_assert_eq!(first_of_three(a, b, c, &text), memchr::memchr3(a, b, c, &text));
         }
     }
 }

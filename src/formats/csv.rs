@@ -5,14 +5,18 @@
 //! readers drop: an unquoted empty cell is NULL, a quoted empty cell `""` is
 //! the empty string. Every other cell is a string; typing is the engine's job.
 //!
-//! - Records end at LF or CRLF outside quotes; a CR anywhere else is data.
-//!   A file whose first line ends in a lone CR (classic Mac) ends its
-//!   records at CR instead, as `read_csv` reads it.
+//! - Records end at LF, CR or CRLF outside quotes, wherever each occurs (a
+//!   file may mix them), as `read_csv` and Python's `csv` read them; line
+//!   numbers count each of the three as one line end, inside quoted cells
+//!   too, and a quoted line break is data.
 //! - A cell that starts with `"` is quoted: it may hold the delimiter,
 //!   newlines and `""` (one quote). A cell with text after its closing
 //!   quote is kept exactly as written (`"ab"cd` is `"ab"cd`); a quote inside
 //!   an unquoted cell is data.
-//! - Blank lines (empty or a lone CR) are not records.
+//! - Blank lines are not records.
+//! - Lines dropped by `skip_lines` that are neither blank nor comments are
+//!   records of their own, marked [`SKIPPED_LINE`]: the pipeline counts
+//!   them as skipped and shows them, but never makes them rows.
 //! - Bad records (wrong cell count, an unterminated quote at end of input,
 //!   invalid UTF-8) are null roots with `meta.error`, for `on_error`.
 //!
@@ -22,7 +26,7 @@
 
 use std::io::Read;
 
-use super::byte_search::first_of_two;
+use super::byte_search::{first_of_three, first_of_two};
 use super::chunks::Chunks;
 use super::{Batch, RecordMeta};
 use crate::error::{Result, SanitizeError};
@@ -119,10 +123,11 @@ struct Cell {
 #[derive(Clone, Copy, Debug)]
 struct RecordEnd {
     len: usize,
-    /// Newlines inside quoted cells (the terminator is not counted).
+    /// Line ends inside quoted cells (the terminator is not counted).
     newlines: u64,
-    /// Ended by a newline (rather than by the end of input).
-    terminated: bool,
+    /// Bytes of the line end that ended it: 1 (LF or CR), 2 (CRLF), or 0
+    /// at the end of input.
+    term: usize,
     /// An unterminated quote: the newlines before its opening quote.
     unterminated: Option<u64>,
 }
@@ -174,8 +179,11 @@ pub struct CsvReader<R: Read> {
     keys: KeyCache,
     /// Reused for unescaping `""`.
     scratch: String,
-    /// The record terminator: `\n` (LF and CRLF files) or `\r` (CR-only files).
-    newline: u8,
+    /// Lines of `skip_lines` not passed over yet.
+    skip_left: u64,
+    /// The last byte `pass_over_scanned` dropped was a CR: an LF right
+    /// after it ends no second line.
+    dropped_cr: bool,
     /// Reading one byte range of the file (formats/csv_range.rs); offsets
     /// are then the file's raw ones.
     bounds: Option<RangeBounds>,
@@ -188,11 +196,33 @@ pub struct CsvReader<R: Read> {
     header_notice: Option<super::HeaderNotice>,
 }
 
+/// What passing over one of the `skip_lines` lines found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SkipLine {
+    /// No line left to skip (or the input ended).
+    Done,
+    /// A blank or comment line: nothing to report.
+    Quiet,
+    /// A line with text, at (line, byte): reported as skipped.
+    Line(u64, u64),
+}
+
+/// The cause of a record that is a line `skip_lines` dropped before the
+/// header: not a bad record, never a row, whatever `on_error` says; the
+/// pipeline counts it in `rows_skipped` and shows it in
+/// `sanitize_rejects()` as kind `skipped_line` (a skip the sniffer chose
+/// would otherwise lose lines in silence).
+pub const SKIPPED_LINE: &str = "a line before the header, dropped by csv_skip_lines";
+
+/// Whether a record's cause marks it as a line `skip_lines` dropped.
+pub fn is_skipped_line(cause: &str) -> bool {
+    cause == SKIPPED_LINE
+}
+
 /// What the records after a file's header share, read from the file's head
 /// for a reader of a later byte range (formats/csv_range.rs).
 #[derive(Clone, Debug)]
 pub struct CsvLayout {
-    newline: u8,
     header: Option<Vec<String>>,
     names: Vec<String>,
     width: Option<usize>,
@@ -204,13 +234,6 @@ pub struct CsvLayout {
     /// width. A range starting before it skips blank lines as the file's
     /// start does, and takes the width from that record itself.
     width_from: Option<u64>,
-}
-
-impl CsvLayout {
-    /// The record terminator the file's first line showed.
-    pub fn newline(&self) -> u8 {
-        self.newline
-    }
 }
 
 /// The byte range a reader owns: the records that start in `first..end`.
@@ -234,6 +257,7 @@ pub struct RangeBounds {
 
 impl<R: Read> CsvReader<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize, options: CsvOptions) -> Self {
+        let skip_left = options.skip_lines;
         CsvReader {
             input: Chunks::new(reader, file, chunk_bytes),
             options,
@@ -258,7 +282,8 @@ impl<R: Read> CsvReader<R> {
             cells: Vec::new(),
             keys: KeyCache::default(),
             scratch: String::new(),
-            newline: b'\n',
+            skip_left,
+            dropped_cr: false,
             bounds: None,
             cut: false,
             oversized: None,
@@ -283,7 +308,6 @@ impl<R: Read> CsvReader<R> {
         r.line = line;
         r.bounds = Some(bounds);
         if let Some(layout) = layout {
-            r.newline = layout.newline;
             r.header = layout.header;
             r.header_read = true;
             if layout.width_from.is_none_or(|at| bounds.first.saturating_sub(bounds.bom) >= at) {
@@ -315,15 +339,7 @@ impl<R: Read> CsvReader<R> {
             (None, Some(w)) => ((1..=w).map(column_name).collect(), w == 1),
             _ => (self.names.clone(), self.blank_is_null),
         };
-        Ok(CsvLayout {
-            newline: self.newline,
-            header: self.header.clone(),
-            names,
-            width,
-            blank_is_null,
-            data_start,
-            width_from,
-        })
+        Ok(CsvLayout { header: self.header.clone(), names, width, blank_is_null, data_start, width_from })
     }
 
     /// Whether the next record starts at or past the range's end.
@@ -356,12 +372,13 @@ impl<R: Read> CsvReader<R> {
         Ok(self.header.clone())
     }
 
-    /// Reads the header, once. (A byte-order mark is the text decoder's to
-    /// drop, source/decode.rs.)
+    /// Reads the header, once, after the lines to skip (passed over
+    /// without a record: [`CsvReader::next_batch`] makes records of them
+    /// first). (A byte-order mark is the text decoder's to drop,
+    /// source/decode.rs.)
     fn start_input(&mut self) -> Result<()> {
         if !self.header_read {
-            self.newline = self.detect_newline()?;
-            self.skip_lines()?;
+            while self.skip_line()? != SkipLine::Done {}
             if self.options.has_header {
                 self.read_header()?;
             }
@@ -370,92 +387,32 @@ impl<R: Read> CsvReader<R> {
         Ok(())
     }
 
-    /// Drops `skip_lines` lines (records: a quoted newline does not end
-    /// one), as `read_csv`'s `skip` does: blank lines count, comment lines
-    /// do not.
-    fn skip_lines(&mut self) -> Result<()> {
-        let mut left = self.options.skip_lines;
-        while left > 0 {
-            let Some(end) = self.scan_record()? else { break };
-            if !end.is_comment(&self.cells) {
-                left -= 1;
-            }
-            self.advance(&end);
+    /// Passes over the next of the `skip_lines` lines (records: a quoted
+    /// line break does not end one), as `read_csv`'s `skip` does: blank
+    /// lines count, comment lines do not.
+    fn skip_line(&mut self) -> Result<SkipLine> {
+        if self.skip_left == 0 {
+            return Ok(SkipLine::Done);
         }
-        Ok(())
-    }
-
-    /// `\r` when the first line break of the file outside quotes is a lone
-    /// CR (a classic Mac file), else `\n`. Quotes are read as the tokenizer
-    /// reads them ([`CsvReader::scan_record`]): a quote opens a cell only at
-    /// its start, a distinct escape byte takes the next byte, `""` inside
-    /// quotes is one quote, and a quote inside an unquoted cell or after a
-    /// closing one is data. (Toggling on every quote byte read `ab"c` as an
-    /// open quote and took a later lone CR for the line end: records merged.)
-    fn detect_newline(&mut self) -> Result<u8> {
-        let quote = self.options.quote;
-        let escape = self.options.distinct_escape();
-        let comment = self.options.comment;
-        let delimiter = self.options.delimiter.clone();
-        let mut state = State::CellStart;
-        let mut at = 0;
-        loop {
-            let buf = &self.input.buf[self.input.start..];
-            let eof = self.input.eof;
-            while at < buf.len() {
-                let b = buf[at];
-                match state {
-                    State::CellStart if Some(b) == quote => state = State::Quoted,
-                    State::CellStart => {
-                        state = State::Unquoted;
-                        continue;
-                    }
-                    State::Quoted if Some(b) == quote => state = State::AfterQuote,
-                    State::Quoted if Some(b) == escape => state = State::EscapeNext,
-                    State::Quoted => {}
-                    State::EscapeNext => state = State::Quoted,
-                    // `""`: one quote, still inside (RFC 4180 escaping only).
-                    State::AfterQuote if Some(b) == quote && escape.is_none() => state = State::Quoted,
-                    State::AfterQuote => {
-                        state = State::Unquoted;
-                        continue;
-                    }
-                    State::Unquoted | State::CommentTail => match b {
-                        b'\n' => return Ok(b'\n'),
-                        b'\r' => match buf.get(at + 1) {
-                            Some(b'\n') => return Ok(b'\n'),
-                            Some(_) => return Ok(b'\r'),
-                            // A CR last in the buffer: the next byte decides.
-                            None if !eof => break,
-                            None => return Ok(b'\r'),
-                        },
-                        _ if state == State::CommentTail => {}
-                        _ if Some(b) == comment && b != delimiter[0] => state = State::CommentTail,
-                        _ if b == delimiter[0] => match buf.get(at..at + delimiter.len()) {
-                            Some(d) if d == delimiter.as_slice() => {
-                                at += delimiter.len();
-                                state = State::CellStart;
-                                continue;
-                            }
-                            // A longer delimiter may go on in the next chunk.
-                            None if !eof => break,
-                            _ => {}
-                        },
-                        _ => {}
-                    },
-                }
-                at += 1;
+        let at = (self.line, self.reported_offset());
+        let Some(end) = self.scan_record()? else {
+            self.skip_left = 0;
+            return Ok(SkipLine::Done);
+        };
+        let skipped = if end.is_comment(&self.cells) {
+            SkipLine::Quiet
+        } else {
+            self.skip_left -= 1;
+            if self.is_blank() {
+                SkipLine::Quiet
+            } else {
+                // Where it started, even when it was too long to hold.
+                let (line, byte) = self.oversized.unwrap_or(at);
+                SkipLine::Line(line, byte)
             }
-            // No line end within max_record_bytes: the first record is too
-            // long to hold anyway (the scan passes over it), so the usual
-            // terminator is taken rather than reading on without bound.
-            if at > self.options.max_record_bytes.saturating_add(1) {
-                return Ok(b'\n');
-            }
-            if self.input.eof || self.input.fill()?.is_none() {
-                return Ok(b'\n');
-            }
-        }
+        };
+        self.advance(&end);
+        Ok(skipped)
     }
 
     fn read_header(&mut self) -> Result<()> {
@@ -510,7 +467,8 @@ impl<R: Read> CsvReader<R> {
 
     /// Scans the record at `buf[start..]`, reading more input as needed and
     /// resuming where the previous call stopped. `None` at end of input. A
-    /// comment line is a record without cells.
+    /// comment line is a record without cells. The record ends at the first
+    /// LF, CR or CRLF outside quotes.
     fn scan_record(&mut self) -> Result<Option<RecordEnd>> {
         let delim = self.options.delimiter[0];
         let delim_len = self.options.delimiter.len();
@@ -520,6 +478,7 @@ impl<R: Read> CsvReader<R> {
         loop {
             let buf = &self.input.buf[self.input.start..];
             let len = buf.len();
+            let eof = self.input.eof;
             match self.state {
                 State::CellStart => {
                     if self.pos < len {
@@ -541,56 +500,68 @@ impl<R: Read> CsvReader<R> {
                 State::Unquoted => {
                     let rest = &buf[self.pos..];
                     let hit = match comment {
-                        Some(c) => memchr::memchr3(delim, self.newline, c, rest),
-                        None => first_of_two(delim, self.newline, rest),
+                        // The comment byte only matters before the cell's
+                        // end: a second search, over that span alone.
+                        Some(c) => {
+                            let end = first_of_three(delim, b'\n', b'\r', rest);
+                            memchr::memchr(c, &rest[..end.unwrap_or(rest.len())]).or(end)
+                        }
+                        None => first_of_three(delim, b'\n', b'\r', rest),
                     };
                     match hit {
                         Some(i) => {
                             let at = self.pos + i;
                             let b = buf[at];
-                            if b == self.newline {
-                                let cell = self.cell(buf, at, true);
-                                self.cells.push(cell);
-                                self.pos = at + 1;
-                                return Ok(Some(self.record_end(true, None)));
-                            }
-                            if Some(b) == comment && b != delim {
+                            if b == b'\n' || b == b'\r' {
+                                match line_end_len(buf, at, eof) {
+                                    Some(term) => {
+                                        let cell = self.cell(at);
+                                        self.cells.push(cell);
+                                        self.pos = at + term;
+                                        return Ok(Some(self.record_end(term, None)));
+                                    }
+                                    // A CR last in the buffer: the next byte
+                                    // says whether it is a CRLF.
+                                    None => self.pos = at,
+                                }
+                            } else if Some(b) == comment && b != delim {
                                 // A comment line has no cells; a comment after
                                 // data ends the record's last cell here.
                                 if !(self.cells.is_empty() && self.cell_start == 0 && at == 0) {
-                                    let cell = self.cell(buf, at, true);
+                                    let cell = self.cell(at);
                                     self.cells.push(cell);
                                     self.mid_comment = true;
                                 }
                                 self.pos = at + 1;
                                 self.state = State::CommentTail;
                                 continue;
-                            }
-                            // A one-byte delimiter is the byte found (the
-                            // newline and the comment byte went above): no
-                            // slice compare per cell.
-                            let delimiter = if delim_len == 1 {
-                                Some(true)
                             } else {
-                                buf.get(at..at + delim_len).map(|d| d == self.options.delimiter.as_slice())
-                            };
-                            match delimiter {
-                                Some(true) => {
-                                    let cell = self.cell(buf, at, false);
-                                    self.cells.push(cell);
-                                    self.pos = at + delim_len;
-                                    self.state = State::CellStart;
-                                    continue;
+                                // A one-byte delimiter is the byte found (the
+                                // line ends and the comment byte went above):
+                                // no slice compare per cell.
+                                let delimiter = if delim_len == 1 {
+                                    Some(true)
+                                } else {
+                                    buf.get(at..at + delim_len).map(|d| d == self.options.delimiter.as_slice())
+                                };
+                                match delimiter {
+                                    Some(true) => {
+                                        let cell = self.cell(at);
+                                        self.cells.push(cell);
+                                        self.pos = at + delim_len;
+                                        self.state = State::CellStart;
+                                        continue;
+                                    }
+                                    // A longer delimiter may go on in the next
+                                    // chunk: read more and look again.
+                                    None if !eof && self.options.delimiter.starts_with(&buf[at..]) => self.pos = at,
+                                    // The first byte of a longer delimiter,
+                                    // alone (or cut by the end of input): data.
+                                    _ => {
+                                        self.pos = at + 1;
+                                        continue;
+                                    }
                                 }
-                                // The first byte of a longer delimiter, alone: data.
-                                Some(false) => {
-                                    self.pos = at + 1;
-                                    continue;
-                                }
-                                // A longer delimiter may go on in the next chunk:
-                                // read more and look again (at the end of input the
-                                // bytes are data).
-                                None => self.pos = at,
                             }
                         }
                         None => self.pos = len,
@@ -600,9 +571,10 @@ impl<R: Read> CsvReader<R> {
                     let q = quote.unwrap_or(b'"');
                     let rest = &buf[self.pos..];
                     let hit = first_of_two(q, escape.unwrap_or(q), rest);
+                    let span = hit.unwrap_or(rest.len());
+                    self.newlines += self.line_ends_in(self.pos, self.pos + span);
                     match hit {
                         Some(i) => {
-                            self.newlines += count_newlines(&rest[..i], self.newline);
                             let at = self.pos + i;
                             self.pos = at + 1;
                             if buf[at] == q {
@@ -614,15 +586,14 @@ impl<R: Read> CsvReader<R> {
                             }
                             continue;
                         }
-                        None => {
-                            self.newlines += count_newlines(rest, self.newline);
-                            self.pos = len;
-                        }
+                        None => self.pos = len,
                     }
                 }
                 State::EscapeNext => {
                     if self.pos < len {
-                        if buf[self.pos] == self.newline {
+                        // The byte before an escaped LF is the escape byte,
+                        // not a CR: either line break byte is a line end.
+                        if matches!(buf[self.pos], b'\n' | b'\r') {
                             self.newlines += 1;
                         }
                         self.pos += 1;
@@ -637,16 +608,22 @@ impl<R: Read> CsvReader<R> {
                             self.pos += 1;
                             self.state = State::Quoted;
                         } else {
-                            // The delimiter, the newline or a literal tail.
+                            // The delimiter, the line end or a literal tail.
                             self.state = State::Unquoted;
                         }
                         continue;
                     }
                 }
-                State::CommentTail => match memchr::memchr(self.newline, &buf[self.pos..]) {
+                State::CommentTail => match memchr::memchr2(b'\n', b'\r', &buf[self.pos..]) {
                     Some(i) => {
-                        self.pos += i + 1;
-                        return Ok(Some(self.record_end(true, None)));
+                        let at = self.pos + i;
+                        match line_end_len(buf, at, eof) {
+                            Some(term) => {
+                                self.pos = at + term;
+                                return Ok(Some(self.record_end(term, None)));
+                            }
+                            None => self.pos = at,
+                        }
                     }
                     None => self.pos = len,
                 },
@@ -664,19 +641,25 @@ impl<R: Read> CsvReader<R> {
             if self.input.fill()?.is_some() {
                 continue;
             }
+            // A CR that waited for the next byte: at the end of input it is
+            // a line end of its own (the next pass sees `eof`).
+            if matches!(self.state, State::Unquoted | State::CommentTail)
+                && self.input.pending().get(self.pos) == Some(&b'\r')
+            {
+                continue;
+            }
             // End of input: whatever was scanned is the last record.
-            let buf = &self.input.buf[self.input.start..];
-            let len = buf.len();
+            let len = self.input.pending().len();
             return Ok(match self.state {
                 State::CellStart if self.cells.is_empty() => None,
                 State::CommentTail => {
                     self.pos = len;
-                    Some(self.record_end(false, None))
+                    Some(self.record_end(0, None))
                 }
                 State::Quoted | State::EscapeNext => {
                     self.cells.push(Cell { start: self.cell_start, end: len, kind: CellKind::Escaped });
                     self.pos = len;
-                    Some(self.record_end(false, Some(self.quote_newlines)))
+                    Some(self.record_end(0, Some(self.quote_newlines)))
                 }
                 state => {
                     if state == State::CellStart {
@@ -684,22 +667,39 @@ impl<R: Read> CsvReader<R> {
                         self.cell_start = len;
                         self.cell_quoted = false;
                     }
-                    let cell = self.cell(buf, len, true);
+                    let cell = self.cell(len);
                     self.cells.push(cell);
                     self.pos = len;
-                    Some(self.record_end(false, None))
+                    Some(self.record_end(0, None))
                 }
             });
         }
     }
 
-    /// The current cell, ending at `end` (the delimiter, newline or end of
-    /// input); a record's last cell loses a trailing CR (CRLF).
-    fn cell(&self, buf: &[u8], mut end: usize, last: bool) -> Cell {
-        let start = self.cell_start;
-        if last && end > start && buf[end - 1] == b'\r' {
-            end -= 1;
+    /// Line ends in `from..to` of the current record, inside quotes: each
+    /// LF, CR or CRLF is one (an LF right after a CR is the CRLF's, also
+    /// when the CR was the byte before `from`).
+    fn line_ends_in(&self, from: usize, to: usize) -> u64 {
+        let buf = &self.input.buf[self.input.start..];
+        let span = &buf[from..to];
+        let mut prev_cr = if from > 0 { buf[from - 1] == b'\r' } else { self.dropped_cr };
+        let mut next = 0;
+        let mut n = 0;
+        for i in memchr::memchr2_iter(b'\n', b'\r', span) {
+            let after_cr = prev_cr && i == next;
+            if span[i] == b'\r' || !after_cr {
+                n += 1;
+            }
+            prev_cr = span[i] == b'\r';
+            next = i + 1;
         }
+        n
+    }
+
+    /// The current cell, ending at `end` (the delimiter, the line end or
+    /// the end of input).
+    fn cell(&self, end: usize) -> Cell {
+        let start = self.cell_start;
         let kind = if !self.cell_quoted {
             CellKind::Plain
         } else if !self.escaped && end == self.close_end {
@@ -710,11 +710,11 @@ impl<R: Read> CsvReader<R> {
         Cell { start, end, kind }
     }
 
-    fn record_end(&self, terminated: bool, unterminated: Option<u64>) -> RecordEnd {
-        RecordEnd { len: self.pos, newlines: self.newlines, terminated, unterminated }
+    fn record_end(&self, term: usize, unterminated: Option<u64>) -> RecordEnd {
+        RecordEnd { len: self.pos, newlines: self.newlines, term, unterminated }
     }
 
-    /// An empty line (or a lone CR): one unquoted empty cell.
+    /// An empty line: one unquoted empty cell.
     fn is_blank(&self) -> bool {
         matches!(self.cells.as_slice(), [Cell { start, end, kind: CellKind::Plain }] if start == end)
     }
@@ -757,6 +757,9 @@ impl<R: Read> CsvReader<R> {
         if self.oversized.is_none() {
             self.oversized = Some((self.line, self.reported_offset()));
         }
+        // The byte before the next one scanned is gone: whether it was a
+        // CR still decides if an LF after it is a line end of its own.
+        self.dropped_cr = self.pos > 0 && self.input.buf[self.input.start + self.pos - 1] == b'\r';
         self.input.start += self.pos;
         self.offset += self.pos as u64;
         self.pos = 0;
@@ -768,14 +771,7 @@ impl<R: Read> CsvReader<R> {
     /// The record's length without its line end (LF, CRLF or CR): what
     /// `max_record_bytes` measures.
     fn content_len(&self, end: &RecordEnd) -> usize {
-        let mut len = end.len;
-        if end.terminated {
-            len -= 1;
-            if self.newline == b'\n' && len > 0 && self.input.buf[self.input.start + len - 1] == b'\r' {
-                len -= 1;
-            }
-        }
-        len
+        end.len - end.term
     }
 
     /// Where a record too long for `max_record_bytes` started, if this one
@@ -799,7 +795,7 @@ impl<R: Read> CsvReader<R> {
         self.oversized = None;
         self.input.start += end.len;
         self.offset += end.len as u64;
-        self.line += end.newlines + u64::from(end.terminated);
+        self.line += end.newlines + u64::from(end.term > 0);
         self.state = State::CellStart;
         self.pos = 0;
         self.newlines = 0;
@@ -831,6 +827,10 @@ pub struct RawShape {
     /// An unquoted cell holds this reading's quote byte (`a"b`): quoting
     /// that does not follow RFC 4180, a sign the reading is not the file's.
     pub inner_quote: bool,
+    /// A quoted cell holds a doubled quote (`"Smith, ""Bob"""`) and closes
+    /// at its end, read with `""` as the escape: evidence for RFC 4180
+    /// escaping.
+    pub doubled_quote: bool,
 }
 
 impl<R: Read> CsvReader<R> {
@@ -851,6 +851,7 @@ impl<R: Read> CsvReader<R> {
             stray_quote: false,
             dirty_quote: false,
             inner_quote: false,
+            doubled_quote: false,
         };
         let mut shape = shape;
         texts.clear();
@@ -863,7 +864,13 @@ impl<R: Read> CsvReader<R> {
                     shape.stray_quote |= quote != Some(b'"') && raw.first() == Some(&b'"');
                     shape.inner_quote |= quote.is_some_and(|q| memchr::memchr(q, raw).is_some());
                 }
-                _ => shape.dirty_quote |= !closes_at_end(raw, quote.unwrap_or(b'"'), escape),
+                kind => {
+                    let closes = closes_at_end(raw, quote.unwrap_or(b'"'), escape);
+                    shape.dirty_quote |= !closes;
+                    // Without a distinct escape, a quoted cell is `Escaped`
+                    // only for a `""` inside or text after its close.
+                    shape.doubled_quote |= closes && escape.is_none() && kind == CellKind::Escaped;
+                }
             }
         }
         for &cell in &self.cells {
@@ -919,9 +926,26 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
         if max_records == 0 || self.cut {
             return Ok(0);
         }
-        self.start_input()?;
         let first = batch.len();
         let mut added = 0;
+        // The lines to skip come first, each line with text a record of its
+        // own (never a row): a skip loses no line in silence. One at a
+        // time, so a large `skip_lines` holds no list of them.
+        while !self.header_read && added < max_records {
+            match self.skip_line()? {
+                SkipLine::Done => break,
+                SkipLine::Quiet => {}
+                SkipLine::Line(line, byte) => {
+                    batch.push_bad(line, byte, SKIPPED_LINE.to_string());
+                    added += 1;
+                }
+            }
+        }
+        if added == max_records {
+            self.share_names(batch, first);
+            return Ok(added);
+        }
+        self.start_input()?;
         while added < max_records {
             // Leading blank lines of a one-column file are this range's,
             // wherever its end is.
@@ -1215,8 +1239,15 @@ pub fn shift_error_line(error: &mut String, by: u64) {
     }
 }
 
-fn count_newlines(bytes: &[u8], newline: u8) -> u64 {
-    memchr::memchr_iter(newline, bytes).count() as u64
+/// The length of the line end at `buf[at]` (an LF or a CR): 2 for a
+/// CRLF, else 1; `None` for a CR last in `buf` before the end of input
+/// (the next byte decides).
+fn line_end_len(buf: &[u8], at: usize, eof: bool) -> Option<usize> {
+    match (buf[at], buf.get(at + 1)) {
+        (b'\r', Some(b'\n')) => Some(2),
+        (b'\r', None) if !eof => None,
+        _ => Some(1),
+    }
 }
 
 /// `column_a` ... `column_z`, `column_aa`, ...: spreadsheet letters of a

@@ -74,7 +74,7 @@ pub fn open_csv_range<F: Read + Seek + Send + 'static>(
         // or starts right there, for certain.
         None if range.end.is_some_and(|end| end <= data_start) => return Ok(Box::new(NoRecordStarts)),
         None if range.start <= data_start => (data_start, 1, 0, false),
-        None => match first_line_start(&mut file, range.start, range.end, layout.newline()).map_err(io)? {
+        None => match first_line_start(&mut file, range.start, range.end).map_err(io)? {
             Some(first) => {
                 // A window of about the range's length (within bounds): a
                 // file cut into tiny ranges does not read 64 KiB per range.
@@ -93,34 +93,56 @@ pub fn open_csv_range<F: Read + Seek + Send + 'static>(
     Ok(Box::new(CsvReader::in_range(file, name, chunk_bytes, options, Some(layout), bounds, line)))
 }
 
-/// The offset after the first `newline` byte at or past `start - 1` (a
-/// line starting at `start` itself counts), if it is before `end`; `None`
-/// when no line starts in the range (one record of an earlier range spans
-/// it, or the file ends first).
-fn first_line_start<F: Read + Seek>(
-    file: &mut F,
-    start: u64,
-    end: Option<u64>,
-    newline: u8,
-) -> std::io::Result<Option<u64>> {
+/// The offset after the first line end (LF, CR or CRLF) that ends at or
+/// past `start` (a line starting at `start` itself counts; a CRLF whose CR
+/// is at `start - 1` ends after its LF), if it is before `end`; `None` when
+/// no line starts in the range (one record of an earlier range spans it,
+/// or the file ends first).
+fn first_line_start<F: Read + Seek>(file: &mut F, start: u64, end: Option<u64>) -> std::io::Result<Option<u64>> {
     let mut at = start - 1;
     file.seek(SeekFrom::Start(at))?;
     let mut buf = vec![0u8; 64 << 10];
+    // A CR found last in a read: its line starts after it, or after the
+    // LF that may open the next read.
+    let mut cr_at: Option<u64> = None;
     loop {
-        if end.is_some_and(|end| at + 1 >= end) {
+        if cr_at.is_none() && end.is_some_and(|end| at + 1 >= end) {
             return Ok(None);
         }
         let n = match file.read(&mut buf) {
-            Ok(0) => return Ok(None),
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        if let Some(i) = memchr::memchr(newline, &buf[..n]) {
-            let first = at + i as u64 + 1;
+        let first = if let Some(cr) = cr_at {
+            Some(if n > 0 && buf[0] == b'\n' { cr + 2 } else { cr + 1 })
+        } else if n == 0 {
+            return Ok(None);
+        } else {
+            match memchr::memchr2(b'\n', b'\r', &buf[..n]) {
+                Some(i) if buf[i] == b'\r' && i + 1 == n => {
+                    cr_at = Some(at + i as u64);
+                    at += n as u64;
+                    continue;
+                }
+                Some(i) => Some(at + (i + line_end_len(&buf[..n], i)) as u64),
+                None => None,
+            }
+        };
+        if let Some(first) = first {
             return Ok(end.is_none_or(|end| first < end).then_some(first));
         }
         at += n as u64;
+    }
+}
+
+/// The length of the line end at `bytes[i]` (an LF or a CR): 2 for a
+/// CRLF, else 1 (a CR last in `bytes` counts alone).
+fn line_end_len(bytes: &[u8], i: usize) -> usize {
+    if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+        2
+    } else {
+        1
     }
 }
 
@@ -148,7 +170,6 @@ fn better_guess<F: Read + Seek>(
     file.seek(SeekFrom::Start(first))?;
     let mut window = Vec::with_capacity(window_bytes);
     file.by_ref().take(window_bytes as u64).read_to_end(&mut window)?;
-    let newline = layout.newline();
     let mut at = 0usize;
     for _ in 0..GUESS_CANDIDATES {
         if end.is_some_and(|end| first + at as u64 >= end) || at >= window.len() {
@@ -162,8 +183,11 @@ fn better_guess<F: Read + Seek>(
             None => break,
             Some(false) => {}
         }
-        match memchr::memchr(newline, &window[at..]) {
-            Some(i) => at += i + 1,
+        match memchr::memchr2(b'\n', b'\r', &window[at..]) {
+            // A CR last in a window the file goes on after: whether a
+            // CRLF follows is unknown, so no later start is tried.
+            Some(i) if window[at + i] == b'\r' && at + i + 1 == window.len() && !whole => break,
+            Some(i) => at += i + line_end_len(&window[at..], i),
             None => break,
         }
     }

@@ -3,21 +3,26 @@
 //!
 //! 1. **Dialect.** Every candidate (comment none or `#`, outermost; then the
 //!    quote/escape pairs; then the delimiters `,` `|` `;` tab) reads the
-//!    sample. A candidate's *header row* is the first row with the most
-//!    cells; the rows before it are dirty lines to skip, the rows after it
-//!    with that many cells (or one more, when every later row ends with an
-//!    empty cell: a trailing delimiter) are consistent, and shorter ones
-//!    need `null_padding`. A later candidate replaces the best one when the
-//!    best has one column and it has more, when it has more consistent rows
-//!    and no fewer columns, or as many rows and more columns; on a tie one
-//!    whose quote actually quoted a cell wins, then one whose quoted cells
-//!    all end at their closing quote (`"a\"b"` points to `\` as the
-//!    escape), else the earlier one. A reading that leaves unquoted cells
-//!    starting with `"` never replaces a clean one that quoted cells with
-//!    `"` (no text after a closing quote, no quote inside an unquoted cell):
-//!    `"a,b"` split into `"a` and `b"`, or a quoted line break split into
-//!    two rows, is not a table with more columns or rows. A `#` comment candidate must look like comments:
-//!    at least one comment line whose cell count differs from the table's,
+//!    sample. A candidate's *table* is one of its most frequent row widths:
+//!    its *header row* is the first row of that width, the rows before it
+//!    are lines to skip, and the rows after it are consistent when they have
+//!    that many cells (or one more, when every later row ends with an empty
+//!    cell: a trailing delimiter; or fewer, with `null_padding`), else bad
+//!    records. Of the widths whose consistent rows outnumber their bad ones,
+//!    one of two columns or more beats one column, then more consistent
+//!    rows, more columns and fewer lines to skip win ([`analyze`]); a
+//!    candidate with no such width is out. A later candidate replaces the
+//!    best one by the rules of [`replaces`]: quote evidence first (a
+//!    reading that leaves quote bytes out of their role never replaces a
+//!    clean one that quoted cells; a clean reading with a doubled quote
+//!    inside quotes replaces one that is not clean, whatever the counts),
+//!    then fewer bad rows with no fewer consistent ones, then the counts
+//!    (one column is the last resort; more consistent rows and no fewer
+//!    columns, or as many rows and more columns); on a tie one whose quote
+//!    actually quoted a cell wins, then one whose quoted cells all end at
+//!    their closing quote (`"a\"b"` points to `\` as the escape), else the
+//!    earlier one. A `#` comment candidate must look like comments: at
+//!    least one comment line whose cell count differs from the table's,
 //!    and 60% of them so.
 //! 2. **Header.** Each column's type is the narrowest of BOOLEAN, BIGINT,
 //!    DOUBLE, DATE, TIME and TIMESTAMP that every value below the first row
@@ -76,9 +81,14 @@ struct Row {
 /// A candidate's reading of the sample.
 #[derive(Clone, Copy, Debug, Default)]
 struct Score {
+    /// Rows of the table that read well: the header row, rows of its
+    /// width (or one more, empty: a trailing delimiter), and with
+    /// `null_padding` shorter ones.
     consistent: usize,
     columns: usize,
-    padding: usize,
+    /// Rows of the table that a scan reads as bad records: longer ones,
+    /// and without `null_padding` shorter ones.
+    bad: usize,
     /// Index (into the non-blank rows) of the header row.
     header_row: usize,
     /// Lines before the header row (blank lines count, comments do not).
@@ -90,6 +100,8 @@ struct Score {
     dirty: bool,
     /// Some unquoted cell holds the quote byte.
     inner: bool,
+    /// Some quoted cell holds a doubled quote (RawShape::doubled_quote).
+    doubled: bool,
 }
 
 impl Score {
@@ -109,9 +121,18 @@ fn replaces(s: &Score, b: &Score) -> bool {
     // quoted text ("a,b" as `"a` and `b"`, a quoted line break as two
     // rows, `"x""y,z"` cut at its comma under a `\` escape) are not a
     // better table. A quoted reading that is not clean itself is likely
-    // wrong, and protects nothing.
-    if b.quoted && b.clean() && !s.clean() {
+    // wrong, and protects nothing; nor does one with bad rows, unless a
+    // doubled quote shows its escaping (DuckDB's no_quote.csv reads
+    // clean under `"` only with one line a short row).
+    if b.quoted && b.clean() && (b.bad == 0 || b.doubled) && !s.clean() {
         return false;
+    }
+    // A quote doubled inside quotes is evidence for `""` escaping, and it
+    // outranks a row-count gain: one short row under `""` made `\` the
+    // escape, whose reading cut `"Jones ""Al"", Jr"` at its comma into a
+    // row of the right width.
+    if s.doubled && s.clean() && s.columns >= 2 && !b.clean() {
+        return true;
     }
     // The other way round: a clean reading that quoted cells, with two
     // columns or more and no fewer rows, replaces one that leaves quote
@@ -119,6 +140,12 @@ fn replaces(s: &Score, b: &Score) -> bool {
     // read with `,` has one column per line until a `5;"x,y,z"` gives
     // three, which made every line above it a line to skip).
     if !b.clean() && s.clean() && s.quoted && s.columns >= 2 && s.consistent >= b.consistent {
+        return true;
+    }
+    // Fewer bad records and no fewer good rows, in two columns or more:
+    // the better table, whatever the column counts (a `#` line among the
+    // rows is a comment, not a short row).
+    if s.bad < b.bad && s.consistent >= b.consistent && s.columns >= 2 {
         return true;
     }
     // A reading that skips more lines before its header than its table
@@ -130,8 +157,14 @@ fn replaces(s: &Score, b: &Score) -> bool {
         return true;
     }
     // A single column is the reading of last resort.
-    (b.columns < 2 && s.columns > b.columns)
-        || (s.consistent > b.consistent && s.columns >= b.columns)
+    if b.columns < 2 && s.columns > b.columns {
+        return true;
+    }
+    // More rows read as bad records is no better table, whatever it gains.
+    if s.bad > b.bad {
+        return false;
+    }
+    (s.consistent > b.consistent && s.columns >= b.columns)
         || (s.consistent == b.consistent && s.columns > b.columns)
         || (s.consistent == b.consistent && s.columns == b.columns && s.quoted && !b.quoted)
         // The same table, read without text after a closing quote: this
@@ -242,44 +275,64 @@ fn read_rows(sample: &[u8], cut: bool, dialect: &CsvOptions) -> Option<Vec<Row>>
     Some(rows)
 }
 
+/// Widths tried as a candidate's table width: the most frequent ones.
+const TABLE_WIDTHS: usize = 8;
+
 /// Scores one candidate's rows (see the module doc); `None` when it is not
-/// acceptable (rows that need padding without `null_padding`, comments
-/// that do not look like comments, no rows).
+/// acceptable (no table whose rows are mostly good, comments that do not
+/// look like comments, no rows).
+///
+/// The table is one of the most frequent row widths: its header row is
+/// the first row of that width, the rows before it are lines to skip, and
+/// of those whose good rows outnumber their bad ones, the one of two
+/// columns or more (one column is the reading of last resort) that reads
+/// the most rows well, then the widest, then the one skipping fewer lines.
+/// Taking the first row with the most cells instead made one longer row
+/// near the end (`4,d,e` below `id,name`) the header, and every line above
+/// it a line to skip; and one short row (a polluted line with fewer
+/// delimiters) ruled the delimiter out.
 fn analyze(rows: &[Row], null_padding: bool, comments: bool) -> Option<Score> {
-    let data: Vec<(usize, &Row)> = rows.iter().enumerate().filter(|(_, r)| !r.shape.comment).collect();
+    let data: Vec<&Row> = rows.iter().filter(|r| !r.shape.comment).collect();
     data.first()?;
     // `always_empty[k]`: data row k and every later one end with an empty cell.
     let mut always_empty = vec![false; data.len() + 1];
     always_empty[data.len()] = true;
     for k in (0..data.len()).rev() {
-        always_empty[k] = always_empty[k + 1] && data[k].1.shape.last_empty;
+        always_empty[k] = always_empty[k + 1] && data[k].shape.last_empty;
     }
-    let mut s = Score { columns: data[0].1.cells.len(), ..Score::default() };
-    let mut started = false;
-    for (k, &(_, row)) in data.iter().enumerate() {
-        let cols = row.cells.len();
-        if started && always_empty[k] && cols == s.columns + 1 {
-            // A trailing delimiter on this and every later row.
-            s.consistent += 1;
-        } else if cols > s.columns || (!started && cols == s.columns) {
-            // A (new) header row: the rows and blank lines before it are
-            // dirty lines to skip.
-            s.columns = cols;
-            s.header_row = k;
-            s.consistent = 1;
-            s.padding = 0;
-            s.skip = k as u64 + row.blanks_before;
-            started = true;
-        } else if cols == s.columns {
-            s.consistent += 1;
-        } else {
-            s.padding += 1;
+    // Each width's first row and how many rows have it; only widths whose
+    // first row is wider than every row before it, so that the lines to
+    // skip are all narrower than the header (a title, a note), never a
+    // row wider than the table (a last row alone below everything as its
+    // header).
+    let mut widths: Vec<(usize, usize, usize)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let mut widest = 0;
+    for (k, row) in data.iter().enumerate() {
+        let w = row.cells.len();
+        if w > widest {
+            widest = w;
+            index.insert(w, widths.len());
+            widths.push((w, k, 0));
+        }
+        if let Some(&at) = index.get(&w) {
+            widths[at].2 += 1;
         }
     }
-    if s.padding > 0 && !null_padding {
-        return None;
+    widths.sort_by_key(|&(w, first, count)| (std::cmp::Reverse(count), first, w));
+    let mut best: Option<Score> = None;
+    for &(w, first, _) in widths.iter().take(TABLE_WIDTHS) {
+        let t = table(&data, &always_empty, first, w, null_padding);
+        if !few_bad(&t) {
+            continue;
+        }
+        let key = |t: &Score| (t.columns >= 2, t.consistent, t.columns, std::cmp::Reverse(t.skip));
+        let better = best.as_ref().is_none_or(|b| key(&t) > key(b));
+        if better {
+            best = Some(t);
+        }
     }
-    s.consistent += s.padding;
+    let mut s = best?;
     if comments && !comments_look_right(rows, s.columns) {
         return None;
     }
@@ -287,7 +340,43 @@ fn analyze(rows: &[Row], null_padding: bool, comments: bool) -> Option<Score> {
     s.stray = rows.iter().any(|r| r.shape.stray_quote);
     s.dirty = rows.iter().any(|r| r.shape.dirty_quote);
     s.inner = rows.iter().any(|r| r.shape.inner_quote);
+    s.doubled = rows.iter().any(|r| r.shape.doubled_quote);
     Some(s)
+}
+
+/// Whether a table's bad rows are few enough for it to be the file's:
+/// fewer than its consistent rows, and at most one or a quarter of them;
+/// with lines to skip as well, fewer than its consistent rows together
+/// with those. A polluted row or two (a line with fewer delimiters, a
+/// longer last line, a footer) does not change the dialect; prose with a
+/// comma on every other line, lines a wrong quote cuts in two, a header
+/// over nothing but bad rows, or a one-column file of decimal commas read
+/// as a title above two columns are no table.
+fn few_bad(t: &Score) -> bool {
+    let skipped = usize::try_from(t.skip).unwrap_or(usize::MAX);
+    t.bad == 0
+        || (t.bad < t.consistent && t.bad <= t.consistent / 4 + 1 && t.bad.saturating_add(skipped) < t.consistent)
+}
+
+/// The table whose header is data row `header` (of `width` cells).
+fn table(data: &[&Row], always_empty: &[bool], header: usize, width: usize, null_padding: bool) -> Score {
+    let mut s = Score {
+        columns: width,
+        header_row: header,
+        consistent: 1,
+        skip: header as u64 + data[header].blanks_before,
+        ..Score::default()
+    };
+    for (k, row) in data.iter().enumerate().skip(header + 1) {
+        let cols = row.cells.len();
+        // A trailing delimiter on this and every later row is no extra cell.
+        if cols == width || (always_empty[k] && cols == width + 1) || (cols < width && null_padding) {
+            s.consistent += 1;
+        } else {
+            s.bad += 1;
+        }
+    }
+    s
 }
 
 /// A `#` candidate: some comment line must differ from the table's width
@@ -470,8 +559,13 @@ mod tests {
         let fixed = Fixed { delimiter: Some(b";".to_vec()), has_header: Some(false), ..Fixed::default() };
         let d = sniff(b"a,b\n1,2\n", false, &fixed);
         assert_eq!((d.delimiter.as_slice(), d.has_header), (&b";"[..], false));
-        // A short row without null_padding rules a candidate out.
-        assert_eq!(sniff_text("a,b,c\n1,2\n3,4,5\n").delimiter, b"|");
+        // A short row without null_padding is a bad record of the table,
+        // not a reason to read the file as one column...
+        assert_eq!(sniff_text("a,b,c\n1,2\n3,4,5\n").delimiter, b",");
+        // ... unless short rows are as many as good ones: prose with a
+        // comma on every other line is one column.
+        let d = sniff_text("hello, world\nfoo\nbar, baz\nqux\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b"|"[..], 0));
     }
 
     #[test]
@@ -549,6 +643,54 @@ mod tests {
         // Title lines above a table are still lines to skip.
         let d = sniff_text("my report\ngenerated today, by me\na,b,c\n1,2,3\n4,5,6\n");
         assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b","[..], 2));
+    }
+
+    /// One short row made `\` the escape: under it `"Jones ""Al"", Jr"` is
+    /// cut at its comma into a row of the right width, and the `""` cells
+    /// kept their quotes. A quote doubled inside quotes outranks that gain.
+    #[test]
+    fn a_doubled_quote_outranks_a_row_count_gain() {
+        let d = sniff_text("id,name,note\n1,\"Smith, \"\"Bob\"\"\",ok\n2,\"Jones \"\"Al\"\", Jr\"\n");
+        assert_eq!(
+            (d.delimiter.as_slice(), d.quote, d.escape, d.skip_lines, d.has_header),
+            (&b","[..], Some(b'"'), None, 0, true)
+        );
+        // A `\` escape still wins where the text shows it and no `""` does.
+        let d = sniff_text("a,b\n1,\"say \\\"hi\\\", ok\"\n2,\"x\"\n");
+        assert_eq!((d.delimiter.as_slice(), d.escape), (&b","[..], Some(b'\\')));
+    }
+
+    /// A longer row late in the file is a bad record of the table above
+    /// it, not its header: the lines above it are data, not lines to skip.
+    #[test]
+    fn a_longer_row_is_no_header_below_rows_of_the_table() {
+        let d = sniff_text("id,name\n1,a\n2,b\n3,c\n4,d,e\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines, d.has_header), (&b","[..], 0, true));
+        let d = sniff_text("id,name\n1,a\n2,b\n3,c\n4,d,e\n5,f,g\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b","[..], 0));
+        // Title lines above a table are still lines to skip, however many.
+        let d = sniff_text("t1\nt2\nt3\na,b\n1,2\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b","[..], 3));
+    }
+
+    /// Pollock-style files (Vitagliano et al.'s benchmark of polluted CSV):
+    /// a row with fewer delimiters, a row with more, and two tables.
+    #[test]
+    fn polluted_files() {
+        // Fewer delimiters: one bad record, not a one-column file.
+        let d = sniff_text("a,b,c\n1,2,3\n4,5\n6,7,8\n9,10,11\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines, d.has_header), (&b","[..], 0, true));
+        // More delimiters.
+        let d = sniff_text("a;b;c\n1;2;3\n4;5;6;7\n8;9;10\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b";"[..], 0));
+        // Two tables: the larger is the table, the other's rows bad records...
+        let d = sniff_text("a,b\n1,2\n3,4\n5,6\n7,8\n\nx,y,z\n5,6,7\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b","[..], 0));
+        // ... and of two as large, the later one, with the earlier one's
+        // lines (and the blank line) to skip: they are counted and shown
+        // as skipped lines (pipeline), never lost in silence.
+        let d = sniff_text("a,b\n1,2\n3,4\n\nx,y,z\n5,6,7\n8,9,10\n");
+        assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b","[..], 4));
     }
 
     #[test]

@@ -24,6 +24,7 @@ fn read_with(input: &[u8], o: CsvOptions) -> Vec<(u64, u64, String)> {
         opt.csv_skip_lines = o.skip_lines;
         opt.csv_null_strings = o.null_strings.clone();
         opt.csv_null_padding = o.null_padding;
+        opt.max_record_bytes = o.max_record_bytes;
     })
     .into_iter()
     .map(|(l, b, t)| (l, b, t.strip_prefix("ERROR: ").map(|e| format!("ERR {e}")).unwrap_or(t)))
@@ -286,8 +287,10 @@ fn comments_and_skipped_lines() {
         o.comment = Some(b'#');
     });
     let out = read_with(b"title\n\n# note\n\"multi\nline\"\na,b\n1,2\n", o);
-    assert_eq!(jsons(&out), [r#"{"a":"1","b":"2"}"#]);
-    assert_eq!(out[0].0, 7);
+    // The skipped lines with text are records of their own, marked so
+    // (the pipeline counts and shows them, and makes no row of them).
+    let skipped = format!("ERR {SKIPPED_LINE}");
+    assert_eq!(out, [(1, 0, skipped.clone()), (4, 14, skipped), (7, 31, r#"{"a":"1","b":"2"}"#.to_string())]);
 }
 
 #[test]
@@ -382,7 +385,8 @@ fn same_records_for_every_chunk_size_and_batch_size() {
     assert_eq!(expected[4].2, r#"{"id":"5","name":"\"","note":"tail\"q\""}"#);
     assert_eq!(expected[5].2, "ERR expected 3 cells but found 4");
     assert_eq!(expected[6].2, r#"{"id":"7","name":null,"note":null}"#);
-    assert_eq!(expected[7], (12, 110, "ERR unterminated quoted cell starting at line 12".into()));
+    // The quoted CR of record 4 is a line end too (line 9).
+    assert_eq!(expected[7], (13, 110, "ERR unterminated quoted cell starting at line 13".into()));
     // read_with (the harness) has compared every chunk and batch size.
 }
 
@@ -427,11 +431,12 @@ fn read_errors_are_errors() {
     assert!(e.message.contains("f.csv") && e.message.contains("boom"), "{e}");
 }
 
-/// Writes rows with proper quoting; returns the text and each row's (line, byte).
+/// Writes rows with proper quoting, row `r` ending with `ends[r % len]`;
+/// returns the text and each row's (line, byte).
 fn write_csv(
     rows: &[Vec<Option<String>>],
     delim: u8,
-    crlf: bool,
+    ends: &[&str],
     final_newline: bool,
     force_quote: &[bool],
 ) -> (String, Vec<(u64, u64)>) {
@@ -440,7 +445,8 @@ fn write_csv(
     let mut starts = Vec::new();
     let mut k = 0;
     for (r, row) in rows.iter().enumerate() {
-        let line = 1 + out.matches('\n').count() as u64;
+        // Every LF, CR and CRLF is one line end, quoted ones too.
+        let line = 1 + out.replace("\r\n", "\n").matches(['\n', '\r']).count() as u64;
         starts.push((line, out.len() as u64));
         for (c, cell) in row.iter().enumerate() {
             if c > 0 {
@@ -459,7 +465,7 @@ fn write_csv(
             }
         }
         if r + 1 < rows.len() || final_newline {
-            out.push_str(if crlf { "\r\n" } else { "\n" });
+            out.push_str(ends[r % ends.len()]);
         }
     }
     (out, starts)
@@ -484,7 +490,8 @@ proptest! {
         width in 1usize..5,
         raw_rows in prop::collection::vec(prop::collection::vec(cell_strategy(), 5), 0..8),
         delim in prop::sample::select(vec![b',', b';', b'\t', b'|']),
-        crlf in any::<bool>(),
+        // LF, CRLF, CR, or all three in turn.
+        ends in prop::sample::select(vec![vec!["\n"], vec!["\r\n"], vec!["\r"], vec!["\r", "\n", "\r\n"]]),
         final_newline in any::<bool>(),
         force_quote in prop::collection::vec(any::<bool>(), 1..4),
         chunk in prop::sample::select(vec![1usize, 3, 7, 64]),
@@ -496,7 +503,7 @@ proptest! {
             .map(|r| r[..width].to_vec())
             .filter(|r| !(width == 1 && r[0].is_none()))
             .collect();
-        let (text, starts) = write_csv(&rows, delim, crlf, final_newline, &force_quote);
+        let (text, starts) = write_csv(&rows, delim, &ends, final_newline, &force_quote);
         let mut r = CsvReader::new(text.as_bytes(), "p.csv", chunk, opts(false, delim));
         let mut got: Vec<DecodedRow> = Vec::new();
         let mut batch = Batch::default();
@@ -558,20 +565,27 @@ fn offset_in_finds_only_slices_of_the_record() {
     assert_eq!(offset_in(&record[..2], &record[1..4]), None, "a slice running past the whole");
 }
 
-/// The line end is found with the tokenizer's quote rules (found by a
-/// differential against read_csv): a quote inside an unquoted cell is data,
-/// `\` takes the next byte, and a quoted LF does not decide. Toggling on
-/// every quote byte took a later lone CR for the line end and merged records.
+/// Line ends are found with the tokenizer's quote rules: a quote inside an
+/// unquoted cell is data, `\` takes the next byte, `""` is one quote, and
+/// a quoted LF or CR is data. Outside quotes every LF, CR and CRLF ends a
+/// record, wherever it is (as `read_csv` and Python's `csv` read them).
 #[test]
 fn the_line_end_is_found_as_the_tokenizer_reads_quotes() {
     let no_header = opts(false, b',');
-    // A quote inside an unquoted cell, then LF lines, then a lone CR in data.
+    // A quote inside an unquoted cell opens nothing: the CR after it ends
+    // a record in a file of LF records.
     let out = read_with(b"ab\"c\nd\ne\"f\rg\n", no_header.clone());
-    assert_eq!(jsons(&out), [r#"{"column_a":"ab\"c"}"#, r#"{"column_a":"d"}"#, r#"{"column_a":"e\"f\rg"}"#]);
+    assert_eq!(
+        jsons(&out),
+        [r#"{"column_a":"ab\"c"}"#, r#"{"column_a":"d"}"#, r#"{"column_a":"e\"f"}"#, r#"{"column_a":"g"}"#]
+    );
     // An escaped quote inside quotes.
     let escaped = CsvOptions { escape: Some(b'\\'), ..no_header.clone() };
     let out = read_with(b"\"\\\"x\"\nc\nd\"e\rf\n", escaped.clone());
-    assert_eq!(jsons(&out), [r#"{"column_a":"\"x"}"#, r#"{"column_a":"c"}"#, r#"{"column_a":"d\"e\rf"}"#]);
+    assert_eq!(
+        jsons(&out),
+        [r#"{"column_a":"\"x"}"#, r#"{"column_a":"c"}"#, r#"{"column_a":"d\"e"}"#, r#"{"column_a":"f"}"#]
+    );
     // The other way round: an LF inside quotes after an escaped quote, CR lines.
     let out = read_with(b"\"a\\\"b\nc\"\rd\r", escaped);
     assert_eq!(jsons(&out), [r#"{"column_a":"a\"b\nc"}"#, r#"{"column_a":"d"}"#]);
@@ -581,6 +595,56 @@ fn the_line_end_is_found_as_the_tokenizer_reads_quotes() {
     // `""` inside quotes is one quote, not a close and an open.
     let out = read_with(b"\"x\"\"y\nz\"\rw\r", no_header);
     assert_eq!(jsons(&out), [r#"{"column_a":"x\"y\nz"}"#, r#"{"column_a":"w"}"#]);
+}
+
+/// Records end at CR, LF or CRLF wherever each occurs outside quotes,
+/// whatever the file's first line end was: a file of CR records whose
+/// last line ends in LF (fivethirtyeight's `bachelorette.csv`: its last
+/// cell was read as "\n"), CR and CRLF records mixed (a cell started with
+/// "\n"), an LF file with a CR record.
+#[test]
+fn every_line_end_outside_quotes_ends_a_record() {
+    let out = read(b"a,b\r1,2\r3,\n");
+    assert_eq!(jsons(&out), [r#"{"a":"1","b":"2"}"#, r#"{"a":"3","b":null}"#]);
+    assert_eq!(out.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(2, 4), (3, 8)]);
+    let out = read(b"a,b\r1,2\r\n3,4\r");
+    assert_eq!(jsons(&out), [r#"{"a":"1","b":"2"}"#, r#"{"a":"3","b":"4"}"#]);
+    assert_eq!(out.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(2, 4), (3, 9)]);
+    let out = read(b"a,b\n1,2\r3,4\r\n5,6\n\r7,8");
+    assert_eq!(
+        jsons(&out),
+        [r#"{"a":"1","b":"2"}"#, r#"{"a":"3","b":"4"}"#, r#"{"a":"5","b":"6"}"#, r#"{"a":"7","b":"8"}"#]
+    );
+    // LF then CR is two line ends: a blank line between them (line 5).
+    assert_eq!(out.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(2, 4), (3, 8), (4, 13), (6, 18)]);
+    // A quoted cell keeps its line breaks as written, and each counts one
+    // line: CRLF, LF CR (two), CR.
+    let out = read(b"a,b\r\"x\r\ny\n\rz\rw\",1\r2,3\r");
+    assert_eq!(jsons(&out), [r#"{"a":"x\r\ny\n\rz\rw","b":"1"}"#, r#"{"a":"2","b":"3"}"#]);
+    assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 7]);
+    // A comment line ends at CR too, and so does the header.
+    let o = dialect(|o| o.comment = Some(b'#'));
+    let out = read_with(b"a,b\r# note\r1,2 # tail\r\n3,4\n", o);
+    assert_eq!(jsons(&out), [r#"{"a":"1","b":"2 "}"#, r#"{"a":"3","b":"4"}"#]);
+    assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), [3, 4]);
+    // A multi-byte delimiter cut by a line end is data.
+    let out = read_with(b"a||b\r1|\r2||3\r", dialect(|o| o.delimiter = b"||".to_vec()));
+    assert_eq!(jsons(&out), ["ERR expected 2 cells but found 1", r#"{"a":"2","b":"3"}"#]);
+}
+
+/// The record's text a reject shows, and the line ends `max_record_bytes`
+/// leaves out: CR and CRLF as well as LF.
+#[test]
+fn max_record_bytes_leaves_out_every_kind_of_line_end() {
+    for input in [&b"a\r12345\r1\r"[..], b"a\r\n12345\r\n1\r\n", b"a\n12345\n1\n"] {
+        let o = dialect(|o| o.max_record_bytes = 5);
+        let out = read_with(input, o);
+        assert_eq!(jsons(&out), [r#"{"a":"12345"}"#, r#"{"a":"1"}"#], "{input:?}");
+        let o = dialect(|o| o.max_record_bytes = 4);
+        let out = read_with(input, o);
+        assert!(out[0].2.contains("max_record_bytes"), "{input:?}: {out:?}");
+        assert_eq!(out[1].2, r#"{"a":"1"}"#, "{input:?}");
+    }
 }
 
 /// A headerless one-column file keeps its leading blank lines as NULL

@@ -33,6 +33,8 @@ pub struct BadRecords {
     /// The first compressed stream that failed: its file, where the lost
     /// text begins and why.
     damaged: Option<String>,
+    /// Lines `csv_skip_lines` dropped: read and skipped, neither good nor bad.
+    skipped_lines: u64,
 }
 
 impl BadRecords {
@@ -49,6 +51,14 @@ impl BadRecords {
         on_error: OnError,
         stats: &mut Stats,
     ) -> Result<()> {
+        if crate::formats::csv::is_skipped_line(cause) {
+            // A line the dialect skips before the header is no bad record
+            // and never a row, whatever `on_error` says: it is counted as
+            // skipped so that no line goes in silence.
+            self.skipped_lines += 1;
+            stats.rows_skipped += 1;
+            return Ok(());
+        }
         self.count += 1;
         if self.first.is_none() {
             self.first = Some(format!("in file \"{file}\" at line {} (byte {}): {cause}", meta.line, meta.byte));
@@ -133,6 +143,8 @@ impl BadRecords {
     /// The name stays from when only the all-bad rule existed; the probe
     /// and the scan both call it, so they judge alike.
     pub fn check_not_all_bad(&self, function: &str, rows_read: u64, options: &Options) -> Result<()> {
+        // Skipped lines were read, but they are neither good nor bad records.
+        let rows_read = rows_read.saturating_sub(self.skipped_lines);
         if options.is_given("on_error") {
             return Ok(());
         }

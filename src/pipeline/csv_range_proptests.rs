@@ -24,22 +24,28 @@ fn cell() -> impl Strategy<Value = String> {
 }
 
 /// One line (or several, when a quoted cell holds line ends) of a file
-/// whose records have `width` cells.
-fn line(width: usize, crlf: bool) -> impl Strategy<Value = String> {
-    let end = if crlf { "\r\n" } else { "\n" };
+/// whose records have `width` cells, ending with one of `ends`.
+fn line(width: usize, ends: Vec<&'static str>) -> impl Strategy<Value = String> {
+    let end = prop::sample::select(ends);
     prop_oneof![
-        10 => prop::collection::vec(cell(), width..=width).prop_map(move |c| c.join(",") + end),
+        10 => (prop::collection::vec(cell(), width..=width), end.clone()).prop_map(|(c, e)| c.join(",") + e),
         // A bad record: too few or too many cells.
-        1 => prop::collection::vec(cell(), 1..width + 3).prop_map(move |c| c.join(",") + end),
-        1 => Just(end.to_string()),
-        1 => "#[a-c\"]{0,3}".prop_map(move |c| c + end),
+        1 => (prop::collection::vec(cell(), 1..width + 3), end.clone()).prop_map(|(c, e)| c.join(",") + e),
+        1 => end.clone().prop_map(str::to_string),
+        1 => ("#[a-c\"]{0,3}", end).prop_map(|(c, e)| c + e),
     ]
 }
 
+/// A file's line ends: LF, CRLF or CR throughout, or mixed line by line
+/// (each of them ends a record wherever it is).
+fn line_ends() -> impl Strategy<Value = Vec<&'static str>> {
+    prop_oneof![Just(vec!["\n"]), Just(vec!["\r\n"]), Just(vec!["\r"]), Just(vec!["\n", "\r\n", "\r"]),]
+}
+
 fn file() -> impl Strategy<Value = (String, usize)> {
-    (1usize..4, any::<bool>()).prop_flat_map(|(width, crlf)| {
+    (1usize..4, line_ends()).prop_flat_map(|(width, ends)| {
         (
-            prop::collection::vec(line(width, crlf), 0..30),
+            prop::collection::vec(line(width, ends), 0..30),
             // The file's last record: none, unterminated, or an open quote.
             prop_oneof![Just(String::new()), Just("z".to_string()), Just("\"open,\nquote".to_string())],
         )
@@ -54,13 +60,13 @@ proptest! {
     /// nothing: rows in order, registry, drifts, counters and the first bad
     /// record under `stop`, at every thread count, range size and read
     /// size, with and without a header, skipped lines, comments, a
-    /// byte-order mark or CR-only line ends (issue 13).
+    /// byte-order mark, and LF, CRLF, CR or mixed line ends.
     #[test]
     fn csv_ranges_never_change_the_result(
         (body, width) in file(),
         header in any::<bool>(),
         bom in any::<bool>(),
-        cr_only in prop::bool::weighted(0.15),
+        header_end in prop::sample::select(vec!["\n", "\r\n", "\r"]),
         comment in any::<bool>(),
         skip in 0i64..3,
         (range, chunk, threads, on_error) in cutting(),
@@ -71,12 +77,9 @@ proptest! {
         }
         if header {
             let names: Vec<String> = (0..width).map(|i| format!("h{i}")).collect();
-            text.push_str(&(names.join(",") + "\n"));
+            text.push_str(&(names.join(",") + header_end));
         }
         text.push_str(&body);
-        if cr_only && !text.contains("\r\n") {
-            text = text.replace('\n', "\r");
-        }
         let dir = std::env::temp_dir().join(format!("ss-csv-ranges-{}-{}", std::process::id(), super::tests::rand_suffix()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("in.csv");

@@ -7,6 +7,8 @@ mod clock;
 #[cfg(test)]
 mod csv_range_proptests;
 #[cfg(test)]
+mod csv_skip_tests;
+#[cfg(test)]
 mod flat_proptests;
 #[cfg(test)]
 mod list_depth_tests;
