@@ -55,7 +55,9 @@ impl Reject {
 
 /// The kind of a bad record, from its cause (the decoders' words).
 pub fn record_kind(cause: &str) -> &'static str {
-    if cause.contains("max_record_bytes") {
+    if crate::formats::csv::is_skipped_line(cause) {
+        "skipped_line"
+    } else if cause.contains("max_record_bytes") {
         "record_too_large"
     } else if cause.contains("UTF-8") || cause.contains("encoding") || cause.contains("undecodable") {
         "bad_encoding"
