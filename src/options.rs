@@ -650,7 +650,7 @@ pub struct Options {
     /// `max_reject_bytes`: a reject's raw text is cut there.
     pub max_reject_bytes: usize,
     /// `rescue_column`: the name of the column that keeps the values no
-    /// typed column took (issue 16 §2); `None`: off.
+    /// typed column took (docs/errors.md "The rescue column"); `None`: off.
     pub rescue_column: Option<String>,
     /// `pin_types`: source-key path → the one type of that field.
     pub pin_types: Vec<(String, PinType)>,
@@ -831,7 +831,7 @@ impl Options {
             };
             // DuckDB passes NULL for `name := NULL`: keep the default, as a
             // Python `None` does in the library the SQL surface follows;
-            // but `max_rejects := NULL` means no limit (issue 16).
+            // but `max_rejects := NULL` means no limit (docs/errors.md "Rejects").
             if matches!(value, ParamValue::Null) {
                 if spec.name == "max_rejects" {
                     o.max_rejects = None;

@@ -1,4 +1,4 @@
-//! BigQuery statements from a registry (issue 15; docs/bigquery.md): the
+//! BigQuery statements from a registry (docs/bigquery.md): the
 //! external table over a silver Hive prefix, the registry sidecar table and
 //! its MERGE, and the latest-registry queries. The extension cannot reach
 //! BigQuery: these are exact texts a user runs with `bq`, the Python client

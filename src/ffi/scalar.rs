@@ -21,7 +21,7 @@ pub fn register_sanitize_registry(con: &Connection) -> Result<(), String> {
     )
 }
 
-/// `sanitize_registry_merge(registries VARCHAR[])` (issue 17 §1).
+/// `sanitize_registry_merge(registries VARCHAR[])` (docs/registry.md "Merging registries").
 pub fn register_registry_merge(con: &Connection) -> Result<(), String> {
     use crate::functions::sanitize_registry::REGISTRY_MERGE;
     let list = [LogicalType::list_of(&LogicalType::varchar())];
@@ -60,7 +60,7 @@ fn merge_rows(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
 }
 
 /// `sanitize_registry_from_parquet(path)`: the registry in a Parquet
-/// file's footer, or NULL (issue 14 §3).
+/// file's footer, or NULL (docs/registry.md).
 pub fn register_registry_from_parquet(con: &Connection) -> Result<(), String> {
     let varchar = [LogicalType::varchar()];
     register_scalar_function_set(
@@ -142,7 +142,7 @@ fn each_texts(
 
 /// `sanitize_bigquery_sidecar_ddl(sidecar_table)` and
 /// `sanitize_bigquery_sidecar_merge(sidecar_table, external_table,
-/// partition_key)`: statement texts (issue 15 §3).
+/// partition_key)`: statement texts (docs/bigquery.md).
 pub fn register_bigquery_sidecar(con: &Connection) -> Result<(), String> {
     use crate::functions::sanitize_bigquery::{SIDECAR_DDL, SIDECAR_MERGE};
     let one = [LogicalType::varchar()];

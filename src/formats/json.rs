@@ -664,8 +664,8 @@ impl<'a> Parser<'a> {
     /// Parses a string body (after the opening quote) into the tape's text
     /// (with `keep` false: only checks it).
     // Inlined, as `parse_number` is: returned through memory, the Result was
-    // read back right after the call, a stall on data just written (perf,
-    // issue 13).
+    // read back right after the call, a stall on data just written
+    // (seen with perf).
     #[inline(always)]
     fn parse_string(&mut self, tape: &mut Tape, keep: bool) -> Result<(u32, u32), JsonError> {
         let start = tape.text.len();

@@ -1,4 +1,4 @@
-//! The JSON parser comparison that issue 13 asks for: our tape parser
+//! The JSON parser comparison: our tape parser
 //! against simd-json and sonic-rs (and serde_json for reference), one
 //! JSON Lines record at a time, on the bench files.
 //!

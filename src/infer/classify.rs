@@ -1,3 +1,8 @@
+//! What a value is for inference and routing: its class (evidence, kind,
+//! a string parser's result), its depth against `arrow_max_depth` and
+//! `parquet_max_depth` (docs/engine.md "Depth limits"), and the rules of one
+//! scan that decide both.
+
 use super::schema::{ScalarKind, TimeUnit};
 use crate::scalar::{Parsed, ScalarParsers};
 use crate::value::Declared;
@@ -85,7 +90,7 @@ impl Classified<'_> {
 /// Inlined for the common scalars, so that the caller builds the result in
 /// place: returned through memory, the large `Classified` was read back
 /// right after the call, a stall on data just written that perf put at 5%
-/// of a scan (issue 13). Everything else is [`classify_rest`].
+/// of a scan. Everything else is [`classify_rest`].
 #[inline(always)]
 pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Classified<'t> {
     let class = match value.node() {

@@ -1,4 +1,4 @@
-//! The ordered merge of schema trees (issue 17 §1): folding the tree that
+//! The ordered merge of schema trees (docs/registry.md "Merging registries"): folding the tree that
 //! another probe inferred into this one, with the same lattice that absorbs
 //! values, so that merging the probes of A and B gives the probe of A
 //! followed by B.

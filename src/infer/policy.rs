@@ -1,4 +1,4 @@
-//! Per-field policies (issue 16 §3, docs/registry.md "Per-field policies"):
+//! Per-field policies (docs/registry.md "Per-field policies"):
 //! `pin_types` fixes a field's type, `freeze` stops additive growth under a
 //! path. Both name fields by source-key paths (`payload.ts`); list levels
 //! are transparent (`items[].sku` is `items.sku`), as a key path through

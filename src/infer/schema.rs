@@ -1,3 +1,7 @@
+//! The schema tree (docs/engine.md "The schema tree"): a struct holds one
+//! family per source key, a family its versions, a version one type (a
+//! scalar kind, a struct, a list or a map).
+
 use super::hash::KeyMap;
 
 /// The scalar logical types (docs/engine.md, "The schema tree").

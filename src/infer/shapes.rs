@@ -19,10 +19,9 @@
 //! A value's kind classifies it, but for strings under a string parser
 //! (`"7"` is an integer with `parse_integers`): a string's part of the
 //! shape is then the class its text parses to, which is all that inference
-//! and the version choice look at. (That made the property test find two
-//! places where absorbing the same record twice grew the schema under a
-//! parser, both fixed in the lattice: infer/lattice.rs `absorb_element`
-//! and `Ctx::as_is`.) Typed values (Parquet) carry classes that depend on
+//! and the version choice look at. (The cache relies on absorbing the same
+//! record twice never growing the schema under a parser either, which
+//! infer/lattice.rs `absorb_element` and `Ctx::as_is` keep true.) Typed values (Parquet) carry classes that depend on
 //! the value (an out-of-range timestamp is a string), so a record holding
 //! one has no shape; and the cache is off with `pin_types`/`freeze`.
 

@@ -1,3 +1,6 @@
+//! The wall clock of a scan: `ingestion_timestamp` and `detected_at` in UTC
+//! microseconds, and their text.
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use crate::value::calendar::civil_from_days;

@@ -1,4 +1,4 @@
-//! The laws of `sanitize_registry_merge` (issue 17 §1), over random record
+//! The laws of `sanitize_registry_merge` (docs/registry.md "Merging registries"), over random record
 //! sequences: the merge of the probes of A and B is the probe of A followed
 //! by B; the merge is associative; one registry, or a registry with itself,
 //! merges to itself; a known shape never bumps `schema_generation`.

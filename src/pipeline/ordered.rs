@@ -167,21 +167,21 @@ impl RecordReader for NoRecords {
 /// stepping ranges (the head's next piece aside). DuckDB's Parquet writer
 /// takes chunks cheaply until a row group (122,880 rows: 60 pieces of 2048)
 /// is full and then spends a long while on it on the consumer's thread; a
-/// queue this deep lets the helpers go on decoding meanwhile. With 4 pieces
-/// a range the helper idled through each such burst: the 300 MB CSV's
-/// `COPY` scan at threads = 2 took 2.42 s, and 1.81 s with this
-/// (docs/benchmarks.md, session 20). Memory: one piece (a routed chunk in a
+/// queue this deep lets the helpers go on decoding meanwhile. A bound of 4
+/// pieces per range leaves the helper idle through each such burst: the
+/// 300 MB CSV's `COPY` scan at threads = 2 takes 2.42 s with it and 1.81 s
+/// with this one (docs/architecture.md "Threads"). Memory: one piece (a routed chunk in a
 /// scan, a decoded batch in a probe) each; every thread may queue one more
 /// once the others reached the bound, so at most `QUEUED_PIECES - 1 +
-/// threads` wait, about 12 MiB more than before at the scan's peak on that
-/// file.
+/// threads` wait, about 12 MiB more at the scan's peak on that file than
+/// under a bound of 4 pieces per range.
 const QUEUED_PIECES: usize = 48;
 
 /// The bound when `batch_memory_limit_bytes` is set: a user who bounds a
 /// batch's memory has pieces that may each be as large as that budget
-/// (records of megabytes), so the queues hold no more than the reader held
-/// before session 20 (four a helper range and sixteen ahead: about 16 at
-/// threads = 2).
+/// (records of megabytes), so the queues hold no more than four pieces per
+/// helper range and sixteen for the consumer's range ahead would: about 16
+/// at threads = 2.
 const QUEUED_PIECES_UNDER_A_BUDGET: usize = 16;
 
 /// How many pieces the open ranges may queue together.

@@ -1,4 +1,4 @@
-//! Per-field policies end to end (issue 16 §3): `pin_types` and `freeze`.
+//! Per-field policies end to end (docs/registry.md "Per-field policies"): `pin_types` and `freeze`.
 
 use serde_json::{json, Value};
 

@@ -146,7 +146,7 @@ proptest! {
 
     /// The same under string parsers, with strings they type beside
     /// strings they do not, in lists, structs and wrapped scalars (the
-    /// shape that once drifted on its own input: docs/status.md).
+    /// shapes of docs/engine.md "Parsed strings inside lists").
     #[test]
     fn registry_merge_is_idempotent_under_parsers(records in prop::collection::vec(parsed_record(), 1..10)) {
         let text = to_lines(&records);
@@ -352,7 +352,7 @@ proptest! {
     /// Cutting a JSON Lines file into byte ranges decoded by several threads
     /// changes nothing: the same rows in the same order, registry, drifts,
     /// counters, and the same first bad record under `stop`, at every
-    /// thread count, range size and read size (issue 13).
+    /// thread count, range size and read size.
     #[test]
     fn ranges_and_threads_never_change_the_result(
         lines in prop::collection::vec(messy_line(), 0..24),

@@ -1,5 +1,5 @@
 //! What `on_error` skipped or nulled, row by row (`sanitize_rejects()`,
-//! issue 16 §1): each scan logged in `sanitize_stats()` keeps up to
+//! docs/errors.md "Rejects"): each scan logged in `sanitize_stats()` keeps up to
 //! `max_rejects` of its rejects, in input order, with the raw text cut at
 //! `max_reject_bytes`. Process-wide and bounded twice: per scan by
 //! `max_rejects`, and in all by [`REJECTS_BUDGET_BYTES`], past which the

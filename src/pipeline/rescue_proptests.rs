@@ -1,4 +1,4 @@
-//! Nothing is lost with a rescue column (issue 16 §2): for random records
+//! Nothing is lost with a rescue column (docs/errors.md "The rescue column"): for random records
 //! and a registry probed from other random records, a strict scan's typed
 //! values plus its rescued values give back every value of every record.
 //!

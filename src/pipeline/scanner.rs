@@ -1,3 +1,8 @@
+//! The materialization pass of a plan: chunks of at most 2048 rows, decoded
+//! and routed by the ordered reader's threads, judged for bad records and
+//! counted on DuckDB's thread, with the partition and ETL columns added
+//! (docs/architecture.md "Data flow of one scan").
+
 use std::sync::Arc;
 
 use super::ordered::{Decode, OrderedReader, RangeWork, Step};

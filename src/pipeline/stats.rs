@@ -1,3 +1,6 @@
+//! The counters of a probe or a scan, as `sanitize_stats()` and the probe's
+//! `stats` show them (docs/errors.md "Row accounting").
+
 use serde::Serialize;
 
 /// Counters of a probe or a scan. Invariant: `rows_read = rows_emitted + rows_skipped`.

@@ -1,3 +1,7 @@
+//! The registry document (docs/registry.md): parsing and validating its
+//! JSON, and writing it back in canonical form with its contract, partition
+//! columns and derived `variants` index.
+
 use serde_json::{json, Map, Value};
 
 use super::finalize::{version_path, DriftEvent};

@@ -1,4 +1,4 @@
-//! `sanitize_registry_merge` (issue 17 §1): registries folded in list order
+//! `sanitize_registry_merge` (docs/registry.md "Merging registries"): registries folded in list order
 //! with the reconciliation lattice (infer/merge.rs), so that the merge of
 //! the probes of shards A and B is the probe of A followed by B.
 //!

@@ -1,4 +1,4 @@
-//! The rescue column (`rescue_column`, issue 16 §2): the values of a record
+//! The rescue column (`rescue_column`, docs/errors.md "The rescue column"): the values of a record
 //! that no typed column took, kept as a JSON object keyed by their source
 //! path (`{"device.model": "15"}`) instead of being lost. The router
 //! tracks where it is (a stack of source keys, reused) only when rescuing.

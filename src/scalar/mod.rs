@@ -96,7 +96,7 @@ impl ScalarParsers {
     /// The hot paths read the result in place: a `Parsed` returned by
     /// value was copied with wider loads than the stores that wrote it, a
     /// stall on data just written that perf put at a third of the CSV
-    /// router's own time (issue 13).
+    /// router's own time.
     #[inline]
     pub fn parse_into(&self, s: &str, out: &mut Parsed) {
         self.parse_exact_into(s, out);

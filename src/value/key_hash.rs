@@ -57,7 +57,7 @@ impl Hasher for KeyHasher {
 /// The 1-7 bytes after the last whole word, as one word, read with at most
 /// two loads. Copying them into a zeroed buffer (the obvious way) compiled to
 /// a `memcpy` call whose byte stores the next load could not take from the
-/// store buffer: a stall on every key lookup of routing (perf, issue 13).
+/// store buffer: a stall on every key lookup of routing (seen with perf).
 /// For a given length the word determines the bytes (the two loads of 4-7
 /// bytes overlap but cover them all), and the length is folded into the top
 /// bits so that `"aa"` and `"aaa"` differ.

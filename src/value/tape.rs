@@ -1,3 +1,7 @@
+//! The tape: the records of one batch as flat nodes plus one text buffer,
+//! with no heap allocation per value; containers record where they end, so a
+//! value is skipped in O(1).
+
 use super::time_unit::TimeUnit;
 use super::Declared;
 

@@ -1,3 +1,6 @@
+//! Compact JSON text of a tape value (iterative: no recursion per nesting
+//! level), and the ISO 8601 timestamp text the engine writes.
+
 use super::{Node, ValueRef};
 
 /// Writes a value as compact JSON text. Iterative, so a value nested 100,000

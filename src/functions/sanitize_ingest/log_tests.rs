@@ -1,3 +1,6 @@
+//! Unit tests of the checkpoint log (log.rs): the entry format, numbering,
+//! racing commits, garbage left by killed runs, and which files a run takes.
+
 use super::*;
 
 fn entry(n: u64, run: &str, dir: &Path) -> Entry {
