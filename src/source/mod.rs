@@ -97,7 +97,8 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
         };
         // A scheme DuckDB's file system serves (a registered one) opens
         // there; one it does not is the same error as ever.
-        if options.opener.serves_other_schemes() && !glob::is_glob(&path) && options.input_mode != InputMode::Directory {
+        if options.opener.serves_other_schemes() && !glob::is_glob(&path) && options.input_mode != InputMode::Directory
+        {
             if let Err(e) = options.opener.open(&path) {
                 return Err(unsupported(&format!(" (DuckDB's file system cannot open it either: {e})")));
             }
@@ -118,8 +119,6 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
     Ok(Resolved { files, display, spools: Vec::new() })
 }
 
-/// The files a local glob matches that the format takes; none is an error
-/// naming the pattern (and the extension, when files matched without it).
 /// A path of a scheme DuckDB's file system serves and object_store does not
 /// (a Python-registered fsspec file system's `memory://`, ...): one file,
 /// opened through DuckDB when it is read. Globs and directories need a
@@ -140,6 +139,8 @@ fn resolve_by_duckdb(function: &str, path: &str, options: &Options, names: &Name
     Ok(Some(Resolved { display: files.clone(), files, spools: Vec::new() }))
 }
 
+/// The files a local glob matches that the format takes; none is an error
+/// naming the pattern (and the extension, when files matched without it).
 fn glob_files(function: &str, path: &str, names: &Names) -> Result<Vec<String>> {
     let pattern = file_uri_path(path).unwrap_or(path);
     let matched = glob::expand(pattern).map_err(|e| SanitizeError::options(format!("{function}: {e}")))?;
