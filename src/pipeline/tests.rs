@@ -274,6 +274,36 @@ fn reserved_top_level_names_fail_but_nested_ones_are_fine() {
 }
 
 #[test]
+fn a_nul_in_a_preserved_key_never_makes_two_columns_of_one_name() {
+    // A NUL cannot be in a DuckDB column name: the key's name has a space
+    // there, and beside a key that has that space the two get suffixes.
+    for lines in ["{\"foo\\u0000bar\": 1, \"foo bar\": 2}\n", "{\"s\": {\"foo\\u0000bar\": 1, \"foo bar\": 2}}\n"] {
+        let r = run(lines, &[("field_name_policy", s("preserve"))]).unwrap();
+        let reg = r.registry();
+        let mut names: Vec<String> = Vec::new();
+        fn collect(v: &Value, out: &mut Vec<String>) {
+            if let Some(fields) = v["fields"].as_array() {
+                for f in fields {
+                    out.push(f["name"].as_str().unwrap_or_default().to_string());
+                    collect(&f["type"], out);
+                }
+            }
+        }
+        collect(&reg["canonical_schema"], &mut names);
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        assert!(names.iter().all(|n| !n.contains('\0')), "{names:?}");
+    }
+    // Both values are kept, nested too.
+    let r = run("{\"s\": {\"foo\\u0000bar\": 1, \"foo bar\": 2}}\n", &[("field_name_policy", s("preserve"))]).unwrap();
+    let row = r.column("s");
+    assert_eq!(row[0].as_array().map(|a| a.len()), Some(2), "{row:?}");
+    assert!(row[0].as_array().unwrap().contains(&json!(1)), "{row:?}");
+}
+
+#[test]
 fn collisions_get_suffixes_that_do_not_depend_on_order() {
     let a = run("{\"Name\":1,\"name\":2,\"NAME\":3}\n", &[]).unwrap();
     let b = run("{\"NAME\":3}\n{\"name\":2}\n{\"Name\":1}\n", &[]).unwrap();

@@ -14,10 +14,13 @@ pub const RESERVED_COLUMNS: [&str; 4] = ["source_file", "ingestion_timestamp", "
 ///   runs of other characters become one `_` (`"userId"`, `"user id"` → `user_id`);
 ///   leading and trailing `_` are dropped, and a name starting with a digit gets
 ///   a leading `_` so that it stays a valid BigQuery column name.
-/// - `preserve`: the key unchanged.
+/// - `preserve`: the key unchanged, but for a NUL (U+0000), which no
+///   DuckDB column name can hold: it becomes a space here, where the
+///   collision suffixes see it (`"foo\u0000bar"` beside `"foo bar"` gives
+///   two columns, never two of one name).
 pub fn sanitize(key: &str, policy: FieldNamePolicy) -> String {
     match policy {
-        FieldNamePolicy::Preserve => key.to_string(),
+        FieldNamePolicy::Preserve => key.replace('\0', " "),
         FieldNamePolicy::LowerAlpha => {
             key.chars().filter(|c| c.is_ascii_alphabetic()).map(|c| c.to_ascii_lowercase()).collect()
         }
@@ -127,6 +130,7 @@ mod tests {
         assert_eq!(sanitize("__a--b__", LowerSnake), "a_b");
         assert_eq!(sanitize("2nd place", LowerSnake), "_2nd_place");
         assert_eq!(sanitize("Já Vu", Preserve), "Já Vu");
+        assert_eq!(sanitize("foo\0bar", Preserve), "foo bar");
         assert_eq!(sanitize("$$$", LowerAlpha), "");
     }
 
