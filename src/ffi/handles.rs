@@ -203,6 +203,17 @@ pub struct ClientInfo {
     pub disabled_filesystems: String,
 }
 
+impl ClientInfo {
+    /// DuckDB's `threads` setting, or the machine's cores when it cannot be
+    /// read; at least one (pipeline/ordered.rs counts DuckDB's thread in it).
+    pub fn thread_budget(&self) -> usize {
+        self.threads
+            .and_then(|t| usize::try_from(t).ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1)
+    }
+}
+
 /// The bind info of a running bind callback.
 pub struct BindInfo {
     raw: ffi::duckdb_bind_info,
@@ -339,6 +350,19 @@ impl BindInfo {
         unsafe {
             ffi::duckdb_table_function_get_client_context(self.raw, &mut ctx);
             super::files::DuckFiles::from_context(ctx)
+        }
+    }
+
+    /// What a row function's run takes from this bind's client: its thread
+    /// budget, who calls, and DuckDB's file system.
+    pub fn run_context(&self, client: &ClientInfo) -> crate::functions::RunContext {
+        crate::functions::RunContext {
+            threads: client.thread_budget(),
+            session: client.session,
+            opener: self
+                .file_system()
+                .map(|files| crate::formats::byte_source::FileOpener(std::sync::Arc::new(files)))
+                .unwrap_or_default(),
         }
     }
 

@@ -11,7 +11,7 @@ use super::handles::{register_table_function, BindInfo, Connection, TableCallbac
 use super::rows::{self, ColumnType};
 use super::types::LogicalType;
 use crate::functions::sanitize_ingest::{self as ingest, IngestRun};
-use crate::functions::{FixedRows, RunContext};
+use crate::functions::FixedRows;
 use crate::options::{ParamType, ParamValue};
 
 /// A column list of `N` (name, is BIGINT) pairs as rows function columns.
@@ -84,18 +84,7 @@ fn bind_ingest(info: &BindInfo) -> Result<(), String> {
             params.push((name, v));
         }
     }
-    let context = RunContext {
-        threads: client
-            .threads
-            .and_then(|t| usize::try_from(t).ok())
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .max(1),
-        session: client.session,
-        opener: info
-            .file_system()
-            .map(|files| crate::formats::byte_source::FileOpener(std::sync::Arc::new(files)))
-            .unwrap_or_default(),
-    };
+    let context = info.run_context(&client);
     let run = IngestRun::start(sources, &output_prefix, &params, &context).map_err(|e| e.message)?;
     rows::set_source(info, &INGEST_COLUMNS, Box::new(run));
     Ok(())

@@ -91,18 +91,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
                 params.push((name, v));
             }
         }
-        let context = RunContext {
-            threads: client
-                .threads
-                .and_then(|t| usize::try_from(t).ok())
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-                .max(1),
-            session: client.session,
-            opener: info
-                .file_system()
-                .map(|files| crate::formats::byte_source::FileOpener(std::sync::Arc::new(files)))
-                .unwrap_or_default(),
-        };
+        let context = info.run_context(&client);
         let source = (def.build)(&arguments, &params, &context)?;
         for (name, ty) in def.columns {
             let logical = match ty {

@@ -96,11 +96,7 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     }
     // DuckDB's `threads` setting bounds the threads of a probe or scan,
     // DuckDB's own thread included (pipeline/ordered.rs).
-    options.threads = client
-        .threads
-        .and_then(|t| usize::try_from(t).ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    options.threads = client.thread_budget();
     // A bind of the same call with unchanged files reuses the plan (pipeline/plan_cache.rs).
     let for_scan = def.kind == TableKind::Scan;
     let plan = cached_plan(def.name, &paths, options, for_scan, client.session).map_err(|e| e.message)?;

@@ -2,6 +2,7 @@
 //! reads, and the logic of the small functions. Pure Rust; `src/ffi`
 //! registers what is listed here.
 
+mod parquet_pass;
 pub mod sanitize_bigquery;
 pub mod sanitize_ingest;
 pub mod sanitize_partitions;
@@ -52,6 +53,17 @@ pub enum Cell {
     Text(Option<String>),
     Int(Option<i64>),
     Bool(Option<bool>),
+}
+
+/// `own` (a row function's parameters) and every scan option after them,
+/// each name once: the named parameters of a function that runs scans.
+pub fn with_scan_options(mut own: Vec<&'static str>) -> Vec<&'static str> {
+    for spec in crate::options::OPTION_SPECS.iter().chain([&crate::options::INPUT_FORMAT_SPEC]) {
+        if !own.contains(&spec.name) {
+            own.push(spec.name);
+        }
+    }
+    own
 }
 
 /// What the calling connection grants a function (from DuckDB's settings).

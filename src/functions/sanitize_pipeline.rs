@@ -12,12 +12,13 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::parquet_pass::{strict_then_additive, write_plan, Failure, Written};
 use super::sanitize_partitions::{discover, plan, Found, Partition, PlanOptions, Status};
 use super::{Cell, RowSource, RunContext};
 use crate::error::{Result, SanitizeError};
 use crate::options::{InputMode, OnError, Options, ParamValue, SchemaMode, OPTION_SPECS};
-use crate::output::{ParquetCompression, ParquetSink, WrittenFile};
-use crate::pipeline::{plan_with, Chunk, Scanner, Stats};
+use crate::output::ParquetCompression;
+use crate::pipeline::plan_with;
 use crate::source::output_exists;
 
 pub const FUNCTION: &str = "sanitize_pipeline";
@@ -47,12 +48,7 @@ pub fn named_parameters() -> Vec<&'static str> {
     let mut names: Vec<&'static str> =
         super::sanitize_partitions::PARAMETERS.iter().copied().filter(|n| is_plan_parameter(n)).collect();
     names.extend(OWN_PARAMETERS);
-    for spec in OPTION_SPECS.iter().chain([&crate::options::INPUT_FORMAT_SPEC]) {
-        if !names.contains(&spec.name) {
-            names.push(spec.name);
-        }
-    }
-    names
+    super::with_scan_options(names)
 }
 
 /// The result columns, in order (all VARCHAR but the counts).
@@ -303,16 +299,6 @@ impl Report {
     }
 }
 
-/// A partition written: its file, counters, and the registry after it.
-struct Written {
-    file: WrittenFile,
-    stats: Stats,
-    /// Rows whose rescue column is not NULL.
-    rows_rescued: u64,
-    registry: String,
-    drifts: String,
-}
-
 impl PipelineRun {
     /// Plans and discovers the partitions (and the warm-up's); nothing is
     /// read yet.
@@ -458,16 +444,9 @@ impl PipelineRun {
             InputMode::Directory => vec![p.source_path.clone()],
         };
         let strict_only = self.options.scan.schema_mode == SchemaMode::Strict;
-        let attempt = match (&self.registry, strict_only) {
-            (_, true) => self.write(&paths, &output, SchemaMode::Strict, false).map(|w| (w, "strict")),
-            (Some(_), false) => match self.write(&paths, &output, SchemaMode::Strict, true) {
-                Err(Failure::Read(e)) if e.drift => {
-                    self.write(&paths, &output, SchemaMode::Additive, false).map(|w| (w, "strict_then_additive"))
-                }
-                other => other.map(|w| (w, "strict")),
-            },
-            (None, false) => self.write(&paths, &output, SchemaMode::Additive, false).map(|w| (w, "additive")),
-        };
+        let attempt = strict_then_additive(self.registry.is_some(), strict_only, |mode, drift_ends_scan| {
+            self.write(&paths, &output, mode, drift_ends_scan)
+        });
         match attempt {
             Ok((w, pass)) => {
                 report.status = "written";
@@ -523,39 +502,8 @@ impl PipelineRun {
             self.options.scan_options(mode, self.registry.as_deref(), self.options.plan.mode).map_err(Failure::Read)?;
         options.drift_ends_scan = drift_ends_scan;
         let plan = Arc::new(plan_with(FUNCTION, paths, options, true).map_err(Failure::Read)?);
-        let mut sink =
-            ParquetSink::create(FUNCTION, output, &plan, self.options.compression).map_err(Failure::Output)?;
-        let mut scanner = Scanner::new(Arc::clone(&plan));
-        scanner.log_as(self.session);
-        let mut chunk = Chunk::new(&plan);
-        let mut first = true;
-        let mut rows_rescued = 0;
-        let rescuing = plan.options.rescue_column.is_some();
-        while scanner.next_chunk(&mut chunk).map_err(Failure::Read)? > 0 {
-            sink.write(&plan, &chunk, first).map_err(Failure::Output)?;
-            first = false;
-            // The rescue column is the chunk's last (pipeline/scanner.rs
-            // `Chunk::new`).
-            if let Some(rescue) = chunk.columns.last().filter(|_| rescuing) {
-                rows_rescued += rescue.valid.iter().take(chunk.rows).filter(|v| **v).count() as u64;
-            }
-        }
-        let file = sink.finish().map_err(Failure::Output)?;
-        Ok(Written {
-            file,
-            stats: scanner.stats,
-            rows_rescued,
-            registry: plan.registry_json.clone(),
-            drifts: plan.drifts_json.clone(),
-        })
+        write_plan(FUNCTION, plan, output, self.options.compression, self.session, || {})
     }
-}
-
-/// Why writing a partition failed: its input (which `on_error` may read
-/// past) or its output (which always ends the run).
-enum Failure {
-    Read(SanitizeError),
-    Output(SanitizeError),
 }
 
 /// A registry's `schema_generation`.

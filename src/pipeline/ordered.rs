@@ -179,9 +179,9 @@ const QUEUED_PIECES: usize = 48;
 
 /// The bound when `batch_memory_limit_bytes` is set: a user who bounds a
 /// batch's memory has pieces that may each be as large as that budget
-/// (records of megabytes), so the queues hold no more than four pieces per
-/// helper range and sixteen for the consumer's range ahead would: about 16
-/// at threads = 2.
+/// (records of megabytes), so the queues hold no more than four pieces for
+/// each decoding thread's range and sixteen for the consumer's range ahead
+/// would: about 16 at threads = 2.
 const QUEUED_PIECES_UNDER_A_BUDGET: usize = 16;
 
 /// How many pieces the open ranges may queue together.

@@ -42,13 +42,7 @@ const OWN_PARAMETERS: &[&str] =
 
 /// Every named parameter: the run's and the scan options.
 pub fn named_parameters() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = OWN_PARAMETERS.to_vec();
-    for spec in OPTION_SPECS.iter().chain([&INPUT_FORMAT_SPEC]) {
-        if !names.contains(&spec.name) {
-            names.push(spec.name);
-        }
-    }
-    names
+    super::with_scan_options(OWN_PARAMETERS.to_vec())
 }
 
 /// The report's columns, in order, and whether each is a BIGINT (else VARCHAR).

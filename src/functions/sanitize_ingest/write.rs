@@ -13,9 +13,9 @@ use super::log::{part_name, staged_name, RowCounts};
 use super::select::Taken;
 use super::{pause, IngestOptions, FUNCTION};
 use crate::error::{Result, SanitizeError};
+use crate::functions::parquet_pass::{strict_then_additive, write_plan, Failure};
 use crate::options::{OnError, SchemaMode};
-use crate::output::ParquetSink;
-use crate::pipeline::{plan_with, Chunk, Scanner};
+use crate::pipeline::plan_with;
 
 /// A part written under its staged name.
 #[derive(Debug)]
@@ -68,13 +68,6 @@ impl Drop for StagedFiles {
             }
         }
     }
-}
-
-/// Why a write failed: its input (which `on_error` may read past) or its
-/// output (which always ends the run).
-enum Failure {
-    Read(SanitizeError),
-    Output(SanitizeError),
 }
 
 /// One input written: its part and counts.
@@ -171,18 +164,9 @@ impl Writer<'_> {
         staged: &mut StagedFiles,
     ) -> Result<(Written, &'static str), Failure> {
         let strict_only = self.options.schema_mode == SchemaMode::Strict;
-        match (registry, strict_only) {
-            (_, true) => self.write(paths, registry, SchemaMode::Strict, false, part, staged).map(|w| (w, "strict")),
-            (Some(_), false) => match self.write(paths, registry, SchemaMode::Strict, true, part, staged) {
-                Err(Failure::Read(e)) if e.drift => self
-                    .write(paths, registry, SchemaMode::Additive, false, part, staged)
-                    .map(|w| (w, "strict_then_additive")),
-                other => other.map(|w| (w, "strict")),
-            },
-            (None, false) => {
-                self.write(paths, None, SchemaMode::Additive, false, part, staged).map(|w| (w, "additive"))
-            }
-        }
+        strict_then_additive(registry.is_some(), strict_only, |mode, drift_ends_scan| {
+            self.write(paths, registry, mode, drift_ends_scan, part, staged)
+        })
     }
 
     /// One attempt: `paths` read in `mode` and written to part `part`'s
@@ -203,47 +187,24 @@ impl Writer<'_> {
         let name = part_name(self.entry, part);
         let path = self.options.output_dir.join(staged_name(&name, self.run_id));
         let target = path.to_string_lossy().into_owned();
-        let mut sink =
-            ParquetSink::create(FUNCTION, &target, &plan, self.options.compression).map_err(Failure::Output)?;
-        let mut scanner = Scanner::new(Arc::clone(&plan));
-        scanner.log_as(self.session);
-        let mut chunk = Chunk::new(&plan);
-        let mut first = true;
-        let mut rows_rescued = 0;
-        let mut rows_by_file = vec![0u64; plan.files.len()];
-        let rescuing = plan.options.rescue_column.is_some();
-        while scanner.next_chunk(&mut chunk).map_err(Failure::Read)? > 0 {
-            sink.write(&plan, &chunk, first).map_err(Failure::Output)?;
-            if first {
-                pause("scan");
-            }
-            first = false;
-            if let Some(n) = rows_by_file.get_mut(chunk.file_index) {
-                *n += chunk.rows as u64;
-            }
-            // The rescue column is the chunk's last (pipeline/scanner.rs
-            // `Chunk::new`).
-            if let Some(rescue) = chunk.columns.last().filter(|_| rescuing) {
-                rows_rescued += rescue.valid.iter().take(chunk.rows).filter(|v| **v).count() as u64;
-            }
+        // Registered before the file is written: a failure after the
+        // writer's rename still removes it (a retry names the same file).
+        if !staged.paths.contains(&path) {
+            staged.paths.push(path);
         }
-        // Registered before the file exists: a failure after the rename
-        // still removes it.
-        staged.paths.push(path);
-        let file = sink.finish().map_err(Failure::Output)?;
-        let stats = &scanner.stats;
+        let w = write_plan(FUNCTION, plan, &target, self.options.compression, self.session, || pause("scan"))?;
         Ok(Written {
-            part: Part { name, rows: file.rows, bytes: file.bytes },
-            rows_by_file,
+            part: Part { name, rows: w.file.rows, bytes: w.file.bytes },
+            rows_by_file: w.rows_by_file,
             rows: RowCounts {
-                read: stats.rows_read,
-                written: file.rows,
-                skipped: stats.rows_skipped,
-                nulled: stats.rows_nulled,
-                rescued: rows_rescued,
+                read: w.stats.rows_read,
+                written: w.file.rows,
+                skipped: w.stats.rows_skipped,
+                nulled: w.stats.rows_nulled,
+                rescued: w.rows_rescued,
             },
-            registry: plan.registry_json.clone(),
-            drifts: plan.drifts_json.clone(),
+            registry: w.registry,
+            drifts: w.drifts,
         })
     }
 }
