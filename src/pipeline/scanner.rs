@@ -708,11 +708,9 @@ fn reject(
 ) -> Option<super::rejects::Reject> {
     use super::rejects::{cut, record_kind, Reject};
     let options = &plan.options;
-    if options.max_rejects.is_some_and(|max| stats.rejects_recorded >= max) {
-        stats.rejects_dropped += 1;
+    if !reject_slot(options, stats) {
         return None;
     }
-    stats.rejects_recorded += 1;
     let (function, file, meta) = (plan.function.as_str(), &plan.display_files[file_index], &event.meta);
     let (kind, action, message) = if let Some(kind) = event.rescued {
         (
@@ -781,6 +779,17 @@ fn reject(
     })
 }
 
+/// Whether another reject is kept within `max_rejects`: counted as
+/// recorded if so, as dropped if not (the counts stay exact either way).
+fn reject_slot(options: &crate::options::Options, stats: &mut Stats) -> bool {
+    if options.max_rejects.is_some_and(|max| stats.rejects_recorded >= max) {
+        stats.rejects_dropped += 1;
+        return false;
+    }
+    stats.rejects_recorded += 1;
+    true
+}
+
 /// The reject of a CSV header cell that did not decode: no record (its
 /// index is NULL), the column's name as read in `path`, and the header
 /// line as `raw`; within `max_rejects` like any other.
@@ -792,11 +801,9 @@ fn header_reject(
     stats: &mut Stats,
 ) -> Option<super::rejects::Reject> {
     let options = &plan.options;
-    if options.max_rejects.is_some_and(|max| stats.rejects_recorded >= max) {
-        stats.rejects_dropped += 1;
+    if !reject_slot(options, stats) {
         return None;
     }
-    stats.rejects_recorded += 1;
     let (function, file) = (plan.function.as_str(), &plan.display_files[file_index]);
     let raw = raw_record(plan, file_index, notice.byte);
     Some(super::rejects::Reject {
