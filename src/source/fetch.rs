@@ -170,27 +170,9 @@ impl Store {
             }
             Store::Http { .. } => Err("HTTP has no directory listing".to_string()),
             Store::GcsEmulator { client, host, bucket } => {
-                let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
                 let mut keys = Vec::new();
                 let mut any_below = false;
-                let mut page: Option<String> = None;
-                loop {
-                    let delimiter = if recursive { "" } else { "delimiter=%2F&" };
-                    let mut url = format!(
-                        "{host}/storage/v1/b/{}/o?{delimiter}prefix={}",
-                        percent_encode(bucket),
-                        percent_encode(&prefix)
-                    );
-                    if let Some(token) = &page {
-                        url.push_str(&format!("&pageToken={}", percent_encode(token)));
-                    }
-                    let response = client.get(&url).send().await.map_err(|e| e.to_string())?;
-                    let status = response.status();
-                    let body = response.text().await.map_err(|e| e.to_string())?;
-                    if !status.is_success() {
-                        return Err(format!("GET {url}: {status}"));
-                    }
-                    let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+                gcs_emulator_pages(client, host, bucket, prefix, recursive, |doc| {
                     let items = doc["items"].as_array().into_iter().flatten();
                     keys.extend(items.filter_map(|o| {
                         // The JSON API gives sizes as decimal strings.
@@ -198,11 +180,9 @@ impl Store {
                         Some((o["name"].as_str()?.to_string(), size.unwrap_or(0)))
                     }));
                     any_below |= doc["prefixes"].as_array().is_some_and(|p| !p.is_empty());
-                    match doc["nextPageToken"].as_str() {
-                        Some(t) if !t.is_empty() => page = Some(t.to_string()),
-                        _ => return Ok(Sized { any_below: any_below || !keys.is_empty(), objects: keys }),
-                    }
-                }
+                })
+                .await?;
+                Ok(Sized { any_below: any_below || !keys.is_empty(), objects: keys })
             }
         }
     }
@@ -652,32 +632,12 @@ impl Store {
             }
             Store::Http { .. } => Err("HTTP has no directory listing".to_string()),
             Store::GcsEmulator { client, host, bucket } => {
-                let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
                 let mut out = Vec::new();
-                let mut page: Option<String> = None;
-                loop {
-                    let delimiter = if recursive { "" } else { "delimiter=%2F&" };
-                    let mut url = format!(
-                        "{host}/storage/v1/b/{}/o?{delimiter}prefix={}",
-                        percent_encode(bucket),
-                        percent_encode(&prefix)
-                    );
-                    if let Some(token) = &page {
-                        url.push_str(&format!("&pageToken={}", percent_encode(token)));
-                    }
-                    let response = client.get(&url).send().await.map_err(|e| e.to_string())?;
-                    let status = response.status();
-                    let body = response.text().await.map_err(|e| e.to_string())?;
-                    if !status.is_success() {
-                        return Err(format!("GET {url}: {status}"));
-                    }
-                    let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+                gcs_emulator_pages(client, host, bucket, prefix, recursive, |doc| {
                     out.extend(doc["items"].as_array().into_iter().flatten().filter_map(ObjectIdentity::of_gcs_json));
-                    match doc["nextPageToken"].as_str() {
-                        Some(t) if !t.is_empty() => page = Some(t.to_string()),
-                        _ => return Ok(out),
-                    }
-                }
+                })
+                .await?;
+                Ok(out)
             }
         }
     }
@@ -708,6 +668,40 @@ impl Store {
     }
 }
 
+/// Lists `prefix` of a GCS emulator's bucket through its JSON API, one page
+/// at a time, handing each page's document to `page_doc` (object_store does
+/// not speak that API).
+async fn gcs_emulator_pages(
+    client: &reqwest::Client,
+    host: &str,
+    bucket: &str,
+    prefix: &str,
+    recursive: bool,
+    mut page_doc: impl FnMut(&serde_json::Value),
+) -> std::result::Result<(), String> {
+    let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+    let delimiter = if recursive { "" } else { "delimiter=%2F&" };
+    let mut page: Option<String> = None;
+    loop {
+        let mut url =
+            format!("{host}/storage/v1/b/{}/o?{delimiter}prefix={}", percent_encode(bucket), percent_encode(&prefix));
+        if let Some(token) = &page {
+            url.push_str(&format!("&pageToken={}", percent_encode(token)));
+        }
+        let response = client.get(&url).send().await.map_err(|e| e.to_string())?;
+        let status = response.status();
+        let body = response.text().await.map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            return Err(format!("GET {url}: {status}"));
+        }
+        let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+        page_doc(&doc);
+        match doc["nextPageToken"].as_str() {
+            Some(t) if !t.is_empty() => page = Some(t.to_string()),
+            _ => return Ok(()),
+        }
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
