@@ -324,7 +324,7 @@ CASES.append(
     }
 )
 
-# Issue 16: what recording rejects and a rescue column cost on clean input
+# What recording rejects and a rescue column cost on clean input
 # (no record is bad, so neither should cost anything but the extra column).
 CASES.append(
     {

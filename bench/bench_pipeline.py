@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""sanitize_pipeline against the same loop written by hand (issue 14,
-"Benchmark"). A benchmark, not a test: it prints numbers and whether the
+"""sanitize_pipeline against the same loop written by hand. A benchmark, not a test: it prints numbers and whether the
 goal is met, and fails only when a statement raises.
 
 Input: 30 daily partitions of JSON Lines, about 300 MB in all: gen_jsonl.py's

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CSV at threads = 1 and 2: ours against read_csv, since CSV files are cut
-into byte ranges (session 11). A benchmark, not a test.
+into byte ranges. A benchmark, not a test.
 
 Usage (from the repository root; bench.py's csv case generates the input):
 

@@ -1,5 +1,5 @@
 """Cuts a JSON Lines file into N files of about equal size, at line ends
-(a benchmark input, not a test): issue 13's scaling goal is measured on one
+(a benchmark input, not a test): the scaling target is measured on one
 large file and on 64 files.
 
     .venv/bin/python bench/split_jsonl.py --parts 64 \\

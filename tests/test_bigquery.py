@@ -1,4 +1,4 @@
-"""The BigQuery statements of issue 15 (docs/bigquery.md), checked outside the
+"""The BigQuery statements (docs/bigquery.md), checked outside the
 extension: sqlglot (BigQuery dialect) parses every statement strictly, and
 bqemulator (tests/bq_emulator.py, driven by google-cloud-bigquery) runs the
 sidecar DDL and MERGE, the latest-registry queries over a table loaded from

@@ -1,4 +1,4 @@
-"""dbt-duckdb incremental runs that lose nothing (issue 17 §4, docs/dbt.md).
+"""dbt-duckdb incremental runs that lose nothing (docs/dbt.md).
 
 The example project examples/dbt is copied to tmp_path and run for two days
 with its own profiles.yml (the extension INSTALLed by name from
@@ -48,7 +48,7 @@ DAY2 = [
 ]
 DAYS = [("2026-07-01", DAY1), ("2026-07-02", DAY2)]
 
-# A plain incremental model, the way issue 17 §4's user wrote it: the registry
+# A plain incremental model, the way a user writes it: the registry
 # carried, on_schema_change='append_new_columns'. Only in the test's copy.
 NAIVE_MODEL = """\
 {{ config(materialized='incremental', on_schema_change='append_new_columns') }}

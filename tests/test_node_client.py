@@ -1,4 +1,4 @@
-"""The extension from Node.js (issue 17 §5, docs/clients.md): @duckdb/node-api,
+"""The extension from Node.js (docs/clients.md): @duckdb/node-api,
 pinned to the DuckDB of extension_config, INSTALLs schema_sanitizer by name
 from build/repository, LOADs it and queries it; the rows, values, column
 names and types must equal what the Python client returns for the same query.

@@ -1,4 +1,4 @@
-"""sanitize_pipeline's progress (issue 14 §4): another connection watches the
+"""sanitize_pipeline's progress: another connection watches the
 running pipeline through sanitize_stats(all_connections := true)."""
 from __future__ import annotations
 

@@ -679,7 +679,7 @@ def test_azure_without_credentials_fails_at_once_naming_them(con, monkeypatch):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_partition_discovery_lists_remote_prefixes(backend, request, remote_con, spool):
-    """sanitize_partitions (issue 14): each planned partition's prefix is
+    """sanitize_partitions: each planned partition's prefix is
     listed, never downloaded; ready, empty and missing as for local paths."""
     base = request.getfixturevalue(backend)
     got = rows(
@@ -697,7 +697,7 @@ def test_partition_discovery_lists_remote_prefixes(backend, request, remote_con,
 
 
 def test_registry_from_a_remote_parquet_footer(s3, remote_con):
-    """sanitize_registry_from_parquet on s3:// (issue 14 §3): a footer
+    """sanitize_registry_from_parquet on s3://: a footer
     without the key gives NULL; a missing object is an error naming it."""
     assert rows(remote_con, f"SELECT sanitize_registry_from_parquet({sql_literal(s3 + '/pq/t.parquet')}) IS NULL") == [
         (True,)
@@ -709,7 +709,7 @@ def test_registry_from_a_remote_parquet_footer(s3, remote_con):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_registries_are_read_from_remote_footers_only(backend, request, remote_con, spool):
     """sanitize_registry_from_parquet and sanitize_latest_registry on every
-    object store (issue 14 §3): the footer comes by range requests, the
+    object store: the footer comes by range requests, the
     newest partition by one listing; nothing is staged."""
     base = request.getfixturevalue(backend)
     newest = "reg/year=2026/month=06/date=2026-06-29/part_20260629.parquet"
@@ -755,7 +755,7 @@ def download(backend, request):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_pipeline_round_trip_through_the_object_store(backend, request, remote_con, spool, tmp_path):
-    """sanitize_pipeline from and to an object store (issue 14): each
+    """sanitize_pipeline from and to an object store: each
     partition is read from the raw prefix, staged in the spool, uploaded to
     its silver key; the footers, the latest registry and the listing agree
     with the report; the spool is empty afterwards; a second run with
