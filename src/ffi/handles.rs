@@ -198,9 +198,6 @@ pub struct ClientInfo {
     pub session: Option<Session>,
     /// DuckDB's `threads` setting; `None` when it cannot be read.
     pub threads: Option<u64>,
-    /// DuckDB's `disabled_filesystems` setting (comma-separated names, such
-    /// as `LocalFileSystem` or `S3FileSystem`); empty when none.
-    pub disabled_filesystems: String,
 }
 
 impl ClientInfo {
@@ -367,8 +364,7 @@ impl BindInfo {
     }
 
     pub fn client_info(&self) -> ClientInfo {
-        let mut out =
-            ClientInfo { external_access: true, session: None, threads: None, disabled_filesystems: String::new() };
+        let mut out = ClientInfo { external_access: true, session: None, threads: None };
         let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
         // SAFETY: a live bind info; the context returned is ours to destroy.
         unsafe { ffi::duckdb_table_function_get_client_context(self.raw, &mut ctx) };
@@ -386,10 +382,6 @@ impl BindInfo {
         }
         if let ParamValue::Bool(b) = access {
             out.external_access = b;
-        }
-        // SAFETY: a live client context (destroyed below).
-        if let ParamValue::Str(disabled) = unsafe { config_option(ctx, "disabled_filesystems") } {
-            out.disabled_filesystems = disabled;
         }
         // SAFETY: the context we own, destroyed once.
         unsafe { ffi::duckdb_destroy_client_context(&mut ctx) };
