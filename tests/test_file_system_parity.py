@@ -145,3 +145,100 @@ def test_local_globs_list_what_duckdbs_glob_lists_in_its_order(connect, tmp_path
         theirs = [r[0] for r in con.execute(f"SELECT file FROM glob({full})").fetchall()]
         ours = [r[0] for r in con.execute(f"SELECT source_file FROM sanitize_jsonl({full})").fetchall()]
         assert ours == theirs, pattern
+
+
+@pytest.fixture
+def lakes(lake: dict[str, Path]) -> dict[str, Path]:
+    """Beside each directory's files: a partitioned lake, and a Parquet
+    output with a registry in its footer (written before any lockdown)."""
+    con = duckdb.connect()
+    for where in ("ok", "out"):
+        day = lake[where] / "lake" / "date=2024-01-01"
+        day.mkdir(parents=True)
+        (day / "x.jsonl").write_text('{"a": 1}\n{"a": 2}\n')
+    return lake
+
+
+def row_calls(root: Path, n: int) -> dict[str, tuple[str, str]]:
+    """Each row function, and the reader or COPY that touches the same
+    paths; `n` makes every output name new."""
+    lake = sql_literal(str(root / "lake"))
+    day = sql_literal(str(root / "lake" / "date=2024-01-01" / "x.jsonl"))
+    silver = str(root / f"silver{n}")
+    template = "partition_template := 'date={yyyy}-{mm}-{dd}'"
+    dates = "start_date := '2024-01-01', end_date := '2024-01-01'"
+    written = sql_literal(str(root / "written.parquet"))
+    return {
+        "pipeline": (
+            f"SELECT rows_written FROM sanitize_pipeline({lake}, {sql_literal(silver)}, {dates}, {template}, input_format := 'jsonl')",
+            f"COPY (FROM read_json({day})) TO {sql_literal(silver + '.parquet')}",
+        ),
+        "partitions": (
+            f"SELECT files FROM sanitize_partitions({lake}, {dates}, {template}, input_format := 'jsonl')",
+            f"SELECT count(*) FROM read_json({day})",
+        ),
+        "ingest": (
+            f"SELECT rows_written FROM sanitize_ingest({sql_literal(str(root / 'lake' / '*' / '*.jsonl'))}, {sql_literal(silver)}, input_format := 'jsonl')",
+            f"COPY (FROM read_json({day})) TO {sql_literal(silver + '.parquet')}",
+        ),
+        "registry_from_parquet": (
+            f"SELECT sanitize_registry_from_parquet({written}) IS NOT NULL",
+            f"SELECT count(*) FROM read_parquet({written})",
+        ),
+        "latest_registry": (
+            f"SELECT count(*) FROM sanitize_latest_registry({sql_literal(str(root / 'silver0'))}, {template})",
+            f"SELECT count(*) FROM read_parquet({written})",
+        ),
+    }
+
+
+@pytest.mark.parametrize("prepared", [False, True], ids=["bound after", "prepared before"])
+@pytest.mark.parametrize("where", ["ok", "out"])
+def test_row_functions_read_and_write_where_duckdbs_readers_and_copy_may(connect, lakes, where, prepared):
+    root = lakes[where]
+    # Written before any lockdown: an output with a registry in its footer.
+    setup = connect()
+    first = row_calls(root, 0)["pipeline"][0]
+    assert setup.execute(first).fetchall() == [(2,)]
+    written = next((root / "silver0").rglob("*.parquet"))
+    written.rename(root / "written.parquet")
+    assert setup.execute(first).fetchall() == [(2,)]
+    setup.close()
+    n = 1
+    for setting, statements in settings(lakes).items():
+        for call, (ours, theirs) in row_calls(root, n).items():
+            n += 1
+            con = connect()
+            if prepared:
+                con.execute(f"PREPARE ours AS {ours}")
+                con.execute(f"PREPARE theirs AS {theirs}")
+            for s in statements:
+                con.execute(s)
+            got = outcome(con, "EXECUTE ours" if prepared else ours)
+            want = outcome(con, "EXECUTE theirs" if prepared else theirs)
+            cell = f"{setting} / {call} in {where}/ ({'prepared' if prepared else 'bound'})"
+            assert got[0] == want[0], f"{cell}: ours {got}, DuckDB's {want}"
+            con.close()
+    # Nothing refused left a file or a directory behind.
+    made = sorted(p.name for p in root.iterdir() if p.name.startswith("silver"))
+    assert all((root / m).exists() for m in made)
+
+
+def test_the_pipelines_reads_and_writes_go_through_duckdbs_file_system(connect, lakes):
+    root = lakes["ok"]
+    con = connect()
+    con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+    lake, silver = sql_literal(str(root / "lake")), sql_literal(str(root / "s"))
+    with pytest.raises(duckdb.Error, match="disabled"):
+        con.execute(
+            f"SELECT * FROM sanitize_pipeline({lake}, {silver}, start_date := '2024-01-01', end_date := '2024-01-01', "
+            "partition_template := 'date={yyyy}-{mm}-{dd}', input_format := 'jsonl')"
+        ).fetchall()
+    assert not (root / "s").exists()
+    con = connect()
+    con.execute(
+        f"SELECT * FROM sanitize_pipeline({lake}, {silver}, start_date := '2024-01-01', end_date := '2024-01-01', "
+        "partition_template := 'date={yyyy}-{mm}-{dd}', input_format := 'jsonl')"
+    ).fetchall()
+    systems = con.execute("SELECT DISTINCT file_system FROM sanitize_stats()").fetchall()
+    assert systems == [("duckdb",)]

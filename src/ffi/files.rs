@@ -14,18 +14,28 @@
 //! its private spool directory and are read with `std::fs`.
 
 use std::ffi::{CStr, CString};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use duckdb::ffi;
 
-use crate::formats::byte_source::{ByteSource, Opener};
+use crate::formats::byte_source::{ByteSink, ByteSource, Opener};
 
 /// DuckDB's file system of one client context, owned (destroyed on drop,
 /// with the context it was taken from).
 pub struct DuckFiles {
     context: ffi::duckdb_client_context,
     fs: ffi::duckdb_file_system,
+    /// Schemes a loaded extension serves (httpfs, azure), as found when
+    /// this value was made.
+    loaded_schemes: Vec<&'static str>,
 }
+
+/// The schemes of an extension, and a setting only that extension
+/// defines: the setting exists exactly when the extension is loaded.
+const EXTENSION_SCHEMES: [(&str, &[&str]); 2] = [
+    ("s3_region", &["s3", "s3a", "s3n", "r2", "gcs", "gs", "http", "https", "hf"]),
+    ("azure_storage_connection_string", &["az", "azure", "abfs", "abfss"]),
+];
 
 // SAFETY: DuckDB's file systems are called from any thread (its own scans
 // open files from every worker thread); the pointers are only dereferenced
@@ -52,7 +62,14 @@ impl DuckFiles {
             unsafe { ffi::duckdb_destroy_client_context(&mut context) };
             return None;
         }
-        Some(DuckFiles { context, fs })
+        let mut loaded_schemes = Vec::new();
+        for (setting, schemes) in EXTENSION_SCHEMES {
+            // SAFETY: a live client context (the caller's contract).
+            if unsafe { super::handles::config_option_exists(context, setting) } {
+                loaded_schemes.extend_from_slice(schemes);
+            }
+        }
+        Some(DuckFiles { context, fs, loaded_schemes })
     }
 
     /// The file system's last error, as text.
@@ -100,13 +117,10 @@ unsafe fn error_text(data: ffi::duckdb_error_data) -> String {
     }
 }
 
-impl Opener for DuckFiles {
-    fn open(&self, path: &str) -> io::Result<Box<dyn ByteSource>> {
-        // The spool holds the extension's own copies of remote objects,
-        // already fetched under the rules that applied to their URIs.
-        if crate::source::is_staged(path) {
-            return Ok(Box::new(std::fs::File::open(path)?));
-        }
+impl DuckFiles {
+    /// Opens `path` with the given `duckdb_file_flag`s: DuckDB checks its
+    /// access rules first, then its file system for the scheme opens it.
+    fn open_with(&self, path: &str, flags: &[ffi::duckdb_file_flag]) -> io::Result<DuckFile> {
         let c_path =
             CString::new(path).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the path"))?;
         let mut handle: ffi::duckdb_file_handle = std::ptr::null_mut();
@@ -114,7 +128,9 @@ impl Opener for DuckFiles {
         // destroyed here; `handle` receives a handle we then own.
         let state = unsafe {
             let mut options = ffi::duckdb_create_file_open_options();
-            ffi::duckdb_file_open_options_set_flag(options, ffi::duckdb_file_flag_DUCKDB_FILE_FLAG_READ, true);
+            for flag in flags {
+                ffi::duckdb_file_open_options_set_flag(options, *flag, true);
+            }
             let state = ffi::duckdb_file_system_open(self.fs, c_path.as_ptr(), options, &mut handle);
             ffi::duckdb_destroy_file_open_options(&mut options);
             state
@@ -125,16 +141,48 @@ impl Opener for DuckFiles {
                 unsafe { ffi::duckdb_destroy_file_handle(&mut handle) };
             }
             let message = self.error();
-            let kind = if message.contains("Permission") || message.contains("disabled") {
-                io::ErrorKind::PermissionDenied
-            } else if message.contains("No such file") || message.contains("does not exist") {
-                io::ErrorKind::NotFound
-            } else {
-                io::ErrorKind::Other
-            };
-            return Err(io::Error::new(kind, message));
+            return Err(io::Error::new(error_kind(&message), message));
         }
-        Ok(Box::new(DuckFile { handle }))
+        Ok(DuckFile { handle })
+    }
+}
+
+/// The `io::ErrorKind` of a file-system error message: DuckDB's errors
+/// reach the C API as text only.
+fn error_kind(message: &str) -> io::ErrorKind {
+    if message.contains("Permission") || message.contains("disabled") {
+        io::ErrorKind::PermissionDenied
+    } else if message.contains("No such file") || message.contains("does not exist") {
+        io::ErrorKind::NotFound
+    } else if message.contains("File exists") || message.contains("already exists") {
+        io::ErrorKind::AlreadyExists
+    } else {
+        io::ErrorKind::Other
+    }
+}
+
+impl Opener for DuckFiles {
+    fn open(&self, path: &str) -> io::Result<Box<dyn ByteSource>> {
+        // The spool holds the extension's own copies of remote objects,
+        // already fetched under the rules that applied to their URIs.
+        if crate::source::is_staged(path) {
+            return Ok(Box::new(std::fs::File::open(path)?));
+        }
+        Ok(Box::new(self.open_with(path, &[ffi::duckdb_file_flag_DUCKDB_FILE_FLAG_READ])?))
+    }
+
+    fn create_new(&self, path: &str) -> io::Result<Box<dyn ByteSink>> {
+        if crate::source::is_staged(path) {
+            return Ok(Box::new(std::fs::File::options().write(true).create_new(true).open(path)?));
+        }
+        // CREATE_NEW is DuckDB's exclusive create (O_EXCL locally); it
+        // creates only with CREATE beside it.
+        let flags = [
+            ffi::duckdb_file_flag_DUCKDB_FILE_FLAG_WRITE,
+            ffi::duckdb_file_flag_DUCKDB_FILE_FLAG_CREATE,
+            ffi::duckdb_file_flag_DUCKDB_FILE_FLAG_CREATE_NEW,
+        ];
+        Ok(Box::new(self.open_with(path, &flags)?))
     }
 
     fn name(&self) -> &'static str {
@@ -143,6 +191,10 @@ impl Opener for DuckFiles {
 
     fn serves_other_schemes(&self) -> bool {
         true
+    }
+
+    fn serves_scheme(&self, scheme: &str) -> bool {
+        self.loaded_schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme))
     }
 }
 
@@ -204,6 +256,34 @@ impl Seek for DuckFile {
             return Err(self.error());
         }
         Ok(target as u64)
+    }
+}
+
+impl Write for DuckFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let size = i64::try_from(buf.len()).unwrap_or(i64::MAX);
+        // SAFETY: our live handle; DuckDB reads at most `size` bytes from
+        // `buf`, which holds that many.
+        let n = unsafe { ffi::duckdb_file_handle_write(self.handle, buf.as_ptr().cast(), size) };
+        usize::try_from(n).map_err(|_| self.error())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        // Writes go straight to the handle; `sync` makes them durable.
+        Ok(())
+    }
+}
+
+impl ByteSink for DuckFile {
+    fn sync(&mut self) -> io::Result<()> {
+        // SAFETY: our live handle.
+        if unsafe { ffi::duckdb_file_handle_sync(self.handle) } != ffi::DuckDBSuccess {
+            return Err(self.error());
+        }
+        Ok(())
     }
 }
 

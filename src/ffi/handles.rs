@@ -119,7 +119,7 @@ pub fn register_scalar_function_set(
     name: &str,
     returns: &LogicalType,
     overloads: &[(&[LogicalType], ScalarCallback)],
-    bind: Option<ScalarBind>,
+    init: Option<ScalarInit>,
 ) -> Result<(), String> {
     let c_name = c_message(name);
     // SAFETY: as in register_table_function: everything created here is
@@ -134,8 +134,12 @@ pub fn register_scalar_function_set(
             }
             ffi::duckdb_scalar_function_set_return_type(f, returns.raw());
             ffi::duckdb_scalar_function_set_function(f, Some(*callback));
-            if let Some(bind) = bind {
-                ffi::duckdb_scalar_function_set_bind(f, Some(bind));
+            if let Some(init) = init {
+                // A function that reads files at execution: never folded
+                // into a constant when a statement is planned (prepared
+                // before a lockdown, or before the file changed).
+                ffi::duckdb_scalar_function_set_init(f, Some(init));
+                ffi::duckdb_scalar_function_set_volatile(f);
             }
             ffi::duckdb_add_scalar_function_to_set(set, f);
             ffi::duckdb_destroy_scalar_function(&mut f);
@@ -149,33 +153,52 @@ pub fn register_scalar_function_set(
     Ok(())
 }
 
-/// The bind callback of a scalar function.
-pub type ScalarBind = unsafe extern "C" fn(ffi::duckdb_bind_info);
+/// The init callback of a scalar function: runs when a statement executes.
+pub type ScalarInit = unsafe extern "C" fn(ffi::duckdb_init_info);
 
-/// The bind of a scalar function that reads files: refused when the
-/// client's `enable_external_access` is false, as the table functions are.
+/// What a scalar function that reads files takes from the client that
+/// runs it: DuckDB's file system (its rules apply when each file opens)
+/// and `enable_external_access`, for the remote paths object_store reads.
+pub struct ScalarFiles {
+    pub opener: crate::formats::byte_source::FileOpener,
+    pub external_access: bool,
+}
+
+/// The init of a scalar function that reads files: takes the executing
+/// client's file system, so that a statement prepared before a lockdown
+/// is held to it when it runs ([`FunctionInfo::scalar_files`]).
 ///
 /// # Safety
-/// `info` is the bind info DuckDB passed to the running scalar bind callback.
-pub unsafe fn refuse_without_external_access(info: ffi::duckdb_bind_info, function: &str) {
-    let run = std::panic::catch_unwind(|| {
+/// `info` is the init info DuckDB passed to the running scalar init callback.
+pub unsafe extern "C" fn scalar_files_init(info: ffi::duckdb_init_info) {
+    let made = std::panic::catch_unwind(|| {
         let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
-        // SAFETY: a live scalar bind info; the context returned is ours to destroy.
-        unsafe { ffi::duckdb_scalar_function_get_client_context(info, &mut ctx) };
+        // SAFETY: a live scalar init info; the context returned is ours.
+        unsafe { ffi::duckdb_scalar_function_init_get_client_context(info, &mut ctx) };
         if ctx.is_null() {
-            return true;
+            return ScalarFiles { opener: Default::default(), external_access: true };
         }
-        // SAFETY: a live client context, destroyed right after.
+        // SAFETY: a live client context, read before `from_context` takes it.
         let access = unsafe { config_option(ctx, "enable_external_access") };
-        // SAFETY: the context we own, destroyed once.
-        unsafe { ffi::duckdb_destroy_client_context(&mut ctx) };
-        access != ParamValue::Bool(false)
+        // SAFETY: the context we own; `from_context` destroys it with the
+        // file system (or at once when there is none).
+        let files = unsafe { super::files::DuckFiles::from_context(ctx) };
+        ScalarFiles {
+            opener: files.map(|f| crate::formats::byte_source::FileOpener(std::sync::Arc::new(f))).unwrap_or_default(),
+            external_access: access != ParamValue::Bool(false),
+        }
     });
-    if !matches!(run, Ok(true)) {
-        let m =
-            c_message(&format!("{function}: reading files is disabled by the setting enable_external_access = false"));
-        // SAFETY: a live scalar bind info; DuckDB copies the message.
-        unsafe { ffi::duckdb_scalar_function_bind_set_error(info, m.as_ptr()) };
+    match made {
+        Ok(state) => {
+            let state = Box::into_raw(Box::new(state));
+            // SAFETY: a live init info; DuckDB frees the state with drop_box.
+            unsafe { ffi::duckdb_scalar_function_init_set_state(info, state.cast(), Some(drop_box::<ScalarFiles>)) };
+        }
+        Err(_) => {
+            let m = c_message("schema_sanitizer: cannot take the client's file system");
+            // SAFETY: a live init info; DuckDB copies the message.
+            unsafe { ffi::duckdb_scalar_function_init_set_error(info, m.as_ptr()) };
+        }
     }
 }
 
@@ -471,6 +494,14 @@ impl FunctionInfo {
         unsafe { ffi::duckdb_function_set_error(self.raw, m.as_ptr()) };
     }
 
+    /// The state [`scalar_files_init`] made for this execution, if the
+    /// function was registered with it.
+    pub fn scalar_files(&self) -> Option<&ScalarFiles> {
+        // SAFETY: a live function info of a scalar function; its state is
+        // a `ScalarFiles` (scalar_files_init) or null.
+        unsafe { (ffi::duckdb_scalar_function_get_state(self.raw) as *const ScalarFiles).as_ref() }
+    }
+
     /// The error of a scalar function.
     pub fn set_scalar_error(&self, message: &str) {
         let m = c_message(message);
@@ -644,6 +675,26 @@ impl Vector<'_> {
 ///
 /// # Safety
 /// `ctx` is a live client context.
+/// Whether the client knows the setting `name` at all (an extension's
+/// setting exists once the extension is loaded).
+///
+/// # Safety
+/// `ctx` is a live client context.
+pub(super) unsafe fn config_option_exists(ctx: ffi::duckdb_client_context, name: &str) -> bool {
+    let Ok(name) = CString::new(name) else { return false };
+    let mut scope: ffi::duckdb_config_option_scope = 0;
+    // SAFETY: a live context and a NUL-terminated name; a value returned is
+    // ours and destroyed here.
+    unsafe {
+        let mut value = ffi::duckdb_client_context_get_config_option(ctx, name.as_ptr(), &mut scope);
+        if value.is_null() {
+            return false;
+        }
+        ffi::duckdb_destroy_value(&mut value);
+    }
+    scope != ffi::duckdb_config_option_scope_DUCKDB_CONFIG_OPTION_SCOPE_INVALID
+}
+
 unsafe fn config_option(ctx: ffi::duckdb_client_context, name: &str) -> ParamValue {
     let Ok(name) = CString::new(name) else { return ParamValue::Null };
     let mut scope: ffi::duckdb_config_option_scope = 0;

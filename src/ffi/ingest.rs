@@ -66,9 +66,6 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
 fn bind_ingest(info: &BindInfo) -> Result<(), String> {
     let function = ingest::FUNCTION;
     let client = info.client_info();
-    if !client.external_access {
-        return Err(format!("{function}: reading files is disabled by the setting enable_external_access = false"));
-    }
     let sources = info.paths_argument().map_err(|given| {
         format!("{function}: the source must be a path (VARCHAR) or a list of paths (VARCHAR[]), not {given}")
     })?;
@@ -85,7 +82,12 @@ fn bind_ingest(info: &BindInfo) -> Result<(), String> {
         }
     }
     let context = info.run_context(&client);
+    let mut paths = sources.clone();
+    paths.push(output_prefix.clone());
+    super::table::check_remote_access(function, &paths, &client)?;
+    let reach = rows::Reach::of(function, &paths, &params, &context.opener);
+    reach.check()?;
     let run = IngestRun::start(sources, &output_prefix, &params, &context).map_err(|e| e.message)?;
-    rows::set_source(info, &INGEST_COLUMNS, Box::new(run));
+    rows::set_source(info, &INGEST_COLUMNS, Box::new(run), Some(reach));
     Ok(())
 }

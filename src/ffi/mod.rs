@@ -174,10 +174,11 @@ static LATEST_REGISTRY: rows::RowsFunction = rows::RowsFunction {
 fn latest_registry_rows(
     arguments: &[String],
     params: &[(&str, crate::options::ParamValue)],
-    _context: &RunContext,
+    context: &RunContext,
 ) -> Result<Box<dyn RowSource>, String> {
     use crate::functions::Cell::Text;
-    let found = crate::functions::sanitize_partitions::latest_registry(&arguments[0], params).map_err(|e| e.message)?;
+    let found = crate::functions::sanitize_partitions::latest_registry(&arguments[0], params, &context.opener)
+        .map_err(|e| e.message)?;
     Ok(fixed(
         found
             .into_iter()

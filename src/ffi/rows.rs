@@ -36,7 +36,8 @@ pub struct RowsFunction {
     pub named: fn() -> Vec<&'static str>,
     pub columns: &'static [(&'static str, ColumnType)],
     pub build: BuildRows,
-    /// Reads or writes files: refused without `enable_external_access`.
+    /// Reads or writes files: the paths its arguments name are checked
+    /// against DuckDB's access rules at bind and again when it runs.
     pub touches_files: bool,
 }
 
@@ -44,7 +45,60 @@ struct RowsBind {
     /// Taken by the one init of this bind.
     source: Mutex<Option<Box<dyn RowSource>>>,
     columns: usize,
+    /// Checked again when the run starts: a lockdown set after the bind (a
+    /// prepared statement) applies.
+    reach: Option<Reach>,
 }
+
+/// The paths a rows function touches, and the file system that answers
+/// whether it may.
+pub(super) struct Reach {
+    function: &'static str,
+    paths: Vec<String>,
+    opener: crate::formats::byte_source::FileOpener,
+}
+
+impl Reach {
+    /// The paths of `arguments` (every positional argument of a function
+    /// that touches files is a path) and of the named path parameters.
+    pub(super) fn of(
+        function: &'static str,
+        arguments: &[String],
+        params: &[(&str, ParamValue)],
+        opener: &crate::formats::byte_source::FileOpener,
+    ) -> Reach {
+        let mut paths = arguments.to_vec();
+        for (name, value) in params {
+            if let (true, ParamValue::Str(p)) = (PATH_PARAMETERS.contains(name), value) {
+                paths.push(p.clone());
+            }
+        }
+        Reach { function, paths, opener: opener.clone() }
+    }
+
+    /// Refuses the first path DuckDB's file system refuses. Remote
+    /// object-store paths are not DuckDB's to check: `check_remote_access`
+    /// refuses them at bind when external access is off.
+    pub(super) fn check(&self) -> Result<(), String> {
+        for path in &self.paths {
+            if crate::source::parse_remote(path).is_some() {
+                continue;
+            }
+            let local = crate::source::file_uri_path(path).unwrap_or(path);
+            if let Err(e) = self.opener.check_reach(local) {
+                return Err(format!(
+                    "{}: \"{}\" is refused by DuckDB's file system: {e}",
+                    self.function,
+                    crate::source::display_uri(path)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Named parameters that hold a path a function reads or writes.
+const PATH_PARAMETERS: [&str; 2] = ["output_prefix", "checkpoint"];
 
 struct RowsState {
     source: Mutex<Option<Box<dyn RowSource>>>,
@@ -72,12 +126,6 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
         // `&'static RowsFunction` as extra info.
         let def = unsafe { info.extra_info::<RowsFunction>() }.ok_or("the function has no definition")?;
         let client = info.client_info();
-        if def.touches_files && !client.external_access {
-            return Err(format!(
-                "{}: reading files is disabled by the setting enable_external_access = false",
-                def.name
-            ));
-        }
         let mut arguments = Vec::with_capacity(def.positional.len());
         for (i, name) in def.positional.iter().enumerate() {
             let ParamValue::Str(argument) = info.parameter(i as u64, ParamType::Varchar) else {
@@ -92,6 +140,14 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             }
         }
         let context = info.run_context(&client);
+        let reach = if def.touches_files {
+            super::table::check_remote_access(def.name, &arguments, &client)?;
+            let reach = Reach::of(def.name, &arguments, &params, &context.opener);
+            reach.check()?;
+            Some(reach)
+        } else {
+            None
+        };
         let source = (def.build)(&arguments, &params, &context)?;
         for (name, ty) in def.columns {
             let logical = match ty {
@@ -101,7 +157,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             };
             info.add_result_column(name, &logical);
         }
-        info.set_bind_data(RowsBind { source: Mutex::new(Some(source)), columns: def.columns.len() });
+        info.set_bind_data(RowsBind { source: Mutex::new(Some(source)), columns: def.columns.len(), reach });
         Ok(())
     });
 }
@@ -109,7 +165,12 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
 /// Declares `columns` and hands `source` to this bind's scan: the end of
 /// the bind of a rows function that reads its arguments itself
 /// (ffi/ingest.rs: a path or a list of paths first).
-pub(super) fn set_source(info: &BindInfo, columns: &[(&str, ColumnType)], source: Box<dyn RowSource>) {
+pub(super) fn set_source(
+    info: &BindInfo,
+    columns: &[(&str, ColumnType)],
+    source: Box<dyn RowSource>,
+    reach: Option<Reach>,
+) {
     for (name, ty) in columns {
         let logical = match ty {
             ColumnType::Varchar => LogicalType::varchar(),
@@ -118,7 +179,7 @@ pub(super) fn set_source(info: &BindInfo, columns: &[(&str, ColumnType)], source
         };
         info.add_result_column(name, &logical);
     }
-    info.set_bind_data(RowsBind { source: Mutex::new(Some(source)), columns: columns.len() });
+    info.set_bind_data(RowsBind { source: Mutex::new(Some(source)), columns: columns.len(), reach });
 }
 
 pub(super) unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
@@ -127,6 +188,9 @@ pub(super) unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     guard(&info, || {
         // SAFETY: this function's bind stored a RowsBind.
         let bind = unsafe { info.bind_data::<RowsBind>() };
+        if let Some(reach) = &bind.reach {
+            reach.check()?;
+        }
         // A bind is scanned once; a second init (a plan that scans the
         // function twice) finds the rows taken and returns none.
         let source = bind.source.lock().map_err(|_| "rows state poisoned".to_string())?.take();

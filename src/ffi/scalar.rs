@@ -4,11 +4,9 @@
 use duckdb::ffi;
 
 use super::guard::{guard, Scalar};
-use super::handles::{
-    refuse_without_external_access, register_scalar_function_set, Connection, DataChunk, FunctionInfo, Vector,
-};
+use super::handles::{register_scalar_function_set, scalar_files_init, Connection, DataChunk, FunctionInfo, Vector};
 use super::types::LogicalType;
-use crate::functions::sanitize_registry::{canonical_registry, empty_registry, registry_from_parquet};
+use crate::functions::sanitize_registry::{canonical_registry, empty_registry, registry_from_parquet_with};
 
 pub fn register_sanitize_registry(con: &Connection) -> Result<(), String> {
     let varchar = [LogicalType::varchar()];
@@ -68,13 +66,8 @@ pub fn register_registry_from_parquet(con: &Connection) -> Result<(), String> {
         FROM_PARQUET,
         &LogicalType::varchar(),
         &[(&varchar, from_parquet_fn)],
-        Some(from_parquet_bind),
+        Some(scalar_files_init),
     )
-}
-
-unsafe extern "C" fn from_parquet_bind(info: ffi::duckdb_bind_info) {
-    // SAFETY: DuckDB's bind info of this call.
-    unsafe { refuse_without_external_access(info, FROM_PARQUET) }
 }
 
 const FROM_PARQUET: &str = "sanitize_registry_from_parquet";
@@ -84,13 +77,29 @@ unsafe extern "C" fn from_parquet_fn(
     input: ffi::duckdb_data_chunk,
     output: ffi::duckdb_vector,
 ) {
+    // SAFETY: DuckDB's pointers of this call; the function info lives as
+    // long as the call.
+    let files = unsafe { FunctionInfo::from_raw(info) };
+    let Some(files) = files.scalar_files() else {
+        // SAFETY: as above.
+        return unsafe { scalar_call(info, input, output, |_, _| Err(format!("{FROM_PARQUET}: no file system"))) };
+    };
     // SAFETY: DuckDB's pointers of this call.
-    unsafe { scalar_call(info, input, output, from_parquet) }
+    unsafe { scalar_call(info, input, output, |input, output| from_parquet(input, output, files)) }
 }
 
-fn from_parquet(input: &DataChunk, output: &Vector<'_>) -> Result<(), String> {
+/// Each path's registry: local files (and schemes DuckDB serves) opened
+/// through the executing client's file system; remote objects read by
+/// object_store only when external access is on, as DuckDB's readers.
+fn from_parquet(input: &DataChunk, output: &Vector<'_>, files: &super::handles::ScalarFiles) -> Result<(), String> {
     each_text(input, output, FROM_PARQUET, "path", |path| {
-        registry_from_parquet(FROM_PARQUET, path).map_err(|e| e.message)
+        if !files.external_access && crate::source::parse_remote(path).is_some() {
+            return Err(format!(
+                "{FROM_PARQUET}: reading \"{}\" is refused: remote files need enable_external_access = true",
+                crate::source::display_uri(path)
+            ));
+        }
+        registry_from_parquet_with(FROM_PARQUET, path, &files.opener).map_err(|e| e.message)
     })
 }
 

@@ -281,9 +281,9 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
     )
 }
 
-/// Columns of `sanitize_stats()`: `function` and `path` are VARCHAR,
+/// Columns of `sanitize_stats()`: `function`, `path` and `file_system` are VARCHAR,
 /// `started_at` TIMESTAMPTZ, `finished` BOOLEAN, the rest BIGINT.
-const STATS_COLUMNS: [&str; 21] = [
+const STATS_COLUMNS: [&str; 22] = [
     "scan_id",
     "function",
     "path",
@@ -305,6 +305,7 @@ const STATS_COLUMNS: [&str; 21] = [
     "rejects_recorded",
     "rejects_dropped",
     "connection_id",
+    "file_system",
 ];
 
 struct StatsBind {
@@ -321,7 +322,7 @@ unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
     guard(&info, || {
         for (i, name) in STATS_COLUMNS.iter().enumerate() {
             let ty = match i {
-                1 | 2 => LogicalType::varchar(),
+                1 | 2 | 21 => LogicalType::varchar(),
                 3 => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ),
                 4 => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),
                 _ => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT),
@@ -387,6 +388,7 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
                 output.vector(5 + k).set_i64(row, *v as i64);
             }
             output.vector(20).set_i64(row, r.session.map_or(0, |s| s.connection as i64));
+            output.vector(21).set_string(row, &r.file_system);
         }
         let known: Vec<bool> = rows.iter().take(n).map(|r| r.session.is_some()).collect();
         output.vector(20).write_validity(&known);

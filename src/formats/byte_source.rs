@@ -10,7 +10,7 @@
 //! (Parquet's footer, page headers and column chunks) by seeking under a
 //! lock, in large reads.
 
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::{Arc, Mutex};
 
 /// An open file: read in order, repositioned by seeks, with a size.
@@ -25,15 +25,39 @@ impl ByteSource for std::fs::File {
     }
 }
 
-/// Opens files by path: the one way a scan reaches a file's bytes.
+/// A file being written: bytes in order, then made durable.
+pub trait ByteSink: Write + Send {
+    /// Makes what was written durable (fsync).
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+impl ByteSink for std::fs::File {
+    fn sync(&mut self) -> io::Result<()> {
+        self.sync_all()
+    }
+}
+
+/// Opens files by path: the one way a scan reaches a file's bytes, and the
+/// one way the extension creates a file it writes.
 pub trait Opener: Send + Sync {
     fn open(&self, path: &str) -> io::Result<Box<dyn ByteSource>>;
+    /// Creates `path` for writing; an error if it exists already (an
+    /// exclusive create), or if the file system refuses it. A missing
+    /// directory is `NotFound`; a path the file system's rules refuse is
+    /// `PermissionDenied`, checked before anything else.
+    fn create_new(&self, path: &str) -> io::Result<Box<dyn ByteSink>>;
     /// What `sanitize_stats()` shows as the file system that served a scan.
     fn name(&self) -> &'static str;
     /// Whether it opens URIs of schemes object_store does not serve (a
     /// Python-registered fsspec file system's `memory://`, ...): DuckDB's
     /// file system does.
     fn serves_other_schemes(&self) -> bool {
+        false
+    }
+    /// Whether a DuckDB extension that serves `scheme` (httpfs for `s3`,
+    /// `gs`, `http`, ...; azure for `az`, `abfss`, ...) is loaded: then
+    /// DuckDB's file system reads that scheme, with the user's secrets.
+    fn serves_scheme(&self, _scheme: &str) -> bool {
         false
     }
 }
@@ -46,6 +70,10 @@ pub struct LocalFiles;
 impl Opener for LocalFiles {
     fn open(&self, path: &str) -> io::Result<Box<dyn ByteSource>> {
         Ok(Box::new(std::fs::File::open(path)?))
+    }
+
+    fn create_new(&self, path: &str) -> io::Result<Box<dyn ByteSink>> {
+        Ok(Box::new(std::fs::File::options().write(true).create_new(true).open(path)?))
     }
 
     fn name(&self) -> &'static str {
@@ -76,6 +104,54 @@ impl FileOpener {
 
     pub fn serves_other_schemes(&self) -> bool {
         self.0.serves_other_schemes()
+    }
+
+    pub fn create_new(&self, path: &str) -> io::Result<Box<dyn ByteSink>> {
+        self.0.create_new(path)
+    }
+
+    pub fn serves_scheme(&self, scheme: &str) -> bool {
+        self.0.serves_scheme(scheme)
+    }
+
+    /// What `sanitize_stats()` names as the file system of a local file.
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    /// Whether the file system lets a function reach `path`, a file or a
+    /// directory (a glob stands for the directory before its first glob
+    /// character), before anything there is listed, read or written: an
+    /// error only when the file system refuses it (DuckDB's access rules:
+    /// `enable_external_access` with `allowed_directories` and
+    /// `allowed_paths`, `disabled_filesystems`). A directory is asked
+    /// about through a name inside it, as DuckDB asks about a file there;
+    /// that the name does not exist is no refusal.
+    pub fn check_reach(&self, path: &str) -> io::Result<()> {
+        let probe = reach_probe(path, std::path::Path::new(path).is_file());
+        match self.open(&probe) {
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The name [`FileOpener::check_reach`] opens for `path`: the file itself,
+/// or a name inside the directory (the part of a glob before its first
+/// glob character, cut back to a directory).
+fn reach_probe(path: &str, is_file: bool) -> String {
+    const PROBE: &str = ".schema_sanitizer_access_check";
+    if is_file {
+        return path.to_string();
+    }
+    let dir = match path.find(['*', '?', '[', '{']) {
+        Some(i) => &path[..path[..i].rfind('/').map_or(0, |j| j + 1)],
+        None => path,
+    };
+    match dir {
+        "" => PROBE.to_string(),
+        d if d.ends_with('/') => format!("{d}{PROBE}"),
+        d => format!("{d}/{PROBE}"),
     }
 }
 
@@ -263,6 +339,15 @@ impl parquet::file::reader::ChunkReader for PatchedSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reach_is_asked_of_a_name_inside_the_directory() {
+        assert_eq!(reach_probe("lake", false), "lake/.schema_sanitizer_access_check");
+        assert_eq!(reach_probe("lake/", false), "lake/.schema_sanitizer_access_check");
+        assert_eq!(reach_probe("/in/day=*/x.jsonl", false), "/in/.schema_sanitizer_access_check");
+        assert_eq!(reach_probe("*.jsonl", false), ".schema_sanitizer_access_check");
+        assert_eq!(reach_probe("/in/a.jsonl", true), "/in/a.jsonl");
+    }
     use proptest::prelude::*;
 
     /// An in-memory file that gives at most `step` bytes a read, as a file

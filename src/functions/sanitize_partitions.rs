@@ -434,7 +434,11 @@ pub const LATEST_FUNCTION: &str = "sanitize_latest_registry";
 /// key, file, registry). Newer partitions without one are passed over; the
 /// files of one partition are tried from the last name back. Lists, then
 /// reads footers only.
-pub fn latest_registry(output_prefix: &str, params: &[(&str, ParamValue)]) -> Result<Option<(String, String, String)>> {
+pub fn latest_registry(
+    output_prefix: &str,
+    params: &[(&str, ParamValue)],
+    opener: &crate::formats::byte_source::FileOpener,
+) -> Result<Option<(String, String, String)>> {
     let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
     // A sanitize_ingest checkpoint (or an output prefix holding the
     // default one): its last entry's registry.
@@ -462,7 +466,7 @@ pub fn latest_registry(output_prefix: &str, params: &[(&str, ParamValue)]) -> Re
     // Newest first: by (year, month, day, hour), then file name.
     candidates.sort();
     for (_, _, file) in candidates.into_iter().rev() {
-        if let Some(registry) = super::sanitize_registry::registry_from_parquet(LATEST_FUNCTION, &file)? {
+        if let Some(registry) = super::sanitize_registry::registry_from_parquet_with(LATEST_FUNCTION, &file, opener)? {
             let key = file.strip_prefix(root).unwrap_or(&file).trim_start_matches('/');
             let key = key.rsplit_once('/').map_or(key, |(dir, _)| dir).to_string();
             return Ok(Some((key, file, registry)));

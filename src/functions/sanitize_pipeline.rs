@@ -188,6 +188,8 @@ impl PipelineOptions {
         }
         let mut options = Options::parse(FUNCTION, None, &params)?;
         options.threads = self.scan.threads;
+        // Every read goes through the bind's file system.
+        options.opener = self.scan.opener.clone();
         Ok(options)
     }
 }
@@ -428,7 +430,10 @@ impl PipelineRun {
             report.status = "skipped_exists";
             // Its registry is carried only when it is newer than the run's
             // (a warm-up's, or a later partition's, is not thrown away).
-            if let Some(registry) = crate::functions::sanitize_registry::registry_from_parquet(FUNCTION, &output)? {
+            let opener = &self.options.scan.opener;
+            if let Some(registry) =
+                crate::functions::sanitize_registry::registry_from_parquet_with(FUNCTION, &output, opener)?
+            {
                 let newer = match self.registry.as_deref() {
                     None => true,
                     Some(current) => generation(&registry) > generation(current),

@@ -45,13 +45,9 @@ pub use crate::output::PARQUET_REGISTRY_KEY;
 /// `sanitize_registry_from_parquet(path)`: the registry in a Parquet file's
 /// footer key-value metadata, validated and in canonical form; `None` when
 /// the footer has no such key. Reads the footer only: locally from the end
-/// of the file, remotely by range requests for the file's last bytes.
-pub fn registry_from_parquet(function: &str, path: &str) -> Result<Option<String>> {
-    registry_from_parquet_with(function, path, &crate::formats::byte_source::FileOpener::default())
-}
-
-/// [`registry_from_parquet`], a local file opened with `opener` (DuckDB's
-/// file system when SQL calls it: its lockdowns apply).
+/// of the file, remotely by range requests for the file's last bytes. A
+/// local file is opened with `opener` (DuckDB's file system when SQL calls
+/// it: its lockdowns apply).
 pub fn registry_from_parquet_with(
     function: &str,
     path: &str,

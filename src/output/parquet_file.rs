@@ -7,9 +7,17 @@
 //! leaves at most a hidden `.<name>.<pid>-<time>-<n>.tmp` beside the target, never
 //! a partial file at the final path; the next write into that directory
 //! removes such files of processes that are gone ([`remove_stale_temps`]).
+//!
+//! A local temporary file is created and written through the scan's
+//! opener: in the extension, DuckDB's file system, so a write is refused
+//! where DuckDB's rules refuse `COPY ... TO` (`enable_external_access`,
+//! `allowed_directories`, `disabled_filesystems`). A directory is created
+//! only after DuckDB refused nothing but the directory's absence. The C
+//! API has no rename, so the finished file is renamed with `std::fs`, within
+//! the directory DuckDB allowed.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,6 +31,7 @@ use parquet::schema::types::ColumnPath;
 use super::arrow_batch::{arrow_schema, chunk_batch};
 use super::PARQUET_REGISTRY_KEY;
 use crate::error::{Result, SanitizeError};
+use crate::formats::byte_source::{ByteSink, FileOpener};
 use crate::pipeline::{Chunk, ScanPlan};
 use crate::source::{file_uri_path, parse_remote, staging_root, upload_file};
 
@@ -84,8 +93,8 @@ pub struct ParquetSink {
     temp: PathBuf,
     /// Made at the first chunk, which decides the encodings
     /// ([`dictionary_choices`]); the file waits for it.
-    writer: Option<ArrowWriter<BufWriter<File>>>,
-    file: Option<File>,
+    writer: Option<ArrowWriter<BufWriter<CountedSink>>>,
+    file: Option<CountedSink>,
     properties: Option<WriterProperties>,
     schema: SchemaRef,
     rows: u64,
@@ -99,6 +108,17 @@ impl ParquetSink {
     /// object-store URI). The footer will carry the plan's registry under
     /// [`PARQUET_REGISTRY_KEY`].
     pub fn create(function: &str, output: &str, plan: &ScanPlan, compression: ParquetCompression) -> Result<Self> {
+        Self::create_with(function, output, plan, compression, &plan.options.opener)
+    }
+
+    /// [`ParquetSink::create`], the temporary file created by `opener`.
+    pub fn create_with(
+        function: &str,
+        output: &str,
+        plan: &ScanPlan,
+        compression: ParquetCompression,
+        opener: &FileOpener,
+    ) -> Result<Self> {
         let schema = arrow_schema(plan).map_err(|e| e.in_function(function))?;
         let sequence = TEMP_SEQUENCE.fetch_add(1, Ordering::Relaxed);
         let (target, dir, name) = if let Some(uri) = parse_remote(output) {
@@ -113,28 +133,38 @@ impl ParquetSink {
             })?;
             (Target::Remote(output.to_string()), root, name)
         } else {
+            if crate::source::is_remote_scheme(output) && file_uri_path(output).is_none() {
+                let output = crate::source::display_uri(output);
+                return Err(SanitizeError::options(format!(
+                    "{function}: cannot write \"{output}\": outputs are local paths, file:// or object-store URIs (s3://, gs://, az://, ...)"
+                )));
+            }
             let local = PathBuf::from(file_uri_path(output).unwrap_or(output));
             let name = local
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .ok_or_else(|| SanitizeError::options(format!("{function}: the output \"{output}\" names no file")))?;
             let dir = local.parent().map(Path::to_path_buf).unwrap_or_default();
-            std::fs::create_dir_all(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir }).map_err(|e| {
-                SanitizeError::io(format!("{function}: cannot create the directory of \"{output}\": {e}"))
-            })?;
             (Target::Local(local), dir, name)
         };
-        if matches!(target, Target::Local(_)) {
-            // A killed run's leftovers go before this run adds its own.
-            remove_stale_temps(&dir, process_alive);
-        }
         // The process, the time and a counter: a file a killed run left
         // (a container reuses its pid) never blocks the next run's.
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let temp = dir.join(temp_name(&name, std::process::id(), nanos, sequence));
-        let file = File::options().write(true).create_new(true).open(&temp).map_err(|e| {
-            SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
-        })?;
+        let file = match &target {
+            // The spool is the extension's own directory.
+            Target::Remote(_) => Box::new(File::options().write(true).create_new(true).open(&temp).map_err(|e| {
+                SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
+            })?) as Box<dyn ByteSink>,
+            Target::Local(_) => {
+                let file = create_local(function, output, opener, &dir, &temp)?;
+                // A killed run's leftovers go before this run adds its own
+                // (the directory is one the file system lets us write).
+                remove_stale_temps(&dir, process_alive);
+                file
+            }
+        };
+        let file = CountedSink { inner: file, bytes: 0 };
         let properties = WriterProperties::builder()
             .set_dictionary_enabled(true)
             .set_compression(compression.codec())
@@ -164,7 +194,7 @@ impl ParquetSink {
     /// first batch is mostly distinct values is written PLAIN, without a
     /// dictionary (as DuckDB's writer decides by cardinality); a dictionary
     /// of unique values costs space and time and saves nothing.
-    fn writer_for(&mut self, first: &arrow::array::RecordBatch) -> Result<&mut ArrowWriter<BufWriter<File>>> {
+    fn writer_for(&mut self, first: &arrow::array::RecordBatch) -> Result<&mut ArrowWriter<BufWriter<CountedSink>>> {
         if self.writer.is_none() {
             let (Some(file), Some(properties)) = (self.file.take(), self.properties.take()) else {
                 return Err(SanitizeError::internal("a Parquet sink without its file"));
@@ -210,9 +240,9 @@ impl ParquetSink {
             return Err(SanitizeError::internal("a Parquet sink finished twice"));
         };
         let buffered = writer.into_inner().map_err(|e| self.failed("cannot finish the Parquet file", &e))?;
-        let file = buffered.into_inner().map_err(|e| self.failed("cannot flush the Parquet file", &e.error()))?;
-        file.sync_all().map_err(|e| self.failed("cannot sync the Parquet file", &e))?;
-        let bytes = file.metadata().map_err(|e| self.failed("cannot read the file size", &e))?.len();
+        let mut file = buffered.into_inner().map_err(|e| self.failed("cannot flush the Parquet file", &e.error()))?;
+        file.inner.sync().map_err(|e| self.failed("cannot sync the Parquet file", &e))?;
+        let bytes = file.bytes;
         drop(file);
         match &self.target {
             Target::Local(path) => std::fs::rename(&self.temp, path).map_err(|e| {
@@ -225,6 +255,51 @@ impl ParquetSink {
             Target::Remote(uri) => upload_file(&self.function, &self.temp, uri)?,
         }
         Ok(WrittenFile { rows: self.rows, bytes })
+    }
+}
+
+/// Creates the temporary file `temp` in `dir` through `opener`; when only
+/// the directory is missing (the file system refused nothing else), the
+/// directory is created and the file created again.
+fn create_local(
+    function: &str,
+    output: &str,
+    opener: &FileOpener,
+    dir: &Path,
+    temp: &Path,
+) -> Result<Box<dyn ByteSink>> {
+    let temp_text = temp.to_string_lossy();
+    let cannot = |e: std::io::Error| {
+        SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
+    };
+    match opener.create_new(&temp_text) {
+        Ok(file) => Ok(file),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(if dir.as_os_str().is_empty() { Path::new(".") } else { dir }).map_err(|e| {
+                SanitizeError::io(format!("{function}: cannot create the directory of \"{output}\": {e}"))
+            })?;
+            opener.create_new(&temp_text).map_err(cannot)
+        }
+        Err(e) => Err(cannot(e)),
+    }
+}
+
+/// The file being written, counting its bytes (a file system's handle
+/// may not report a size before it is closed).
+struct CountedSink {
+    inner: Box<dyn ByteSink>,
+    bytes: u64,
+}
+
+impl Write for CountedSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

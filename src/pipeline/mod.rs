@@ -103,6 +103,21 @@ pub struct ScanPlan {
 }
 
 impl ScanPlan {
+    /// The file systems that serve this plan's files, for
+    /// `sanitize_stats()`: staged remote objects are object_store's, every
+    /// other file the opener's; distinct names in input order, joined
+    /// with `+`.
+    pub fn file_systems(&self) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        for file in &self.files {
+            let name = if crate::source::is_staged(file) { "object_store" } else { self.options.opener.name() };
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names.join("+")
+    }
+
     pub fn rules(&self) -> Rules<'_> {
         self.options.rules()
     }

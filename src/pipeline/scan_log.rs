@@ -59,6 +59,11 @@ pub struct ScanRecord {
     pub session: Option<Session>,
     pub function: String,
     pub path: String,
+    /// Which file system served the scan's files: `duckdb` (DuckDB's own,
+    /// with its rules, secrets and registered file systems), `object_store`
+    /// (remote objects fetched by the extension) or `local` (`std::fs`,
+    /// outside the extension only); several joined with `+`.
+    pub file_system: String,
     pub started_at_micros: i64,
     /// The scan reached the end of its input (false while it runs, or when a
     /// LIMIT or an error stopped it early).
@@ -79,13 +84,14 @@ fn with_log<T>(f: impl FnOnce(&mut VecDeque<ScanRecord>) -> T) -> T {
 /// Registers a scan that is starting; returns its id. `path` is recorded
 /// without the credentials or signature a URI in it may carry: every
 /// connection of the database may list it (`all_connections := true`).
-pub fn begin(function: &str, path: &str, session: Option<Session>, started_at_micros: i64) -> u64 {
+pub fn begin(function: &str, path: &str, file_system: &str, session: Option<Session>, started_at_micros: i64) -> u64 {
     let scan_id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let record = ScanRecord {
         scan_id,
         session,
         function: function.to_string(),
         path: crate::source::redact_text(path).into_owned(),
+        file_system: file_system.to_string(),
         started_at_micros,
         finished: false,
         stats: Stats::default(),
@@ -126,14 +132,20 @@ mod tests {
     #[test]
     fn scans_are_logged_per_connection_and_bounded() {
         let conn = Some(Session { database: u64::MAX - 7, connection: 1 });
-        let a = begin("sanitize_jsonl", "a.jsonl", conn, 1);
+        let a = begin("sanitize_jsonl", "a.jsonl", "local", conn, 1);
         let stats = Stats { rows_read: 3, rows_emitted: 2, rows_skipped: 1, ..Stats::default() };
         update(a, &stats, true);
         let mine = snapshot(Scope::of(conn, false));
         assert_eq!(mine.len(), 1);
         assert_eq!((mine[0].finished, mine[0].stats.rows_read), (true, 3));
         for i in 0..SCAN_LOG_CAPACITY + 5 {
-            begin("sanitize_csv", &format!("{i}.csv"), Some(Session { database: u64::MAX - 8, connection: 1 }), 0);
+            begin(
+                "sanitize_csv",
+                &format!("{i}.csv"),
+                "local",
+                Some(Session { database: u64::MAX - 8, connection: 1 }),
+                0,
+            );
         }
         assert!(snapshot(Scope::Everything).len() <= SCAN_LOG_CAPACITY);
         assert!(snapshot(Scope::of(conn, false)).is_empty(), "the oldest scans are dropped first");
@@ -142,7 +154,7 @@ mod tests {
     #[test]
     fn a_logged_path_carries_no_secret() {
         let conn = Some(Session { database: u64::MAX - 9, connection: 1 });
-        let id = begin("sanitize_jsonl", "http://user:s3cret@h/x.jsonl?X-Amz-Signature=abc", conn, 0);
+        let id = begin("sanitize_jsonl", "http://user:s3cret@h/x.jsonl?X-Amz-Signature=abc", "object_store", conn, 0);
         let logged = snapshot(Scope::of(conn, false));
         let record = logged.iter().find(|r| r.scan_id == id).unwrap();
         assert_eq!(record.path, "http://h/x.jsonl");
@@ -153,7 +165,7 @@ mod tests {
         let mine = Session { database: u64::MAX - 20, connection: 3 };
         let twin = Session { database: u64::MAX - 21, connection: 3 };
         let sibling = Session { database: u64::MAX - 20, connection: 4 };
-        let id = begin("sanitize_csv", "twin.csv", Some(mine), 0);
+        let id = begin("sanitize_csv", "twin.csv", "local", Some(mine), 0);
         let ids = |scope| snapshot(scope).iter().map(|r| r.scan_id).filter(|s| *s == id).count();
         assert_eq!(ids(Scope::of(Some(mine), false)), 1);
         assert_eq!(ids(Scope::of(Some(twin), false)), 0, "same connection id, another database");

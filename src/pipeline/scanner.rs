@@ -155,7 +155,9 @@ impl Scanner {
     /// Publishes this scan's counters in the scan log (`sanitize_stats()`).
     pub fn log_as(&mut self, session: Option<super::scan_log::Session>) {
         let plan = &self.plan;
-        self.scan_id = Some(super::scan_log::begin(&plan.function, &plan.path, session, plan.started_at_micros));
+        let file_system = plan.file_systems();
+        self.scan_id =
+            Some(super::scan_log::begin(&plan.function, &plan.path, &file_system, session, plan.started_at_micros));
     }
 
     fn publish(&self, finished: bool) {

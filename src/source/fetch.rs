@@ -535,6 +535,28 @@ fn check_azure_credentials(builder: &MicrosoftAzureBuilder, imds_off: Option<&st
     })
 }
 
+/// Whether the provider's environment variables configure object_store for
+/// `backend`: any `AWS_`, `GOOGLE_` (or `STORAGE_EMULATOR_HOST`) or `AZURE_`
+/// variable except the switches that only keep the metadata endpoints out
+/// (which the tests and CI set everywhere). Without one, a remote path is
+/// first offered to DuckDB's file system (source/mod.rs), whose secrets
+/// and registered file systems are then the configuration. HTTP has no
+/// such variables: always `false`.
+pub fn configured_by_env(backend: Backend) -> bool {
+    configured_in(backend, std::env::vars_os().filter_map(|(k, _)| k.into_string().ok()))
+}
+
+fn configured_in(backend: Backend, names: impl Iterator<Item = String>) -> bool {
+    const SWITCHES: [&str; 3] = ["AWS_EC2_METADATA_DISABLED", "AZURE_TOKEN_CREDENTIALS", "GOOGLE_CLOUD_PROJECT"];
+    let prefixes: &[&str] = match backend {
+        Backend::S3 => &["AWS_"],
+        Backend::Gcs => &["GOOGLE_", "STORAGE_EMULATOR_HOST"],
+        Backend::Azure => &["AZURE_"],
+        Backend::Http => &[],
+    };
+    names.into_iter().any(|n| !SWITCHES.contains(&n.as_str()) && prefixes.iter().any(|p| n.starts_with(p)))
+}
+
 /// The store for a URI, configured from the provider's environment
 /// variables; the request timeout and retries are those docs/remote.md gives.
 fn build_store(uri: &RemoteUri, settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
@@ -705,6 +727,16 @@ async fn gcs_emulator_pages(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_provider_is_configured_by_its_own_variables_only() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>().into_iter();
+        assert!(configured_in(Backend::S3, names(&["AWS_ENDPOINT_URL"])));
+        assert!(!configured_in(Backend::S3, names(&["AWS_EC2_METADATA_DISABLED", "AZURE_STORAGE_ACCOUNT_NAME"])));
+        assert!(configured_in(Backend::Gcs, names(&["STORAGE_EMULATOR_HOST"])));
+        assert!(!configured_in(Backend::Azure, names(&["AZURE_TOKEN_CREDENTIALS"])));
+        assert!(!configured_in(Backend::Http, names(&["AWS_ENDPOINT_URL"])));
+    }
     use crate::source::parse_remote;
 
     #[test]

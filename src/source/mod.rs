@@ -16,7 +16,7 @@ pub use decompress::{compressed_mark, decompressing, decompressing_tolerant, Fai
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
 pub use listing::{identity_now, list_with_identity, Identity, Listed};
 pub use redact::{display_uri, redact_text};
-pub use remote::{parse_remote, Backend};
+pub use remote::{is_remote_scheme, parse_remote, Backend};
 pub use spool::{
     is_staged, list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool,
 };
@@ -78,6 +78,9 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
     let names = Names::of(options);
     let (format, mode) = (options.input_format, options.input_mode);
     if let Some(uri) = parse_remote(path) {
+        if let Some(resolved) = remote_by_duckdb(function, path, &uri, options, &names)? {
+            return Ok(resolved);
+        }
         let check = |name: &str| names.check(function, name);
         let staged = spool::stage(function, &uri, format, mode, &check)?;
         return Ok(Resolved { files: staged.files, display: staged.uris, spools: vec![staged.spool] });
@@ -117,6 +120,57 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
     };
     let display = files.iter().map(|f| display_name(path, f)).collect();
     Ok(Resolved { files, display, spools: Vec::new() })
+}
+
+/// A remote object read through DuckDB's file system instead of
+/// object_store, so that the user's DuckDB secrets, settings and
+/// registered file systems apply, and it is read by range, never spooled:
+/// - when an extension that serves the scheme (httpfs, azure) is loaded;
+/// - or when no environment variable configures object_store for the
+///   provider (an fsspec file system registered in Python, or httpfs
+///   loaded on demand, may serve it), if DuckDB opens it.
+///
+/// Only single objects: the C API cannot list. A glob or a directory of a
+/// scheme only a loaded extension should serve is an error that says how
+/// to list it with `glob()`; otherwise object_store lists it, as without
+/// DuckDB. `None`: object_store reads the path.
+fn remote_by_duckdb(
+    function: &str,
+    path: &str,
+    uri: &remote::RemoteUri,
+    options: &Options,
+    names: &Names,
+) -> Result<Option<Resolved>> {
+    let opener = &options.opener;
+    if !opener.serves_other_schemes() {
+        return Ok(None);
+    }
+    let scheme = path.split("://").next().unwrap_or_default();
+    let loaded = opener.serves_scheme(scheme);
+    if !loaded && (uri.backend == Backend::Http || fetch::configured_by_env(uri.backend)) {
+        return Ok(None);
+    }
+    let listing = glob::is_glob(path) || options.input_mode == InputMode::Directory || uri.key.ends_with('/');
+    if listing {
+        return match loaded {
+            true => resolve_by_duckdb(function, &display_uri(path), options, names),
+            false => Ok(None),
+        };
+    }
+    match opener.open(path) {
+        Ok(_) => {
+            names.check(function, path)?;
+            let files = vec![path.to_string()];
+            let display = vec![display_uri(path).into_owned()];
+            Ok(Some(Resolved { files, display, spools: Vec::new() }))
+        }
+        Err(e) if loaded || e.kind() == std::io::ErrorKind::PermissionDenied => Err(SanitizeError::io(format!(
+            "{function}: cannot open \"{}\" through DuckDB's file system: {}",
+            display_uri(path),
+            redact_text(&e.to_string())
+        ))),
+        Err(_) => Ok(None),
+    }
 }
 
 /// A path of a scheme DuckDB's file system serves and object_store does not
