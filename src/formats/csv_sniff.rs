@@ -474,8 +474,10 @@ impl SniffType {
     }
 }
 
-/// `YYYY-MM-DD`, `YYYY/MM/DD`, `DD-MM-YYYY`, `MM/DD/YYYY`, `DD.MM.YYYY` (any
-/// separator of `-` `/` `.`, used twice), with plausible parts.
+/// `YYYY-MM-DD`, `YYYY/MM/DD`, `DD-MM-YYYY`, `MM/DD/YYYY`, `DD.MM.YYYY`, and
+/// with a two-digit year last, `DD.MM.YY` or `MM/DD/YY` (any separator of
+/// `-` `/` `.`, used twice), with plausible parts: the date formats
+/// read_csv's sniffer tries (`%d.%m.%y` makes `1.2.20` a date).
 fn is_date(t: &str) -> bool {
     let Some(sep) = t.bytes().find(|b| matches!(b, b'-' | b'/' | b'.')) else { return false };
     let parts: Vec<&str> = t.split(sep as char).collect();
@@ -487,6 +489,9 @@ fn is_date(t: &str) -> bool {
         (n[0], n[1], n[2])
     } else if parts[2].len() == 4 {
         (n[2], n[0], n[1])
+    } else if parts[2].len() == 2 && parts[0].len() <= 2 && parts[1].len() <= 2 {
+        // A two-digit year is any year of its century: 00 too.
+        (n[2] + 100, n[0], n[1])
     } else {
         return false;
     };
@@ -550,6 +555,11 @@ mod tests {
         assert!(sniff_text("x,y\na,b\n").has_header);
         assert!(!sniff_text("2020-01-01,1.5,true\n2020-01-02,2.5,false\n").has_header);
         assert!(sniff_text("day,value,ok\n2020-01-01,1.5,true\n").has_header);
+        // One line with a two-digit-year date (DuckDB's data/csv/versions.csv):
+        // a row, not a header, as read_csv reads it.
+        let d = sniff_text("2.2.2;1.2.20;1@2@20");
+        assert_eq!((d.delimiter.as_slice(), d.has_header), (&b";"[..], false));
+        assert!(is_date("1.2.20") && is_date("12/31/99") && !is_date("2.2.2") && !is_date("1.2.345"));
     }
 
     #[test]
