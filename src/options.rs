@@ -732,9 +732,11 @@ impl Options {
         // Contract values are not the user's choices.
         o.given.retain(|(n, _)| self.is_given(n));
         o.adopted = adopted_names;
-        // Not parameters: set by the caller, kept.
+        // Not parameters: set by the caller, kept (the opener above all:
+        // without it the scan would read outside DuckDB's file system).
         o.threads = self.threads;
         o.drift_ends_scan = self.drift_ends_scan;
+        o.opener = self.opener;
         Ok(o)
     }
 

@@ -47,6 +47,13 @@ CALLS = {
     "csv": ("SELECT a::BIGINT FROM sanitize_csv({f})", "SELECT a FROM read_csv({f})", "in.csv"),
     "parquet": ("SELECT a FROM sanitize_parquet({f})", "SELECT a FROM read_parquet({f})", "in.parquet"),
     "glob": ("SELECT a FROM sanitize_jsonl({f}) ORDER BY a", "SELECT a FROM read_json({f}) ORDER BY a", "*.jsonl"),
+    # A registry with a contract: the options are parsed again from it,
+    # and the file system must survive that.
+    "registry": (
+        "SELECT a FROM sanitize_jsonl({f}, registry := getvariable('reg'))",
+        "SELECT a FROM read_json({f})",
+        "in.jsonl",
+    ),
     "probe": (
         "SELECT count(*) FROM sanitize_probe({f}, input_format := 'jsonl')",
         "SELECT count(*) FROM (DESCRIBE SELECT * FROM read_json({f}))",
@@ -91,6 +98,8 @@ def test_every_setting_refuses_what_duckdbs_readers_refuse(connect, lake, call, 
     path = sql_literal(str(lake[where] / name))
     for setting, statements in settings(lake).items():
         con = connect()
+        registry = f"SELECT schema_registry FROM sanitize_jsonl({sql_literal(str(lake['ok'] / 'in.jsonl'))}) LIMIT 1"
+        con.execute(f"SET VARIABLE reg = ({registry})")
         if prepared:
             # Bound before the lockdown, executed after it: the files are
             # opened again when the statement runs, and checked then.

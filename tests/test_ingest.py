@@ -1,12 +1,13 @@
 """sanitize_ingest through the DuckDB Python client and in child processes.
 
 - Crash injection: while a producer process keeps adding files to a landing
-  folder, runs are killed with SIGKILL at every phase (listing, scan, write,
-  fsync, commit, rename: the engine's SCHEMA_SANITIZER_INGEST_PAUSE hook
-  holds a run there and says so on stderr) and at random moments; then runs
-  go on until caught up. The committed outputs hold every source row exactly
-  once, no file of an uncommitted run is left, and the registry equals that
-  of one scan over all files in the order they were taken.
+  folder (local, or an S3 prefix on moto), runs are killed with SIGKILL at
+  every phase (listing, scan, write, fsync, commit, rename: the engine's
+  SCHEMA_SANITIZER_INGEST_PAUSE hook holds a run there and says so on
+  stderr) and at random moments; then runs go on until caught up. The
+  committed outputs hold every source row exactly once, no file of an
+  uncommitted run is left, and the registry equals that of one scan over
+  all files in the order they were taken.
 - Concurrency: two and four runs started together, repeatedly: one commits
   each round, the others fail with a clear error and leave nothing behind.
 - Drift: versioned columns exactly as one sanitize_jsonl over all files;
@@ -19,6 +20,7 @@ No assertion reads the clock.
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import os
 import random
@@ -26,6 +28,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -35,39 +38,36 @@ from conftest import sql_literal
 PHASES = ["listing", "scan", "write", "fsync", "commit", "rename"]
 PAUSE = "SCHEMA_SANITIZER_INGEST_PAUSE"
 
-# Loads the extension and runs one statement; prints its rows (or its
-# error) as one JSON line.
+# Loads the extension, says so on stderr, and runs one statement; prints
+# its rows (or its error) as one JSON line.
+LOADED = "child: extension loaded"
 CHILD = textwrap.dedent(
-    """
+    f"""
     import json, sys, duckdb
     extension, sql = sys.argv[1], sys.argv[2]
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con = duckdb.connect(config={{"allow_unsigned_extensions": "true"}})
+    con.execute("SET enable_progress_bar = false")
     con.execute("LOAD '" + extension.replace("'", "''") + "'")
+    print({LOADED!r}, file=sys.stderr, flush=True)
     try:
         cur = con.execute(sql)
         names = [d[0] for d in cur.description]
-        print(json.dumps({"rows": [dict(zip(names, r)) for r in cur.fetchall()]}), flush=True)
+        print(json.dumps({{"rows": [dict(zip(names, r)) for r in cur.fetchall()]}}), flush=True)
     except Exception as e:  # a DuckDB error: reported, not raised
-        print(json.dumps({"error": str(e)}), flush=True)
+        print(json.dumps({{"error": str(e)}}), flush=True)
     """
 )
 
-# Adds files to a landing folder the way a producer should: written under
-# a hidden name, then renamed into place (whole files only).
+# Adds files k = first, first + 1, ... to a landing folder or an S3 prefix
+# (publish), one every `pause` seconds.
 PRODUCER = textwrap.dedent(
     """
-    import json, os, sys, time
+    import sys, time
     landing, first, count, pause = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
     sys.path.insert(0, sys.argv[5])
-    from test_ingest import records
+    from test_ingest import publish
     for k in range(first, first + count):
-        final = os.path.join(landing, f"f{k:05}.jsonl")
-        temp = os.path.join(landing, f".f{k:05}.jsonl.tmp")
-        with open(temp, "w") as f:
-            f.write("".join(json.dumps(r) + "\\n" for r in records(k)))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, final)
+        publish(landing, k)
         time.sleep(pause)
     """
 )
@@ -94,6 +94,34 @@ def write_file(landing: Path, k: int) -> Path:
     return path
 
 
+def publish(landing: str, k: int) -> None:
+    """Adds file k the way a producer should: into a local folder written
+    under a hidden name, synced, then renamed into place; into an S3 prefix
+    (`s3://bucket/prefix/`, on the endpoint of AWS_ENDPOINT_URL) by one PUT,
+    whole by itself."""
+    name = f"f{k:05}.jsonl"
+    body = "".join(json.dumps(r) + "\n" for r in records(k))
+    if landing.startswith("s3://"):
+        bucket, _, prefix = landing[len("s3://"):].partition("/")
+        landing_client(os.environ["AWS_ENDPOINT_URL"]).put_object(
+            Bucket=bucket, Key=prefix + name, Body=body.encode()
+        )
+        return
+    temp = os.path.join(landing, f".{name}.tmp")
+    with open(temp, "w", encoding="utf-8") as f:
+        f.write(body)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temp, os.path.join(landing, name))
+
+
+@functools.cache
+def landing_client(endpoint: str):
+    from test_remote_storage import s3_client
+
+    return s3_client(endpoint)
+
+
 def ingest_sql(landing: Path | str, out: Path, extra: str = "") -> str:
     return (
         f"SELECT * FROM sanitize_ingest({sql_literal(str(landing))}, {sql_literal(str(out))}, "
@@ -114,6 +142,11 @@ def start_child(extension: Path, sql: str, env: dict, pause: str | None) -> subp
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def wait_for_stderr(child: subprocess.Popen, text: str) -> bool:
+    """Reads the child's stderr until a line holds `text` (True) or it ends."""
+    return any(text in line for line in child.stderr)
 
 
 def child_result(child: subprocess.Popen) -> dict:
@@ -151,12 +184,17 @@ def committed_ids(con, entries: list[dict]) -> collections.Counter:
     return collections.Counter(r[0] for r in rows)
 
 
-def source_ids(landing: Path) -> collections.Counter:
+def ids_of(texts) -> collections.Counter:
+    """The multiset of the ids in JSON Lines texts."""
     ids = collections.Counter()
-    for path in sorted(landing.glob("f*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+    for text in texts:
+        for line in text.splitlines():
             ids[json.loads(line)["id"]] += 1
     return ids
+
+
+def source_ids(landing: Path) -> collections.Counter:
+    return ids_of(path.read_text(encoding="utf-8") for path in sorted(landing.glob("f*.jsonl")))
 
 
 def taken_files(entries: list[dict]) -> list[str]:
@@ -214,18 +252,18 @@ def one_scan_registry(con, files: list[str]) -> str:
 # --- crash injection --------------------------------------------------------
 
 
-def test_runs_killed_at_every_phase_leave_every_row_exactly_once(
-    con, extension_file: Path, tmp_path: Path, subprocess_env
-):
-    landing, out = tmp_path / "landing", tmp_path / "out"
-    landing.mkdir()
-    sql = ingest_sql(landing, out, ", max_files_per_run := 3")
+def kill_runs_while_a_producer_adds_files(
+    extension: Path, sql: str, env: dict, landing: str, out: Path, total: int = 120
+) -> tuple[collections.Counter, int]:
+    """Runs `sql` in child processes while a producer process publishes
+    files 0..total-1 to `landing`, killing them with SIGKILL: each phase at
+    least six times (held there by the pause hook), then at random moments
+    of runs, until six such kills. Checks what each phase's kill leaves;
+    returns the kills by phase and the number of random ones."""
     tests_dir = str(Path(__file__).resolve().parent)
-    # The producer keeps adding files while runs are killed.
-    total = 120
     producer = subprocess.Popen(
-        [sys.executable, "-c", PRODUCER, str(landing), "0", str(total), "0.05", tests_dir],
-        env=subprocess_env,
+        [sys.executable, "-c", PRODUCER, landing, "0", str(total), "0.05", tests_dir],
+        env=env,
     )
     rng = random.Random(20260625)
     kills = collections.Counter()
@@ -235,21 +273,18 @@ def test_runs_killed_at_every_phase_leave_every_row_exactly_once(
         # killed there. A run that never reaches it (nothing new yet, or
         # every file taken before a scan) ends normally and does not count.
         attempts = 0
+        extra = total  # the next file to publish once the producer is done
         while min(kills[p] for p in PHASES) < 6:
             attempts += 1
             assert attempts < 400, f"phases not reached: {dict(kills)}"
             phase = min(PHASES, key=lambda p: (kills[p], rng.random()))
             if producer.poll() is not None:
                 # Keep the landing folder growing until every phase is hit.
-                write_file(landing, total + attempts)
+                publish(landing, extra)
+                extra += 1
             entries_before = len(list((out / "_sanitize_checkpoint").glob("*.json")))
-            child = start_child(extension_file, sql, subprocess_env, f"{phase}:60000")
-            paused = False
-            for line in child.stderr:
-                if f"paused at phase {phase}" in line:
-                    paused = True
-                    break
-            if paused:
+            child = start_child(extension, sql, env, f"{phase}:60000")
+            if wait_for_stderr(child, f"paused at phase {phase}"):
                 child.send_signal(signal.SIGKILL)
                 child.communicate()
                 assert child.returncode == -signal.SIGKILL
@@ -269,11 +304,31 @@ def test_runs_killed_at_every_phase_leave_every_row_exactly_once(
                 # A run that finished: it must have succeeded.
                 result = child_result(child)
                 assert "rows" in result, result
-        # And some at random moments.
-        for _ in range(12):
-            child = start_child(extension_file, sql, subprocess_env, None)
+        # And at random moments: each run has new files to take, and is
+        # killed after a delay drawn over as long as a whole run of the
+        # statement took (measured from the child's LOAD: the interpreter's
+        # start is not the run's), unless it ended first.
+        producer.wait()
+
+        def start_with_new_files() -> subprocess.Popen:
+            nonlocal extra
+            for _ in range(3):
+                publish(landing, extra)
+                extra += 1
+            child = start_child(extension, sql, env, None)
+            assert wait_for_stderr(child, LOADED), child_result(child)
+            return child
+
+        child = start_with_new_files()
+        started = time.monotonic()
+        assert "rows" in child_result(child)
+        span = time.monotonic() - started
+        for _ in range(60):
+            if random_kills == 6:
+                break
+            child = start_with_new_files()
             try:
-                out_text, _ = child.communicate(timeout=rng.uniform(0.2, 1.5))
+                out_text, _ = child.communicate(timeout=rng.uniform(0, span))
                 assert "rows" in json.loads(out_text.strip().splitlines()[-1]), out_text
             except subprocess.TimeoutExpired:
                 child.send_signal(signal.SIGKILL)
@@ -281,19 +336,27 @@ def test_runs_killed_at_every_phase_leave_every_row_exactly_once(
                 random_kills += 1
     finally:
         producer.wait()
-    assert sum(kills.values()) >= 36, kills
+    assert random_kills > 0, "no run was killed at a random moment: the test did not test it"
+    return kills, random_kills
 
-    reports = run_until_caught_up(extension_file, sql, subprocess_env)
+
+def assert_caught_up_exactly_once(
+    con, extension: Path, sql: str, env: dict, out: Path, sources: list[str], expected: collections.Counter
+) -> None:
+    """Runs until caught up, then: every source file (its path or URI) was
+    taken exactly once and none failed; every row is committed exactly once
+    (`expected`, a multiset of ids), through the log and through a glob;
+    nothing of the killed runs is left; and the registries are those of the
+    manual flow and, last, of one scan over all files in the order taken."""
+    reports = run_until_caught_up(extension, sql, env)
     assert all(r["status"] in ("committed", "up_to_date") for r in reports)
     entries = log_entries(con, out)
     assert [e["entry"] for e in entries] == list(range(1, len(entries) + 1))
     # Every source file taken exactly once, none failed.
     taken = taken_files(entries)
-    listed = sorted(str(p.resolve()) for p in landing.glob("f*.jsonl"))
-    assert sorted(taken) == listed
+    assert sorted(taken) == sorted(sources)
     assert sum(e["files_failed"] for e in entries) == 0
     # Every row exactly once, through the log and through a glob.
-    expected = source_ids(landing)
     assert committed_ids(con, entries) == expected
     globbed = con.execute(
         f"SELECT id FROM read_parquet({sql_literal(str(out / '*.parquet'))}, union_by_name = true)"
@@ -306,6 +369,18 @@ def test_runs_killed_at_every_phase_leave_every_row_exactly_once(
     # and the last is that of one scan over all files in the order taken.
     assert [e["registry"] for e in entries] == chained_registries(con, entries)
     assert schema_of(entries[-1]["registry"]) == schema_of(one_scan_registry(con, taken))
+
+
+def test_runs_killed_at_every_phase_leave_every_row_exactly_once(
+    con, extension_file: Path, tmp_path: Path, subprocess_env
+):
+    landing, out = tmp_path / "landing", tmp_path / "out"
+    landing.mkdir()
+    sql = ingest_sql(landing, out, ", max_files_per_run := 3")
+    kills, _ = kill_runs_while_a_producer_adds_files(extension_file, sql, subprocess_env, str(landing), out)
+    assert sum(kills.values()) >= 36, kills
+    sources = [str(p.resolve()) for p in landing.glob("f*.jsonl")]
+    assert_caught_up_exactly_once(con, extension_file, sql, subprocess_env, out, sources, source_ids(landing))
 
 
 # --- concurrency ------------------------------------------------------------
@@ -471,14 +546,35 @@ def test_the_log_and_the_latest_registry_read_the_checkpoint(con, tmp_path: Path
 # --- remote sources -----------------------------------------------------------
 
 from test_remote_storage import remote_con, s3, s3_server, spool  # noqa: E402,F401 (fixtures: moto on 127.0.0.1)
+from test_remote_storage import s3_client, s3_environment  # noqa: E402
+
+
+def test_runs_killed_at_every_phase_with_an_s3_source_leave_every_row_exactly_once(
+    s3, s3_server, remote_con, spool, extension_file: Path, tmp_path: Path, subprocess_env
+):
+    """The crash scenario with the landing folder an S3 prefix on moto, read
+    through a glob (the output and the checkpoint are local): the producer
+    PUTs objects while runs are killed at every phase and at random."""
+    landing = f"{s3}/crash-{tmp_path.name}/landing/"
+    out = tmp_path / "out"
+    env = {**subprocess_env, **s3_environment(s3_server), "SCHEMA_SANITIZER_SPOOL_DIR": str(spool)}
+    sql = ingest_sql(landing + "*.jsonl", out, ", max_files_per_run := 3")
+    kills, _ = kill_runs_while_a_producer_adds_files(extension_file, sql, env, landing, out)
+    assert sum(kills.values()) >= 36, kills
+    client = s3_client(s3_server)
+    bucket, _, prefix = landing[len("s3://"):].partition("/")
+    keys = [
+        o["Key"]
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        for o in page.get("Contents", [])
+    ]
+    sources = [f"s3://{bucket}/{key}" for key in keys]
+    expected = ids_of(client.get_object(Bucket=bucket, Key=key)["Body"].read().decode() for key in keys)
+    assert_caught_up_exactly_once(remote_con, extension_file, sql, env, out, sources, expected)
 
 
 def test_a_remote_prefix_is_taken_once_and_its_etags_tell_changes(s3, s3_server, remote_con, tmp_path: Path):
-    import boto3
-
-    client = boto3.client(
-        "s3", endpoint_url=s3_server, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
-    )
+    client = s3_client(s3_server)
     prefix = f"ingest-{tmp_path.name}/"
 
     def put(k: int, recs: list[dict]) -> None:

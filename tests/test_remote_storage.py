@@ -123,18 +123,39 @@ def remote_con(con, spool, monkeypatch):
 # --- the emulators -------------------------------------------------------
 
 
+def s3_environment(endpoint: str) -> dict[str, str]:
+    """The provider's variables that point an S3 client at moto on `endpoint`,
+    as a user would set them (docs/remote.md)."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "us-east-1",
+    }
+
+
+def s3_client(endpoint: str):
+    """boto3's S3 client for moto on `endpoint` (the provider's own client,
+    not the extension)."""
+    import boto3
+
+    env = s3_environment(endpoint)
+    return boto3.client(
+        "s3", endpoint_url=endpoint, region_name=env["AWS_REGION"],
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+    )
+
+
 @pytest.fixture(scope="module")
 def s3_server(tmp_path_factory):
     from moto.server import ThreadedMotoServer
-    import boto3
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     _, port = server.get_host_and_port()
     endpoint = f"http://127.0.0.1:{port}"
-    client = boto3.client(
-        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
-    )
+    client = s3_client(endpoint)
     client.create_bucket(Bucket="lake")
     for key, body in ROWS:
         client.put_object(Bucket="lake", Key=key, Body=body)
@@ -146,13 +167,7 @@ def s3_server(tmp_path_factory):
 
 @pytest.fixture
 def s3(s3_server, monkeypatch):
-    for key, value in {
-        "AWS_ENDPOINT_URL": s3_server,
-        "AWS_ALLOW_HTTP": "true",
-        "AWS_ACCESS_KEY_ID": "test",
-        "AWS_SECRET_ACCESS_KEY": "test",
-        "AWS_REGION": "us-east-1",
-    }.items():
+    for key, value in s3_environment(s3_server).items():
         monkeypatch.setenv(key, value)
     return "s3://lake"
 
@@ -409,13 +424,7 @@ def test_the_shell_reads_s3_with_the_provider_environment(s3_server, duckdb_cli,
     from test_shell import run_cli, setup_sql
 
     env = dict(subprocess_env)
-    env.update(
-        AWS_ENDPOINT_URL=s3_server,
-        AWS_ALLOW_HTTP="true",
-        AWS_ACCESS_KEY_ID="test",
-        AWS_SECRET_ACCESS_KEY="test",
-        AWS_REGION="us-east-1",
-    )
+    env.update(s3_environment(s3_server))
     sql = setup_sql(extension_dir, repository) + (
         "SELECT id, source_file FROM sanitize_jsonl('s3://lake/raw', input_mode := 'directory') ORDER BY id;"
     )
@@ -577,11 +586,7 @@ def test_secrets_in_an_object_store_uri_never_reach_a_pipeline_output(s3, s3_ser
         )
         assert [r[2] for r in report] == ["written", "written"], report
         assert_no_secret("the pipeline's report", report, planted)
-    import boto3
-
-    client = boto3.client(
-        "s3", endpoint_url=s3_server, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
-    )
+    client = s3_client(s3_server)
     keys = [o["Key"] for o in client.list_objects_v2(Bucket="lake", Prefix="pipe/secret-silver/")["Contents"]]
     assert len(keys) == 2, keys
     for key in keys:
@@ -727,12 +732,7 @@ PIPE_DAYS = [("2026-06-01", [1, 2]), ("2026-06-02", [3, 4, 5])]
 def download(backend, request):
     """fetch(key) -> the object's bytes, by the provider's own client (not the extension)."""
     if backend == "s3":
-        import boto3
-
-        client = boto3.client(
-            "s3", endpoint_url=request.getfixturevalue("s3_server"), region_name="us-east-1",
-            aws_access_key_id="test", aws_secret_access_key="test",
-        )
+        client = s3_client(request.getfixturevalue("s3_server"))
         return lambda key: client.get_object(Bucket="lake", Key=key)["Body"].read()
     if backend == "gcs":
         host = request.getfixturevalue("gcs_server")

@@ -84,6 +84,13 @@ impl Reach {
             if crate::source::parse_remote(path).is_some() {
                 continue;
             }
+            if crate::source::is_remote_scheme(path) && crate::source::file_uri_path(path).is_none() {
+                return Err(format!(
+                    "{}: \"{}\" is on a file system only DuckDB serves (a registered one), and an extension cannot list one or write there: use local paths or object-store URIs",
+                    self.function,
+                    crate::source::display_uri(path)
+                ));
+            }
             let local = crate::source::file_uri_path(path).unwrap_or(path);
             if let Err(e) = self.opener.check_reach(local) {
                 return Err(format!(

@@ -160,7 +160,7 @@ impl ParquetSink {
                 let file = create_local(function, output, opener, &dir, &temp)?;
                 // A killed run's leftovers go before this run adds its own
                 // (the directory is one the file system lets us write).
-                remove_stale_temps(&dir, process_alive);
+                remove_stale_temps(&dir, crate::source::process_alive);
                 file
             }
         };
@@ -321,19 +321,6 @@ fn temp_name_pid(file_name: &str) -> Option<u32> {
         return None;
     }
     parts[0].parse().ok()
-}
-
-/// Whether the process `pid` is alive, where the system can say: Linux
-/// lists every process of this pid namespace under /proc (a zombie too,
-/// which counts as alive). Elsewhere, or without /proc, `None`: not known,
-/// so nothing is removed. No signal is sent (kill(pid, 0) would need
-/// unsafe code outside src/ffi, and /proc answers the same question).
-fn process_alive(pid: u32) -> Option<bool> {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return None;
-    }
-    Some(proc.join(pid.to_string()).exists())
 }
 
 /// Removes from `dir` the temporary files a writer that is no longer
@@ -502,13 +489,13 @@ mod temp_tests {
 
     #[test]
     fn this_process_is_alive_and_a_reaped_child_is_not() {
-        if process_alive(std::process::id()).is_none() {
+        if crate::source::process_alive(std::process::id()).is_none() {
             return; // no /proc here: nothing is ever removed
         }
-        assert_eq!(process_alive(std::process::id()), Some(true));
+        assert_eq!(crate::source::process_alive(std::process::id()), Some(true));
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
-        assert_eq!(process_alive(pid), Some(false));
+        assert_eq!(crate::source::process_alive(pid), Some(false));
     }
 }

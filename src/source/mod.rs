@@ -18,7 +18,8 @@ pub use listing::{identity_now, list_with_identity, Identity, Listed};
 pub use redact::{display_uri, redact_text};
 pub use remote::{is_remote_scheme, parse_remote, Backend};
 pub use spool::{
-    is_staged, list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool,
+    is_staged, list_partition_dirs, list_tree, output_exists, process_alive, remote_tail, staging_root, upload_file,
+    Listing, Spool,
 };
 
 use std::path::Path;
@@ -102,8 +103,19 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
         // there; one it does not is the same error as ever.
         if options.opener.serves_other_schemes() && !glob::is_glob(&path) && options.input_mode != InputMode::Directory
         {
-            if let Err(e) = options.opener.open(&path) {
-                return Err(unsupported(&format!(" (DuckDB's file system cannot open it either: {e})")));
+            match options.opener.open(&path) {
+                Ok(_) => {}
+                // DuckDB's local file system takes a path of a scheme no
+                // file system serves as a local name: not found either way.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(unsupported(&format!(
+                        " (no file system registered in DuckDB serves it, or it holds no such file: {e})"
+                    )));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    return Err(SanitizeError::io(format!("{function}: cannot open file \"{path}\": {e}")));
+                }
+                Err(e) => return Err(unsupported(&format!(" (DuckDB's file system cannot open it either: {e})"))),
             }
         }
         if let Some(resolved) = resolve_by_duckdb(function, &path, options, &names)? {
@@ -150,12 +162,18 @@ fn remote_by_duckdb(
     if !loaded && (uri.backend == Backend::Http || fetch::configured_by_env(uri.backend)) {
         return Ok(None);
     }
-    let listing = glob::is_glob(path) || options.input_mode == InputMode::Directory || uri.key.ends_with('/');
-    if listing {
-        return match loaded {
-            true => resolve_by_duckdb(function, &display_uri(path), options, names),
-            false => Ok(None),
+    if options.input_mode != InputMode::Directory && (uri.key.is_empty() || uri.key.ends_with('/')) {
+        // Names a directory in single-file mode: the error needs no request.
+        return Ok(None);
+    }
+    if glob::is_glob(path) || options.input_mode == InputMode::Directory {
+        // Neither can list it: object_store has no configuration for the
+        // provider, and the C API gives no listing of DuckDB's.
+        let why = match loaded {
+            true => String::new(),
+            false => format!(" (no environment variable configures the extension's own {} client)", uri.backend.name()),
         };
+        return Err(cannot_list(function, &display_uri(path), &why));
     }
     match opener.open(path) {
         Ok(_) => {
@@ -163,6 +181,10 @@ fn remote_by_duckdb(
             let files = vec![path.to_string()];
             let display = vec![display_uri(path).into_owned()];
             Ok(Some(Resolved { files, display, spools: Vec::new() }))
+        }
+        // DuckDB's file system served the scheme and found no such object.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(SanitizeError::io(format!("{function}: no such file \"{}\"", display_uri(path))))
         }
         Err(e) if loaded || e.kind() == std::io::ErrorKind::PermissionDenied => Err(SanitizeError::io(format!(
             "{function}: cannot open \"{}\" through DuckDB's file system: {}",
@@ -184,13 +206,19 @@ fn resolve_by_duckdb(function: &str, path: &str, options: &Options, names: &Name
         return Ok(None);
     }
     if glob::is_glob(path) || options.input_mode == InputMode::Directory {
-        return Err(SanitizeError::options(format!(
-            "{function}: \"{path}\" is a glob or a directory of a file system only DuckDB serves, and an extension cannot list one; list it with DuckDB's glob(): SET VARIABLE files = (SELECT list(file) FROM glob('{path}')), then pass getvariable('files')"
-        )));
+        return Err(cannot_list(function, path, ""));
     }
     names.check(function, path)?;
     let files = vec![path.to_string()];
     Ok(Some(Resolved { display: files.clone(), files, spools: Vec::new() }))
+}
+
+/// A glob or directory only DuckDB's file system could list: the C API has
+/// no listing, so the message says how to list it with DuckDB's `glob()`.
+fn cannot_list(function: &str, path: &str, why: &str) -> SanitizeError {
+    SanitizeError::options(format!(
+        "{function}: \"{path}\" is a glob or a directory of a file system only DuckDB serves{why}, and an extension cannot list one; list it with DuckDB's glob(): SET VARIABLE files = (SELECT list(file) FROM glob('{path}')), then pass getvariable('files')"
+    ))
 }
 
 /// The files a local glob matches that the format takes; none is an error
