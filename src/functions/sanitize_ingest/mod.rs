@@ -37,8 +37,10 @@ pub const DEFAULT_CHECKPOINT: &str = "_sanitize_checkpoint";
 pub const PAUSE_VARIABLE: &str = "SCHEMA_SANITIZER_INGEST_PAUSE";
 
 /// The function's own named parameters; every scan option is taken too.
+/// `order` is an SQL keyword: DuckDB takes it quoted (`"order" := 'path'`);
+/// `file_order` is the same parameter without quotes.
 const OWN_PARAMETERS: &[&str] =
-    &["checkpoint", "file_order", "max_files_per_run", "on_changed", "compression", "input_compression"];
+    &["checkpoint", "order", "file_order", "max_files_per_run", "on_changed", "compression", "input_compression"];
 
 /// Every named parameter: the run's and the scan options.
 pub fn named_parameters() -> Vec<&'static str> {
@@ -159,7 +161,13 @@ impl IngestOptions {
             Some(ParamValue::Str(s)) => local_folder("checkpoint", s)?,
             Some(v) => return Err(bad("checkpoint", format!("must be a VARCHAR, not {}", v.describe()))),
         };
-        let order = choice("file_order", get("file_order"), FileOrder::NAMES, FileOrder::Path)?;
+        let order = match (get("order"), get("file_order")) {
+            (Some(_), Some(_)) => {
+                return Err(bad("order", "and \"file_order\" are the same parameter: pass one of them"))
+            }
+            (Some(v), None) => choice("order", Some(v), FileOrder::NAMES, FileOrder::Path)?,
+            (None, v) => choice("file_order", v, FileOrder::NAMES, FileOrder::Path)?,
+        };
         let on_changed = choice("on_changed", get("on_changed"), OnChanged::NAMES, OnChanged::Error)?;
         let max_files = match get("max_files_per_run") {
             None => None,

@@ -371,6 +371,8 @@ fn parameters_are_checked_at_bind() {
     let bad = |pairs: &[(&'static str, ParamValue)]| ingest(&root, &root.join("out"), pairs).unwrap_err();
     assert!(bad(&[("file_order", s("size"))])
         .contains("\"file_order\" parameter must be one of 'path', 'modified', not 'size'"));
+    assert!(bad(&[("order", s("size"))]).contains("\"order\" parameter must be one of 'path', 'modified'"));
+    assert!(bad(&[("order", s("path")), ("file_order", s("path"))]).contains("pass one of them"));
     assert!(bad(&[("on_changed", s("x"))]).contains("'error', 'skip', 'reingest'"));
     assert!(bad(&[("max_files_per_run", ParamValue::Int(0))]).contains("must be a positive integer"));
     assert!(bad(&[("compression", s("lz4"))]).contains("input_compression"));
