@@ -11,10 +11,11 @@ use super::handles::{
 };
 use super::types::LogicalType;
 use crate::functions::sanitize_probe::probe_row;
-use crate::functions::{TableFunctionDef, TableKind, ETL_COLUMNS, PROBE_COLUMNS};
-use crate::infer::TypeNode;
+use crate::functions::{TableFunctionDef, TableKind, PROBE_COLUMNS};
 use crate::options::{ParamType, ParamValue, INPUT_FORMAT_SPEC, OPTION_SPECS};
-use crate::pipeline::{cached_plan, partition_kind, Chunk, ScanPlan, Scanner};
+use crate::pipeline::ColumnSource;
+use crate::pipeline::{cached_plan, Chunk, ScanPlan, Scanner};
+use crate::registry::naming::EtlColumn;
 
 /// Output rows per call: DuckDB's vector size.
 const VECTOR_SIZE: usize = 2048;
@@ -36,6 +37,9 @@ struct ScanInner {
     chunk: Chunk,
     /// The result column of each output vector (projection pushdown).
     projection: Vec<usize>,
+    /// Where each output vector's values come from (a scan's; `None`:
+    /// count(*)'s row id, nothing to write).
+    sources: Vec<Option<ColumnSource>>,
     /// The registry and drifts go on the first emitted row only.
     first_row_done: bool,
     done: bool,
@@ -102,19 +106,9 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     let plan = cached_plan(def.name, &paths, options, for_scan, client.session).map_err(|e| e.message)?;
     match def.kind {
         TableKind::Scan => {
-            for v in plan.schema.output_versions() {
-                info.add_result_column(&v.output_name, &LogicalType::for_node(&v.ty));
+            for column in plan.result_columns() {
+                info.add_result_column(column.name, &LogicalType::for_node(&column.ty));
             }
-            for c in &plan.partitions.columns {
-                info.add_result_column(&c.name, &LogicalType::for_node(&TypeNode::Scalar(partition_kind(c.ty))));
-            }
-            if let Some(rescue) = &plan.options.rescue_column {
-                info.add_result_column(rescue, &LogicalType::varchar());
-            }
-            info.add_result_column(ETL_COLUMNS[0], &LogicalType::varchar());
-            info.add_result_column(ETL_COLUMNS[1], &LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ));
-            info.add_result_column(ETL_COLUMNS[2], &LogicalType::varchar());
-            info.add_result_column(ETL_COLUMNS[3], &LogicalType::varchar());
             info.set_cardinality(
                 plan.probe_stats.rows_emitted,
                 plan.options.schema_mode == crate::options::SchemaMode::Additive,
@@ -193,6 +187,13 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
                 wanted[p] = true;
             }
         }
+        let sources = match bind.kind {
+            TableKind::Scan => {
+                let columns = plan.result_columns();
+                projection.iter().map(|&p| columns.get(p).map(|c| c.source)).collect()
+            }
+            TableKind::Probe => Vec::new(),
+        };
         let mut scanner = Scanner::new(plan);
         scanner.project(wanted);
         if bind.kind == TableKind::Scan {
@@ -202,6 +203,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
             inner: Mutex::new(ScanInner {
                 chunk: Chunk::new(&bind.plan),
                 scanner,
+                sources,
                 projection,
                 first_row_done: false,
                 done: false,
@@ -247,18 +249,22 @@ fn scan_chunk(bind: &BindData, state: &ScanState, output: &DataChunk) -> Result<
                 return Ok(());
             }
             let plan = &bind.plan;
-            // Data and partition columns, then the ETL columns.
-            let n_data = inner.chunk.columns.len();
             let first = !inner.first_row_done;
-            for (j, &p) in inner.projection.iter().enumerate() {
+            for (j, source) in inner.sources.iter().enumerate() {
                 let v = output.vector(j);
-                match p.checked_sub(n_data) {
-                    None => v.write_column(&inner.chunk.columns[p], rows)?,
-                    Some(0) => v.fill_varchar(&plan.display_files[inner.chunk.file_index], rows),
-                    Some(1) => v.fill_i64(plan.started_at_micros, rows),
-                    Some(2) => v.first_row_only(first.then_some(plan.registry_json.as_str()), rows),
-                    Some(3) => v.first_row_only(first.then_some(plan.drifts_json.as_str()), rows),
-                    Some(_) => {} // count(*)'s row id: nothing to write
+                match source {
+                    Some(ColumnSource::Chunk(i)) => v.write_column(&inner.chunk.columns[*i], rows)?,
+                    Some(ColumnSource::Etl(EtlColumn::SourceFile)) => {
+                        v.fill_varchar(&plan.display_files[inner.chunk.file_index], rows)
+                    }
+                    Some(ColumnSource::Etl(EtlColumn::IngestionTimestamp)) => v.fill_i64(plan.started_at_micros, rows),
+                    Some(ColumnSource::Etl(EtlColumn::SchemaRegistry)) => {
+                        v.first_row_only(first.then_some(plan.registry_json.as_str()), rows)
+                    }
+                    Some(ColumnSource::Etl(EtlColumn::SchemaDrifts)) => {
+                        v.first_row_only(first.then_some(plan.drifts_json.as_str()), rows)
+                    }
+                    None => {}
                 }
             }
             inner.first_row_done = true;

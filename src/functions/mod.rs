@@ -40,9 +40,6 @@ pub const TABLE_FUNCTIONS: &[TableFunctionDef] = &[
     TableFunctionDef { name: "sanitize_probe", format: None, kind: TableKind::Probe },
 ];
 
-/// The ETL columns every scan appends, in order (SQL surface contract).
-pub const ETL_COLUMNS: [&str; 4] = crate::registry::naming::RESERVED_COLUMNS;
-
 /// The columns of `sanitize_probe`.
 pub const PROBE_COLUMNS: [&str; 3] = ["schema_registry", "schema_drifts", "stats"];
 

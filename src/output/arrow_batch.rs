@@ -21,32 +21,20 @@ use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef, Tim
 
 use crate::error::{Result, SanitizeError};
 use crate::infer::{Declared, ScalarKind, StructNode, TimeUnit, TypeNode};
-use crate::pipeline::{partition_kind, Chunk, ScanPlan};
-use crate::registry::naming::RESERVED_COLUMNS as ETL_COLUMN_NAMES;
+use crate::pipeline::{Chunk, ColumnSource, ScanPlan};
+use crate::registry::naming::EtlColumn;
 use crate::route::{Column, ColumnData};
 
 /// The time zone of TIMESTAMPTZ columns (the engine's timestamps are UTC).
 const UTC: &str = "UTC";
 
-/// The Arrow schema of a plan's output: the data columns, the hive
-/// partition columns, then the four ETL columns, as a scan declares them.
+/// The Arrow schema of a plan's output: its result columns
+/// (pipeline/layout.rs), as a scan declares them to DuckDB.
 pub fn arrow_schema(plan: &ScanPlan) -> Result<SchemaRef> {
     let mut fields: Vec<Field> = Vec::new();
-    for v in plan.schema.output_versions() {
-        fields.push(field(&v.output_name, &v.ty, true).map_err(|why| unwritable(&v.output_name, &why))?);
+    for column in plan.result_columns() {
+        fields.push(field(column.name, &column.ty, true).map_err(|why| unwritable(column.name, &why))?);
     }
-    for c in &plan.partitions.columns {
-        let ty = data_type(&TypeNode::Scalar(partition_kind(c.ty))).map_err(|why| unwritable(&c.name, &why))?;
-        fields.push(Field::new(&c.name, ty, true));
-    }
-    if let Some(rescue) = &plan.options.rescue_column {
-        fields.push(Field::new(rescue, DataType::Utf8, true));
-    }
-    let [source_file, ingestion_timestamp, registry, drifts] = ETL_COLUMN_NAMES;
-    fields.push(Field::new(source_file, DataType::Utf8, true));
-    fields.push(Field::new(ingestion_timestamp, DataType::Timestamp(ArrowUnit::Microsecond, Some(UTC.into())), true));
-    fields.push(Field::new(registry, DataType::Utf8, true));
-    fields.push(Field::new(drifts, DataType::Utf8, true));
     Ok(Arc::new(Schema::new(fields)))
 }
 
@@ -60,20 +48,25 @@ fn unwritable(column: &str, why: &str) -> SanitizeError {
 pub fn chunk_batch(plan: &ScanPlan, schema: &SchemaRef, chunk: &Chunk, first: bool) -> Result<RecordBatch> {
     let rows = chunk.rows;
     let mut arrays: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
-    let data_types = plan.schema.output_versions().map(|v| v.ty.clone());
-    let partition_types = plan.partitions.columns.iter().map(|c| TypeNode::Scalar(partition_kind(c.ty)));
-    let rescue_type = plan.options.rescue_column.as_ref().map(|_| TypeNode::Scalar(ScalarKind::Str));
-    let types = data_types.chain(partition_types).chain(rescue_type);
-    for ((ty, column), field) in types.zip(&chunk.columns).zip(schema.fields()) {
-        arrays.push(column_array(&ty, column).map_err(|why| unwritable(field.name(), &why))?);
-    }
-    let source = &plan.display_files[chunk.file_index];
-    arrays.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(source, rows))));
-    let stamps = TimestampMicrosecondArray::from(vec![plan.started_at_micros; rows]).with_timezone(UTC);
-    arrays.push(Arc::new(stamps));
     let first_only = |text: &str| StringArray::from_iter((0..rows).map(|i| (first && i == 0).then_some(text)));
-    arrays.push(Arc::new(first_only(&plan.registry_json)));
-    arrays.push(Arc::new(first_only(&plan.drifts_json)));
+    for (column, field) in plan.result_columns().into_iter().zip(schema.fields()) {
+        let array: ArrayRef = match column.source {
+            ColumnSource::Chunk(i) => {
+                let data = chunk.columns.get(i).ok_or_else(|| SanitizeError::internal("a chunk without a column"))?;
+                column_array(&column.ty, data).map_err(|why| unwritable(field.name(), &why))?
+            }
+            ColumnSource::Etl(EtlColumn::SourceFile) => {
+                let source = &plan.display_files[chunk.file_index];
+                Arc::new(StringArray::from_iter_values(std::iter::repeat_n(source, rows)))
+            }
+            ColumnSource::Etl(EtlColumn::IngestionTimestamp) => {
+                Arc::new(TimestampMicrosecondArray::from(vec![plan.started_at_micros; rows]).with_timezone(UTC))
+            }
+            ColumnSource::Etl(EtlColumn::SchemaRegistry) => Arc::new(first_only(&plan.registry_json)),
+            ColumnSource::Etl(EtlColumn::SchemaDrifts) => Arc::new(first_only(&plan.drifts_json)),
+        };
+        arrays.push(array);
+    }
     RecordBatch::try_new(Arc::clone(schema), arrays)
         .map_err(|e| SanitizeError::internal(format!("a chunk does not fit its Arrow schema: {e}")))
 }

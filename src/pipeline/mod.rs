@@ -10,6 +10,7 @@ mod csv_range_proptests;
 mod csv_skip_tests;
 #[cfg(test)]
 mod flat_proptests;
+mod layout;
 #[cfg(test)]
 mod list_depth_tests;
 #[cfg(test)]
@@ -42,6 +43,7 @@ pub(crate) mod tests;
 
 pub(crate) use bad_records::BadRecords;
 pub use clock::{format_utc_micros, now_utc_micros};
+pub use layout::ColumnSource;
 pub use plan_cache::cached_plan;
 pub use readers::open_reader;
 #[cfg(test)]

@@ -2,9 +2,42 @@
 
 use crate::options::FieldNamePolicy;
 
+/// The four ETL columns every scan appends, after the data, partition and
+/// rescue columns (pipeline/layout.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EtlColumn {
+    /// The file a row came from, as the user named it.
+    SourceFile,
+    /// When the scan started (TIMESTAMPTZ, UTC).
+    IngestionTimestamp,
+    /// The registry after the scan, on the first row only.
+    SchemaRegistry,
+    /// The scan's drift events, on the first row only.
+    SchemaDrifts,
+}
+
+impl EtlColumn {
+    pub const ALL: [EtlColumn; 4] =
+        [EtlColumn::SourceFile, EtlColumn::IngestionTimestamp, EtlColumn::SchemaRegistry, EtlColumn::SchemaDrifts];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            EtlColumn::SourceFile => "source_file",
+            EtlColumn::IngestionTimestamp => "ingestion_timestamp",
+            EtlColumn::SchemaRegistry => "schema_registry",
+            EtlColumn::SchemaDrifts => "schema_drifts",
+        }
+    }
+}
+
 /// The output columns every scan appends; a top-level source field may not
 /// take these names, before or after sanitizing.
-pub const RESERVED_COLUMNS: [&str; 4] = ["source_file", "ingestion_timestamp", "schema_registry", "schema_drifts"];
+pub const RESERVED_COLUMNS: [&str; 4] = [
+    EtlColumn::SourceFile.name(),
+    EtlColumn::IngestionTimestamp.name(),
+    EtlColumn::SchemaRegistry.name(),
+    EtlColumn::SchemaDrifts.name(),
+];
 
 /// Sanitizes one source key under a policy. May return an empty string; the
 /// caller then falls back to [`empty_name`].
