@@ -17,11 +17,11 @@ pub(crate) mod functions;
 pub(crate) mod infer;
 pub(crate) mod options;
 pub(crate) mod output;
-pub(crate) mod pipeline;
 pub(crate) mod quiet;
 pub(crate) mod registry;
 pub(crate) mod route;
 pub(crate) mod scalar;
+pub(crate) mod scan;
 pub(crate) mod source;
 pub(crate) mod value;
 

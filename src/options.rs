@@ -571,7 +571,7 @@ pub struct Options {
     /// give.
     pub opener: crate::formats::byte_source::FileOpener,
     /// Size of the byte ranges a JSON Lines file is cut into for parallel
-    /// decoding (pipeline/ranges.rs); `None`: sized to the file and threads.
+    /// decoding (scan/ranges.rs); `None`: sized to the file and threads.
     pub scan_range_bytes: Option<u64>,
     /// The registry JSON given with `registry :=`, if any.
     pub registry: Option<String>,
@@ -595,7 +595,7 @@ pub struct Options {
     /// given ones, the sniffer leaves them alone.
     pub adopted: Vec<&'static str>,
     /// Threads a probe or scan may run at once, the caller's included
-    /// (pipeline/ordered.rs); no parameter: the SQL layer sets it from
+    /// (scan/ordered.rs); no parameter: the SQL layer sets it from
     /// DuckDB's `threads` setting.
     pub threads: usize,
     pub input_text_encoding: TextEncoding,

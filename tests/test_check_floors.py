@@ -42,7 +42,7 @@ def test_an_import_up_a_floor_fails(tmp_path):
         "lib.rs": "pub mod formats;\npub mod pipeline;\npub mod value;\n",
         "value/mod.rs": "use crate::formats::Thing;\n",
         "formats/mod.rs": "pub struct Thing;\n",
-        "pipeline/mod.rs": "use crate::{formats::Thing, value};\n",
+        "scan/mod.rs": "use crate::{formats::Thing, value};\n",
     })
     r = run(root)
     assert r.returncode == 1
@@ -57,7 +57,7 @@ def test_a_circle_between_siblings_fails_and_parent_child_does_not(tmp_path):
         "formats/a.rs": "use super::b::B;\nuse super::Batch;\npub struct A;\n",
         "formats/b.rs": "pub struct B;\nfn f() { let _ = super::a::A; }\n",
         # Test-only code may use anything.
-        "formats/t.rs": "use crate::pipeline::Anything;\n",
+        "formats/t.rs": "use crate::scan::Anything;\n",
     })
     r = run(root)
     assert r.returncode == 1

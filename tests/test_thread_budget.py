@@ -1,7 +1,7 @@
 """DuckDB's thread budget: with `SET threads = 1` the extension decodes on
 DuckDB's own thread and starts no thread of its own; with `threads = N` it
 runs at most N - 1 decoder threads named `sanitize-decode` beside DuckDB's
-thread (pipeline/ordered.rs). The results are the same either way."""
+thread (scan/ordered.rs). The results are the same either way."""
 from __future__ import annotations
 
 import os

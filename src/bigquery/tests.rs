@@ -214,8 +214,8 @@ mod profile {
 
     use crate::bigquery::registry_columns;
     use crate::options::ParamValue;
-    use crate::pipeline::proptests::{json_value, to_lines};
-    use crate::pipeline::tests::run;
+    use crate::scan::proptests::{json_value, to_lines};
+    use crate::scan::tests::run;
 
     /// A value nested `kinds.len()` containers deep (a list where the kind
     /// is true, else an object), around a generated value: deep enough to

@@ -65,7 +65,7 @@ impl DuckFiles {
         let mut loaded_schemes = Vec::new();
         for (setting, schemes) in EXTENSION_SCHEMES {
             // SAFETY: a live client context (the caller's contract).
-            if unsafe { super::handles::config_option_exists(context, setting) } {
+            if unsafe { config_option_exists(context, setting) } {
                 loaded_schemes.extend_from_slice(schemes);
             }
         }
@@ -196,6 +196,26 @@ impl Opener for DuckFiles {
     fn serves_scheme(&self, scheme: &str) -> bool {
         self.loaded_schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme))
     }
+}
+
+/// Whether the client knows the setting `name` at all (an extension's
+/// setting exists once the extension is loaded).
+///
+/// # Safety
+/// `ctx` is a live client context.
+unsafe fn config_option_exists(ctx: ffi::duckdb_client_context, name: &str) -> bool {
+    let Ok(name) = CString::new(name) else { return false };
+    let mut scope: ffi::duckdb_config_option_scope = 0;
+    // SAFETY: a live context and a NUL-terminated name; a value returned is
+    // ours and destroyed here.
+    unsafe {
+        let mut value = ffi::duckdb_client_context_get_config_option(ctx, name.as_ptr(), &mut scope);
+        if value.is_null() {
+            return false;
+        }
+        ffi::duckdb_destroy_value(&mut value);
+    }
+    scope != ffi::duckdb_config_option_scope_DUCKDB_CONFIG_OPTION_SCOPE_INVALID
 }
 
 /// One open file of DuckDB's file system.

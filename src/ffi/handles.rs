@@ -11,7 +11,7 @@ use duckdb::ffi;
 
 use super::types::LogicalType;
 use crate::options::{ParamType, ParamValue};
-use crate::pipeline::scan_log::Session;
+use crate::scan::scan_log::Session;
 
 /// A C string for DuckDB's names and error setters (interior NULs would
 /// truncate it).
@@ -225,7 +225,7 @@ pub struct ClientInfo {
 
 impl ClientInfo {
     /// DuckDB's `threads` setting, or the machine's cores when it cannot be
-    /// read; at least one (pipeline/ordered.rs counts DuckDB's thread in it).
+    /// read; at least one (scan/ordered.rs counts DuckDB's thread in it).
     pub fn thread_budget(&self) -> usize {
         self.threads
             .and_then(|t| usize::try_from(t).ok())
@@ -675,26 +675,6 @@ impl Vector<'_> {
 ///
 /// # Safety
 /// `ctx` is a live client context.
-/// Whether the client knows the setting `name` at all (an extension's
-/// setting exists once the extension is loaded).
-///
-/// # Safety
-/// `ctx` is a live client context.
-pub(super) unsafe fn config_option_exists(ctx: ffi::duckdb_client_context, name: &str) -> bool {
-    let Ok(name) = CString::new(name) else { return false };
-    let mut scope: ffi::duckdb_config_option_scope = 0;
-    // SAFETY: a live context and a NUL-terminated name; a value returned is
-    // ours and destroyed here.
-    unsafe {
-        let mut value = ffi::duckdb_client_context_get_config_option(ctx, name.as_ptr(), &mut scope);
-        if value.is_null() {
-            return false;
-        }
-        ffi::duckdb_destroy_value(&mut value);
-    }
-    scope != ffi::duckdb_config_option_scope_DUCKDB_CONFIG_OPTION_SCOPE_INVALID
-}
-
 unsafe fn config_option(ctx: ffi::duckdb_client_context, name: &str) -> ParamValue {
     let Ok(name) = CString::new(name) else { return ParamValue::Null };
     let mut scope: ffi::duckdb_config_option_scope = 0;

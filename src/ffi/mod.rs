@@ -269,7 +269,7 @@ static PARSE_PARTITION_KEY: rows::RowsFunction = rows::RowsFunction {
 };
 
 /// `sanitize_rejects()`: the rejected records and values of this
-/// connection's recent scans (pipeline/rejects.rs); `all_connections :=
+/// connection's recent scans (scan/rejects.rs); `all_connections :=
 /// true` for every connection's of the database.
 static REJECTS: rows::RowsFunction = rows::RowsFunction {
     name: "sanitize_rejects",
@@ -293,7 +293,7 @@ static REJECTS: rows::RowsFunction = rows::RowsFunction {
     ],
     build: |_, params, context| {
         let all = params.iter().any(|(n, v)| *n == "all_connections" && *v == crate::options::ParamValue::Bool(true));
-        let rows = crate::pipeline::rejects::snapshot(crate::pipeline::scan_log::Scope::of(context.session, all));
+        let rows = crate::scan::rejects::snapshot(crate::scan::scan_log::Scope::of(context.session, all));
         let int = |n: u64| Cell::Int(i64::try_from(n).ok());
         Ok(fixed(
             rows.into_iter()

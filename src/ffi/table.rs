@@ -13,9 +13,9 @@ use super::types::LogicalType;
 use crate::functions::sanitize_probe::probe_row;
 use crate::functions::{TableFunctionDef, TableKind, PROBE_COLUMNS};
 use crate::options::{ParamType, ParamValue, INPUT_FORMAT_SPEC, OPTION_SPECS};
-use crate::pipeline::ColumnSource;
-use crate::pipeline::{cached_plan, Chunk, ScanPlan, Scanner};
 use crate::registry::naming::EtlColumn;
+use crate::scan::ColumnSource;
+use crate::scan::{cached_plan, Chunk, ScanPlan, Scanner};
 
 /// Output rows per call: DuckDB's vector size.
 const VECTOR_SIZE: usize = 2048;
@@ -23,7 +23,7 @@ const VECTOR_SIZE: usize = 2048;
 struct BindData {
     kind: TableKind,
     plan: Arc<ScanPlan>,
-    session: Option<crate::pipeline::scan_log::Session>,
+    session: Option<crate::scan::scan_log::Session>,
 }
 
 /// Global scan state. Scans run on one thread (DuckDB's default for table
@@ -99,9 +99,9 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
         options.opener = crate::formats::byte_source::FileOpener(Arc::new(files));
     }
     // DuckDB's `threads` setting bounds the threads of a probe or scan,
-    // DuckDB's own thread included (pipeline/ordered.rs).
+    // DuckDB's own thread included (scan/ordered.rs).
     options.threads = client.thread_budget();
-    // A bind of the same call with unchanged files reuses the plan (pipeline/plan_cache.rs).
+    // A bind of the same call with unchanged files reuses the plan (scan/plan_cache.rs).
     let for_scan = def.kind == TableKind::Scan;
     let plan = cached_plan(def.name, &paths, options, for_scan, client.session).map_err(|e| e.message)?;
     match def.kind {
@@ -315,11 +315,11 @@ const STATS_COLUMNS: [&str; 22] = [
 ];
 
 struct StatsBind {
-    scope: crate::pipeline::scan_log::Scope,
+    scope: crate::scan::scan_log::Scope,
 }
 
 struct StatsState {
-    rows: Mutex<Option<Vec<crate::pipeline::scan_log::ScanRecord>>>,
+    rows: Mutex<Option<Vec<crate::scan::scan_log::ScanRecord>>>,
 }
 
 unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
@@ -339,7 +339,7 @@ unsafe extern "C" fn stats_bind(info: ffi::duckdb_bind_info) {
         // database), so a second connection can watch a long run (a
         // sanitize_pipeline) of another.
         let all = info.named_parameter("all_connections", ParamType::Any) == Some(ParamValue::Bool(true));
-        let scope = crate::pipeline::scan_log::Scope::of(info.client_info().session, all);
+        let scope = crate::scan::scan_log::Scope::of(info.client_info().session, all);
         info.set_bind_data(StatsBind { scope });
         Ok(())
     });
@@ -351,7 +351,7 @@ unsafe extern "C" fn stats_init(info: ffi::duckdb_init_info) {
     guard(&info, || {
         // SAFETY: stats_bind stored a StatsBind.
         let bind = unsafe { info.bind_data::<StatsBind>() };
-        let rows = crate::pipeline::scan_log::snapshot(bind.scope);
+        let rows = crate::scan::scan_log::snapshot(bind.scope);
         info.set_init_data(StatsState { rows: Mutex::new(Some(rows)) });
         Ok(())
     });

@@ -209,7 +209,7 @@ enum SkipLine {
 
 /// The cause of a record that is a line `skip_lines` dropped before the
 /// header: not a bad record, never a row, whatever `on_error` says; the
-/// pipeline counts it in `rows_skipped` and shows it in
+/// scan counts it in `rows_skipped` and shows it in
 /// `sanitize_rejects()` as kind `skipped_line` (a skip the sniffer chose
 /// would otherwise lose lines in silence).
 pub const SKIPPED_LINE: &str = "a line before the header, dropped by csv_skip_lines";
@@ -1230,7 +1230,7 @@ fn closes_at_end(raw: &[u8], quote: u8, escape: Option<u8>) -> bool {
 }
 
 /// Makes the line in a bad record's message the file's: a range's reader
-/// numbers lines from its own first line (pipeline/mod.rs `LineCursor`
+/// numbers lines from its own first line (scan/mod.rs `LineCursor`
 /// adds the lines of the ranges before it, to the message too).
 pub fn shift_error_line(error: &mut String, by: u64) {
     const PREFIX: &str = "unterminated quoted cell starting at line ";

@@ -1,11 +1,11 @@
-//! Opening one byte range of a CSV file (pipeline/ranges.rs), so that the
+//! Opening one byte range of a CSV file (scan/ranges.rs), so that the
 //! threads of a scan share one large file.
 //!
 //! A CSV record ends at a line end outside quotes, and whether a byte is
 //! inside quotes depends on everything before it. So a range after the
 //! file's first *guesses*: its first record starts after the first line end
 //! at or past the range's start. The guess is checked before any of its
-//! records are used (pipeline/ordered.rs): it must be where the previous
+//! records are used (scan/ordered.rs): it must be where the previous
 //! range's records ended ([`RangeFollow::At`](super::RangeFollow)). A wrong
 //! guess (the line end was inside a quoted cell) is dropped and the range
 //! read again from the right place, so the records are a sequential read's

@@ -698,7 +698,7 @@ mod tests {
         assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b","[..], 0));
         // ... and of two as large, the later one, with the earlier one's
         // lines (and the blank line) to skip: they are counted and shown
-        // as skipped lines (pipeline), never lost in silence.
+        // as skipped lines (scan), never lost in silence.
         let d = sniff_text("a,b\n1,2\n3,4\n\nx,y,z\n5,6,7\n8,9,10\n");
         assert_eq!((d.delimiter.as_slice(), d.skip_lines), (&b","[..], 4));
     }

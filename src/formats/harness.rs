@@ -1,5 +1,5 @@
 //! The one test harness for the text decoders. It builds each reader the
-//! way a scan does (`pipeline::text_reader`: the text decoder, which drops
+//! way a scan does (`scan::text_reader`: the text decoder, which drops
 //! a byte-order mark, under the format's reader) over bytes in memory, and
 //! checks the whole [`RecordReader`] contract on every batch:
 //!
@@ -57,7 +57,7 @@ pub fn records(format: InputFormat, input: &[u8], configure: impl Fn(&mut Option
 pub fn read_once(options: &Options, input: &[u8], max: usize) -> Result<Vec<Record>, String> {
     let function = "sanitize";
     let cursor = Cursor::new(input.to_vec());
-    let mut reader = crate::pipeline::text_reader(function, cursor, "t", options).map_err(|e| e.message)?;
+    let mut reader = crate::scan::text_reader(function, cursor, "t", options).map_err(|e| e.message)?;
     let mut out: Vec<Record> = Vec::new();
     let mut batch = Batch::default();
     // A reader that never ends is a bug: give up after far more batches

@@ -72,7 +72,7 @@ struct Skipped {
 ///
 /// `trusted`: every record of the input parsed without a fault before (the
 /// probe read the same unchanged files and found no bad record, see
-/// pipeline/tally.rs), so a skipped value is only scanned for its end.
+/// scan/tally.rs), so a skipped value is only scanned for its end.
 ///
 /// `wanted`: the top-level keys whose values the scan does need. Where the
 /// input is trusted and the text ends with its record, a record's parse
@@ -282,7 +282,7 @@ pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, 
 }
 
 /// The cause of a bad record the parser refused: `malformed JSON`, or an
-/// `undecodable` string (which pipeline/rejects.rs reads as `bad_encoding`).
+/// `undecodable` string (which scan/rejects.rs reads as `bad_encoding`).
 fn bad_json_cause(e: &JsonError, what: &dyn std::fmt::Display) -> String {
     if e.value_end.is_some() {
         format!("undecodable JSON string in {what}: {e}")
@@ -1077,7 +1077,7 @@ mod tests {
             cause,
             r"undecodable JSON string in the line: invalid \u escape: lone surrogate \ud800 (invalid UTF-16) at byte 7 of the record"
         );
-        assert_eq!(crate::pipeline::rejects::record_kind(&cause), "bad_encoding");
+        assert_eq!(crate::scan::rejects::record_kind(&cause), "bad_encoding");
         assert!(batch.meta[1].error.is_none());
         let mut json = String::new();
         write_compact_json(batch.tape.record(1), &mut json);

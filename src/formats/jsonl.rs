@@ -17,7 +17,7 @@ pub struct JsonLinesReader<R: Read> {
     /// The values of the current line read so far, when a batch filled up
     /// in the middle of a line holding several.
     progress: LineProgress,
-    /// A byte range of the file (pipeline/ranges.rs), else `None`.
+    /// A byte range of the file (scan/ranges.rs), else `None`.
     range: Option<LineRange>,
     /// The range's start has been dealt with ([`Self::enter_range`]).
     entered: bool,

@@ -60,7 +60,7 @@ pub trait RecordReader {
     /// Where this range's first record starts, when that was guessed (a
     /// CSV range opened at a line end that may lie inside a quoted cell):
     /// the consumer checks it against where the previous range's records
-    /// ended (pipeline/ordered.rs). `None`: the start is certain, or the
+    /// ended (scan/ordered.rs). `None`: the start is certain, or the
     /// range owns no record.
     fn guessed_start(&self) -> Option<u64> {
         None
@@ -248,7 +248,7 @@ pub const DEFAULT_MAX_RECORD_BYTES: usize = 16 << 20;
 /// The cause of a bad record longer than `max_record_bytes` (`what`: "the
 /// line", "element 3", "the row element"). Its bytes were passed over, never
 /// held whole. The option's name in it gives the reject its kind,
-/// `record_too_large` (pipeline/rejects.rs).
+/// `record_too_large` (scan/rejects.rs).
 pub fn too_large_cause(what: &str, limit: usize) -> String {
     format!("{what} is longer than max_record_bytes ({limit} bytes); pass a larger max_record_bytes to read it")
 }

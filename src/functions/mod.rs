@@ -69,7 +69,7 @@ pub struct RunContext {
     /// DuckDB's `threads`.
     pub threads: usize,
     /// Who calls: for `sanitize_stats()` and `sanitize_rejects()`.
-    pub session: Option<crate::pipeline::scan_log::Session>,
+    pub session: Option<crate::scan::scan_log::Session>,
     /// How the function's scans open their files: DuckDB's file system of
     /// the calling client (ffi/files.rs); `std::fs` in tests.
     pub opener: crate::formats::byte_source::FileOpener,

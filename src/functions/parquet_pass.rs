@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::error::SanitizeError;
 use crate::options::SchemaMode;
 use crate::output::{ParquetCompression, ParquetSink, WrittenFile};
-use crate::pipeline::{Chunk, ScanPlan, Scanner, Stats};
+use crate::scan::{Chunk, ScanPlan, Scanner, Stats};
 
 /// Why an attempt failed: its input (which `on_error` may read past) or its
 /// output (which always ends the run).
@@ -38,7 +38,7 @@ pub fn write_plan(
     plan: Arc<ScanPlan>,
     output: &str,
     compression: ParquetCompression,
-    session: Option<crate::pipeline::scan_log::Session>,
+    session: Option<crate::scan::scan_log::Session>,
     mut after_first_chunk: impl FnMut(),
 ) -> Result<Written, Failure> {
     let mut sink = ParquetSink::create(function, output, &plan, compression).map_err(Failure::Output)?;
@@ -58,7 +58,7 @@ pub fn write_plan(
         if let Some(n) = rows_by_file.get_mut(chunk.file_index) {
             *n += chunk.rows as u64;
         }
-        // The rescue column is the chunk's last (pipeline/scanner.rs
+        // The rescue column is the chunk's last (scan/scanner.rs
         // `Chunk::new`).
         if let Some(rescue) = chunk.columns.last().filter(|_| rescuing) {
             rows_rescued += rescue.valid.iter().take(chunk.rows).filter(|v| **v).count() as u64;

@@ -99,7 +99,7 @@ fn a_drift_in_partition_5_of_10_is_redone_additively_and_the_new_registry_carrie
     let mut options =
         Options::parse("t", Some(InputFormat::Jsonl), &[("hive_partitioning", ParamValue::Bool(false))]).unwrap();
     options.threads = 2;
-    let probe = crate::pipeline::plan_with("t", &files, options, false).unwrap();
+    let probe = crate::scan::plan_with("t", &files, options, false).unwrap();
     assert_eq!(warm.registry.as_deref(), Some(probe.registry_json.as_str()));
 
     let passes: Vec<_> = reports[1..].iter().map(|r| (r.status, r.pass.unwrap_or(""))).collect();

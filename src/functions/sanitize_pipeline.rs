@@ -18,7 +18,7 @@ use super::{Cell, RowSource, RunContext};
 use crate::error::{Result, SanitizeError};
 use crate::options::{InputMode, OnError, Options, ParamValue, SchemaMode, OPTION_SPECS};
 use crate::output::ParquetCompression;
-use crate::pipeline::plan_with;
+use crate::scan::plan_with;
 use crate::source::output_exists;
 
 pub const FUNCTION: &str = "sanitize_pipeline";
@@ -246,7 +246,7 @@ pub struct PipelineRun {
     steps: VecDeque<Step>,
     registry: Option<String>,
     written: Vec<String>,
-    session: Option<crate::pipeline::scan_log::Session>,
+    session: Option<crate::scan::scan_log::Session>,
 }
 
 /// One report row.

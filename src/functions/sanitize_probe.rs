@@ -1,6 +1,6 @@
 //! `sanitize_probe(path, input_format := ...)`: the registry probe as one row.
 
-use crate::pipeline::ScanPlan;
+use crate::scan::ScanPlan;
 
 /// The probe's single row: registry, drifts and stats JSON.
 pub fn probe_row(plan: &ScanPlan) -> [String; 3] {

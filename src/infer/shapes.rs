@@ -224,7 +224,7 @@ fn board_off_for_tests() -> bool {
 
 /// A bounded set of record shapes: strict mode's record of shapes that
 /// were routed without a misfit, whose next records need no check
-/// (pipeline/scanner.rs). Its shapes write a non-empty list of scalars as
+/// (scan/scanner.rs). Its shapes write a non-empty list of scalars as
 /// the set of its elements' kinds ([`write_shape`]): whether a list fits
 /// its column depends on each element's kind alone, not on how many
 /// elements have it or in what order, so `[1, 2]` after `[3]` needs no

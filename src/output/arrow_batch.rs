@@ -21,15 +21,15 @@ use arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef, Tim
 
 use crate::error::{Result, SanitizeError};
 use crate::infer::{Declared, ScalarKind, StructNode, TimeUnit, TypeNode};
-use crate::pipeline::{Chunk, ColumnSource, ScanPlan};
 use crate::registry::naming::EtlColumn;
 use crate::route::{Column, ColumnData};
+use crate::scan::{Chunk, ColumnSource, ScanPlan};
 
 /// The time zone of TIMESTAMPTZ columns (the engine's timestamps are UTC).
 const UTC: &str = "UTC";
 
 /// The Arrow schema of a plan's output: its result columns
-/// (pipeline/layout.rs), as a scan declares them to DuckDB.
+/// (scan/layout.rs), as a scan declares them to DuckDB.
 pub fn arrow_schema(plan: &ScanPlan) -> Result<SchemaRef> {
     let mut fields: Vec<Field> = Vec::new();
     for column in plan.result_columns() {

@@ -32,7 +32,7 @@ use super::arrow_batch::{arrow_schema, chunk_batch};
 use super::PARQUET_REGISTRY_KEY;
 use crate::error::{Result, SanitizeError};
 use crate::formats::byte_source::{ByteSink, FileOpener};
-use crate::pipeline::{Chunk, ScanPlan};
+use crate::scan::{Chunk, ScanPlan};
 use crate::source::{file_uri_path, parse_remote, staging_root, upload_file};
 
 /// Rows per row group at most: DuckDB's default `ROW_GROUP_SIZE`.

@@ -13,7 +13,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use super::{ParquetCompression, ParquetSink, PARQUET_REGISTRY_KEY, ROW_GROUP_ROWS};
 use crate::options::{InputFormat, Options, ParamValue};
-use crate::pipeline::{plan_scan, Chunk, ScanPlan, Scanner};
+use crate::scan::{plan_scan, Chunk, ScanPlan, Scanner};
 
 fn scratch(name: &str) -> PathBuf {
     crate::test_support::scratch_dir(&format!("output-{name}"))

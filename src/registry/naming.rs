@@ -3,7 +3,7 @@
 use crate::options::FieldNamePolicy;
 
 /// The four ETL columns every scan appends, after the data, partition and
-/// rescue columns (pipeline/layout.rs).
+/// rescue columns (scan/layout.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EtlColumn {
     /// The file a row came from, as the user named it.

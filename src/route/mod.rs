@@ -51,7 +51,7 @@ pub struct Router {
     /// Strict mode: the shapes of records this router wrote without a
     /// misfit (infer/shapes.rs). A value's kind decides whether it fits
     /// (no string parser, no typed value), so a record of such a shape
-    /// needs no check and is written as `trusted` (pipeline/scanner.rs).
+    /// needs no check and is written as `trusted` (scan/scanner.rs).
     pub checked_shapes: Option<ShapeSet>,
     /// Where the keys of flat records go ([`Router::write_flat_record`]),
     /// for the last key list seen; dropped by [`Router::project`].

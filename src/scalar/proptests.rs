@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 use super::strftime::format_for_test;
 use super::*;
-use crate::pipeline::format_utc_micros;
+use crate::scan::format_utc_micros;
 use crate::value::calendar::{civil_from_days, days_from_civil};
 
 fn all_parsers() -> ScalarParsers {

@@ -341,7 +341,7 @@ fn generation(registry: &str) -> Option<u64> {
 /// failed bind never writes).
 pub struct IngestRun {
     options: IngestOptions,
-    session: Option<crate::pipeline::scan_log::Session>,
+    session: Option<crate::scan::scan_log::Session>,
     done: bool,
 }
 
@@ -436,7 +436,7 @@ impl IngestRun {
             format: ENTRY_FORMAT.to_string(),
             entry: number,
             run_id: run.clone(),
-            committed_at: crate::pipeline::format_utc_micros(crate::pipeline::now_utc_micros()),
+            committed_at: crate::scan::format_utc_micros(crate::scan::now_utc_micros()),
             source: o.source.clone(),
             output_dir: dir.to_string_lossy().into_owned(),
             pass: scanned.pass.map(str::to_string),

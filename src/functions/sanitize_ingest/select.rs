@@ -73,7 +73,7 @@ pub fn known_files(log: &Log) -> HashMap<&str, (u64, Identity)> {
 /// `2026-06-25T09:05:08.947122153Z` of nanoseconds since the epoch.
 pub fn format_modified(ns: i64) -> String {
     let micros = ns.div_euclid(1_000);
-    let text = crate::pipeline::format_utc_micros(micros);
+    let text = crate::scan::format_utc_micros(micros);
     // Nanoseconds: the three digits microseconds drop.
     let extra = ns.rem_euclid(1_000);
     format!("{}{extra:03}Z", text.trim_end_matches('Z'))

@@ -15,7 +15,7 @@ use super::{pause, IngestOptions, FUNCTION};
 use crate::error::{Result, SanitizeError};
 use crate::functions::parquet_pass::{strict_then_additive, write_plan, Failure};
 use crate::options::{OnError, SchemaMode};
-use crate::pipeline::plan_with;
+use crate::scan::plan_with;
 
 /// A part written under its staged name.
 #[derive(Debug)]
@@ -84,7 +84,7 @@ pub struct Writer<'a> {
     pub options: &'a IngestOptions,
     pub entry: u64,
     pub run_id: &'a str,
-    pub session: Option<crate::pipeline::scan_log::Session>,
+    pub session: Option<crate::scan::scan_log::Session>,
 }
 
 impl Writer<'_> {

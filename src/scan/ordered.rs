@@ -1,4 +1,4 @@
-//! The input's ranges (pipeline/ranges.rs) decoded by several threads and
+//! The input's ranges (scan/ranges.rs) decoded by several threads and
 //! handed to one consumer in range order.
 //!
 //! The consumer is the thread that infers (the probe) or routes (the scan).
@@ -34,7 +34,7 @@ pub type SendReader = Box<dyn RecordReader + Send>;
 
 /// The work done on one range, piece by piece, by whichever thread holds
 /// it: decoding ([`Decode`], the probe's) or decoding and routing (the
-/// scan's, pipeline/scanner.rs).
+/// scan's, scan/scanner.rs).
 pub trait RangeWork: Send + 'static {
     /// One piece of the range's output (a reused buffer).
     type Out: Default + Send + 'static;

@@ -65,7 +65,7 @@ impl Chunk {
 /// The materialization pass over every file of a plan: helpers decode
 /// and route each range's batches into column chunks (`RouteWork`), and
 /// the consumer takes the chunks in input order, judging their bad records
-/// and counting (pipeline/ordered.rs).
+/// and counting (scan/ordered.rs).
 pub struct Scanner {
     plan: Arc<ScanPlan>,
     /// The top-level data columns a query uses (projection pushdown).
@@ -91,7 +91,7 @@ pub struct Scanner {
     rejects: Vec<super::rejects::Reject>,
     rejects_bytes: usize,
     discard_rejects: bool,
-    /// Rows given from the probe's counts (pipeline/tally.rs): decided at
+    /// Rows given from the probe's counts (scan/tally.rs): decided at
     /// the first chunk, for a scan that routes no data column.
     counting: Option<Counting>,
     /// The record's keys none of whose columns the query uses: their
@@ -180,7 +180,7 @@ impl Scanner {
         let function = plan.function.as_str();
         if self.reader.is_none() && self.counting.is_none() {
             // The files are the ones the probe read, and it found no bad
-            // record in them (pipeline/tally.rs).
+            // record in them (scan/tally.rs).
             let tally = plan.tally.as_ref().filter(|t| t.still_holds(&plan.files));
             let clean = tally.is_some();
             let no_column = self.wanted.as_ref().is_some_and(|w| w.iter().all(|w| !w));

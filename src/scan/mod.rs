@@ -100,7 +100,7 @@ pub struct ScanPlan {
     /// The input cut into units of parallel work, in input order.
     pub ranges: Vec<ranges::Range>,
     /// The probe's record count of every range, where a scan that needs
-    /// no value may take it instead of decoding (pipeline/tally.rs).
+    /// no value may take it instead of decoding (scan/tally.rs).
     pub tally: Option<tally::ProbeTally>,
 }
 
@@ -372,14 +372,14 @@ fn too_many_columns(function: &str, root: &StructNode, options: &Options) -> San
     SanitizeError::input(message)
 }
 
-/// The ranges of this scan's files (pipeline/ranges.rs).
+/// The ranges of this scan's files (scan/ranges.rs).
 fn plan_input_ranges(files: &[String], names: &[String], options: &Options) -> Vec<ranges::Range> {
     let sizes: Vec<(Option<u64>, bool)> = files
         .iter()
         .zip(names)
         .map(|(file, name)| {
             // A UTF-16 file read under the default encoding is found by its
-            // first bytes (pipeline/readers.rs `detect_encoding`); only the
+            // first bytes (scan/readers.rs `detect_encoding`); only the
             // whole-file reader sees them.
             let cuttable = ranges::splittable(options, name) && readers::head_is_plain(file, options);
             (std::fs::metadata(file).ok().map(|m| m.len()), cuttable)
@@ -397,7 +397,7 @@ pub(crate) struct Input<'a> {
     pub ranges: &'a [ranges::Range],
 }
 
-/// The ordered reader of the input's ranges (pipeline/ordered.rs), each
+/// The ordered reader of the input's ranges (scan/ordered.rs), each
 /// range's decoder wrapped by `work`; the files marked in `no_rows` give no
 /// records (their declaration said it all).
 pub(crate) fn range_reader<W: ordered::RangeWork>(

@@ -1,5 +1,5 @@
 //! Scans that route no data column take the probe's counts
-//! (pipeline/tally.rs): the same rows and counters as decoding, and a
+//! (scan/tally.rs): the same rows and counters as decoding, and a
 //! decode whenever the counts might not hold.
 
 use std::io::Write;

@@ -47,7 +47,7 @@ pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) ->
     }
 }
 
-/// Opens the decoder of one range of the plan's input (pipeline/ranges.rs):
+/// Opens the decoder of one range of the plan's input (scan/ranges.rs):
 /// the whole file, or the lines of a byte range of a JSON Lines file.
 /// The CSV heads already read, per file of the plan: every later range of
 /// a file needs its header, and a file cut into thousands of ranges is

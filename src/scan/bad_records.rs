@@ -9,7 +9,7 @@ use crate::formats::RecordMeta;
 use crate::options::{InputFormat, OnError, Options};
 
 /// The end of the cause of the bad record that stands for the rest of a
-/// file whose compressed stream failed (pipeline/readers.rs
+/// file whose compressed stream failed (scan/readers.rs
 /// `StreamChecked`): how [`BadRecords`] tells a damaged stream from a bad
 /// record.
 pub(crate) const REST_OF_FILE_LOST: &str = "; the rest of the file is one bad record";
@@ -206,7 +206,7 @@ impl BadRecords {
 
 /// Whether `cause` is about bytes the text decoder could not decode, in
 /// the decoders' words ("invalid UTF-8") or the encoding's
-/// (pipeline/readers.rs `reword`): a sign of a file in another encoding.
+/// (scan/readers.rs `reword`): a sign of a file in another encoding.
 /// A JSON string's lone surrogate escape is undecodable too, but it is the
 /// text's own mistake, which no encoding reads.
 fn is_undecodable_text(cause: &str) -> bool {
@@ -324,7 +324,7 @@ mod tests {
         .unwrap_err();
         assert!(e.contains("at line 3 (byte 16): undecodable windows-1252 (one of the bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D, which it leaves undefined) at byte 3 of the record"), "{e}");
         assert!(!e.contains("UTF-8"), "{e}");
-        assert_eq!(crate::pipeline::rejects::record_kind(&e), "bad_encoding");
+        assert_eq!(crate::scan::rejects::record_kind(&e), "bad_encoding");
         let json = b"{\"a\":\"caf\xe9\"}\n{\"a\":\"\x81\"}\n";
         let e = read(
             "sanitize_jsonl",
