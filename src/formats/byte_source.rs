@@ -269,7 +269,7 @@ impl parquet::file::reader::ChunkReader for SharedSource {
 /// values instead: a Parquet page header's short-form boolean field byte
 /// `0x12` (false) becomes `0x11` (true), the same length, so no offset
 /// moves. Used for V2 page headers that wrongly say their page is not
-/// compressed (formats/parquet_pages.rs).
+/// compressed (formats/parquet/pages.rs).
 #[derive(Clone)]
 pub struct PatchedSource {
     inner: SharedSource,

@@ -5,26 +5,12 @@ mod byte_search;
 pub mod byte_source;
 mod chunks;
 pub mod csv;
-pub mod csv_range;
-pub mod csv_sniff;
 #[cfg(test)]
 mod fuzz;
 #[cfg(test)]
 pub(crate) mod harness;
 pub mod json;
-pub mod json_document;
-pub mod json_shape;
-#[cfg(test)]
-mod json_skip_tests;
-#[cfg(test)]
-pub(crate) mod json_texts;
-pub mod jsonl;
 pub mod parquet;
-mod parquet_footer;
-#[cfg(test)]
-mod parquet_fuzz;
-mod parquet_pages;
-mod parquet_variant;
 #[cfg(feature = "parser-bench")]
 pub mod parser_bench;
 #[cfg(test)]
@@ -278,7 +264,7 @@ pub struct Batch {
     pub multi_record_lines: bool,
     /// The probe's board of shapes it needs no more (JSON Lines): a record
     /// with such a shape is left undecoded, its root [`KNOWN_SHAPE`].
-    pub known_shapes: Option<json_shape::KnownShapes>,
+    pub known_shapes: Option<json::shape::KnownShapes>,
     /// Every good record of the batch is an object of exactly these keys,
     /// in this order, each value a string or null (CSV: the file's column
     /// names), so a router may place values by position
@@ -295,7 +281,7 @@ pub struct Batch {
 pub static FLAT_KEYS_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The root of a record left undecoded because its shape was on the
-/// probe's board (formats/json_shape.rs): it has no node, and only the
+/// probe's board (formats/json/shape.rs): it has no node, and only the
 /// probe, which asked for such records, sees one.
 pub const KNOWN_SHAPE: u32 = u32::MAX;
 

@@ -208,8 +208,8 @@ fn an_output_that_cannot_be_written_fails_the_run_whatever_on_error_says() {
     .unwrap_err();
     assert!(
         err.starts_with(
-            "sanitize_pipeline: partition year=2026/month=06/date=2026-06-01 failed: cannot create the directory"
-        ),
+            "sanitize_pipeline: partition year=2026/month=06/date=2026-06-01 failed: cannot create the temporary file"
+        ) && err.contains("Not a directory"),
         "{err}"
     );
     assert!(err.contains("complete: none."), "{err}");

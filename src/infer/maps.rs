@@ -154,7 +154,7 @@ pub fn merge(a: &TypeNode, b: &TypeNode) -> Option<TypeNode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::jsonl::JsonLinesReader;
+    use crate::formats::json::lines::JsonLinesReader;
     use crate::formats::{Batch, RecordReader};
     use crate::infer::{absorb_record, DepthLimits, InferStats, Rules};
     use crate::scalar::ScalarParsers;

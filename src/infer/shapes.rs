@@ -113,7 +113,7 @@ impl ShapeCache {
     }
 
     /// The shape infer/shapes.rs writes for `record`, with no string parser
-    /// (tests of formats/json_shape.rs, which writes it from text).
+    /// (tests of formats/json/shape.rs, which writes it from text).
     #[cfg(test)]
     pub fn plain_shape_of(record: ValueRef<'_>, out: &mut Vec<u8>) -> bool {
         shape_key(record, &plain_rules(64, 64), out)
@@ -502,7 +502,7 @@ mod tests {
 
     use super::*;
     use crate::formats::json::parse_value;
-    use crate::formats::json_texts::{leaves, JsonValues};
+    use crate::formats::json::texts::{leaves, JsonValues};
     use crate::infer::TimeUnit;
     use crate::scalar::ScalarParsers;
     use crate::value::Tape;

@@ -134,7 +134,7 @@ pub fn widest_object(root: &StructNode) -> (String, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::jsonl::JsonLinesReader;
+    use crate::formats::json::lines::JsonLinesReader;
     use crate::formats::{Batch, RecordReader};
     use crate::infer::shapes::plain_rules;
     use crate::infer::{absorb_record, infer_maps, InferStats, MapRules, Rules};
@@ -274,7 +274,7 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::formats::json::parse_value;
-    use crate::formats::json_texts::{leaves, JsonValues};
+    use crate::formats::json::texts::{leaves, JsonValues};
     use crate::value::Tape;
 
     /// Records nested a few levels over few keys, so that versions open,

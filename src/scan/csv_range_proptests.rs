@@ -1,4 +1,4 @@
-//! Property test of CSV ranges (formats/csv_range.rs): a CSV file cut into
+//! Property test of CSV ranges (formats/csv/range.rs): a CSV file cut into
 //! byte ranges, each guessing where its first record starts, reads exactly
 //! as the whole file does. The generator makes the guesses go wrong: quoted
 //! cells hold newlines, delimiters and `""`, a quote may sit inside an

@@ -596,10 +596,10 @@ const SNIFF_SAMPLE_BYTES: usize = 8 << 20;
 
 /// `csv_auto_detect` (or `csv_has_header := 'auto'`): the dialect options
 /// neither given nor taken from the registry are sniffed from the first
-/// file that has any text (formats/csv_sniff.rs), as `read_csv` sniffs the
+/// file that has any text (formats/csv/sniff.rs), as `read_csv` sniffs the
 /// first file of a multi-file read.
 fn sniff_csv_dialect(function: &str, files: &[String], names: &[String], options: &mut Options) -> Result<()> {
-    use crate::formats::csv_sniff::{sniff, Fixed};
+    use crate::formats::csv::sniff::{sniff, Fixed};
     if options.input_format != InputFormat::Csv || !(options.csv_auto_detect || options.csv_has_header.is_none()) {
         return Ok(());
     }

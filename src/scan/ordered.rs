@@ -92,7 +92,7 @@ impl Decode {
     }
 
     /// Reads the values of these top-level keys for their syntax only
-    /// (formats/json.rs, `SkipKeys`).
+    /// (formats/json/mod.rs, `SkipKeys`).
     pub fn skipping(mut self, skip: Option<Arc<crate::formats::json::SkipKeys>>) -> Self {
         self.skip = skip;
         self
@@ -122,7 +122,7 @@ impl RangeWork for Decode {
             (a, b) => a.is_none() && b.is_none(),
         };
         if !same_board {
-            batch.known_shapes = self.shapes.clone().map(crate::formats::json_shape::KnownShapes::new);
+            batch.known_shapes = self.shapes.clone().map(crate::formats::json::shape::KnownShapes::new);
         }
         let n = self.reader.next_batch(batch, self.budget.records())?;
         batch.header_notice = self.reader.take_header_notice();

@@ -4,8 +4,8 @@ use proptest::prelude::*;
 use serde_json::{Map, Value};
 
 use super::tests::run;
+use crate::formats::json::lines::JsonLinesReader;
 use crate::formats::json::parse_value;
-use crate::formats::jsonl::JsonLinesReader;
 use crate::formats::{Batch, RecordReader};
 use crate::options::ParamValue;
 use crate::value::{write_compact_json, Tape};
@@ -403,7 +403,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: crate::test_support::cases(64), .. ProptestConfig::default() })]
 
     /// Projection pushdown (the unwanted keys' values read for their syntax
-    /// only, formats/json.rs `SkipKeys`) changes nothing of what a query
+    /// only, formats/json/mod.rs `SkipKeys`) changes nothing of what a query
     /// sees: the wanted columns of every row, the same bad records and
     /// counters (but `duplicate_keys`, counted only where a value is
     /// routed), and the same first bad record under `stop`.
@@ -463,7 +463,7 @@ proptest! {
 
     /// A projected scan of clean, unchanged input (skipped values passed
     /// over by trust, and each record's parse ended once its wanted keys
-    /// are read, formats/json.rs `SkipKeys`) gives the wanted columns of a
+    /// are read, formats/json/mod.rs `SkipKeys`) gives the wanted columns of a
     /// full scan and its counters, at every thread count; a line with two
     /// records turns the early end off, never the result.
     #[test]

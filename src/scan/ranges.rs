@@ -46,7 +46,7 @@ const MAX_RANGES_PER_FILE: u64 = 1 << 16;
 /// Whether the files of this scan may be cut inside: JSON Lines (a line
 /// end is a record boundary that needs no parsing to find) and CSV (a range
 /// guesses its first record's start, and the guess is checked:
-/// formats/csv_range.rs), not compressed (a compressed stream can only be
+/// formats/csv/range.rs), not compressed (a compressed stream can only be
 /// read from its start), and UTF-8 (a byte `\n` is a line end; UTF-16
 /// would need the decoder).
 pub fn splittable(options: &Options, name: &str) -> bool {

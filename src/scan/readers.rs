@@ -5,10 +5,10 @@ use crate::formats::byte_source::ByteSource;
 use std::io::{Cursor, Read};
 
 use crate::error::{Result, SanitizeError};
+use crate::formats::csv::range::{open_csv_range, CsvRange};
 use crate::formats::csv::{CsvLayout, CsvReader};
-use crate::formats::csv_range::{open_csv_range, CsvRange};
-use crate::formats::json_document::{JsonArrayReader, JsonDocumentReader};
-use crate::formats::jsonl::{JsonLinesReader, LineRange};
+use crate::formats::json::document::{JsonArrayReader, JsonDocumentReader};
+use crate::formats::json::lines::{JsonLinesReader, LineRange};
 use crate::formats::parquet::ParquetReader;
 use crate::formats::xml::{XmlOptions, XmlReader};
 use crate::formats::RecordReader;

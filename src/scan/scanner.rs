@@ -95,7 +95,7 @@ pub struct Scanner {
     /// the first chunk, for a scan that routes no data column.
     counting: Option<Counting>,
     /// The record's keys none of whose columns the query uses: their
-    /// values are only checked, not decoded (formats/json.rs `SkipKeys`).
+    /// values are only checked, not decoded (formats/json/mod.rs `SkipKeys`).
     skip: Option<Arc<SkipKeys>>,
 }
 

@@ -65,7 +65,7 @@ pub struct RangeTally {
     pub bytes: u64,
     /// No bad record.
     pub clean: bool,
-    /// No line held two records (JSON Lines; see formats/json.rs `SkipKeys`).
+    /// No line held two records (JSON Lines; see formats/json/mod.rs `SkipKeys`).
     pub one_record_per_line: bool,
 }
 

@@ -4,7 +4,7 @@
 //! The shape (infer/shapes.rs has why it is enough for inference) is every
 //! node's kind in tape order, with container lengths and key bytes. Two
 //! writers produce it: infer/shapes.rs from a decoded tape, and
-//! formats/json_shape.rs straight from JSON text, without a tape. The codes
+//! formats/json/shape.rs straight from JSON text, without a tape. The codes
 //! below are their common language; a unit test of the JSON scanner checks
 //! that both write the same bytes for every record the scanner accepts.
 
@@ -52,7 +52,7 @@ const MAX_POSTED: usize = SLOTS / 2;
 /// Record shapes the probe has absorbed and whose next records cannot
 /// change the schema: posted by the probe's one absorbing thread, read by
 /// the threads that decode ahead of it, which then leave such a record
-/// undecoded (formats/json.rs). Append-only, so a reader sees a shape
+/// undecoded (formats/json/mod.rs). Append-only, so a reader sees a shape
 /// either whole or not yet; a shape not yet seen only costs a decode.
 pub struct ShapeBoard {
     slots: Box<[OnceLock<Box<[u8]>>]>,

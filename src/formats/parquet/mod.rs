@@ -16,6 +16,12 @@
 //! second time, projected to those columns with the months as the type, and
 //! the two halves are joined per value.
 
+mod footer;
+#[cfg(test)]
+mod fuzz;
+mod pages;
+mod variant;
+
 use super::byte_source::{ByteSource, PatchedSource, SharedSource};
 use std::sync::Arc;
 
@@ -68,15 +74,15 @@ pub struct ParquetReader {
     /// reads (precision > 76): its raw bytes are written as exact text.
     wide_decimal_scale: Vec<Option<i32>>,
     /// For each top-level column, whether it is a VARIANT group: its rows
-    /// are decoded (formats/parquet_variant.rs), not read as raw columns.
+    /// are decoded (formats/parquet/variant.rs), not read as raw columns.
     variant: Vec<bool>,
 }
 
 /// A Parquet footer's FileMetaData bytes, bounds-checked before arrow-rs
-/// decodes them (formats/parquet_footer.rs): hostile lengths, counts and
+/// decodes them (formats/parquet/footer.rs): hostile lengths, counts and
 /// schema depths are errors, never allocations or a stack overflow.
 pub fn checked_metadata(metadata: &[u8]) -> std::result::Result<Vec<u8>, String> {
-    super::parquet_footer::checked_metadata(metadata)
+    footer::checked_metadata(metadata)
 }
 
 /// The largest page read, from `max_record_bytes`: a page holds records,
@@ -120,11 +126,10 @@ impl ParquetReader {
         let bytes = file.size();
         // Nothing may be allocated from a size the footer's own bytes cannot
         // back (see parquet_footer): checked before arrow-rs decodes it.
-        let mut footer =
-            super::parquet_footer::read_footer(&file, bytes).map_err(|e| cannot(&format!("corrupt footer: {e}")))?;
+        let mut footer = footer::read_footer(&file, bytes).map_err(|e| cannot(&format!("corrupt footer: {e}")))?;
         // A corrupt file can make the decoder panic (arrow-rs asserts on some
         // impossible values): that is bad input, not our bug.
-        let decode = |footer: &super::parquet_footer::Footer| {
+        let decode = |footer: &footer::Footer| {
             guarded(|| {
                 let m = Arc::new(with_row_group_total(ParquetMetaDataReader::decode_metadata(&footer.metadata)?));
                 // An embedded Arrow schema that disagrees with the Parquet schema
@@ -140,7 +145,7 @@ impl ParquetReader {
         let mut plain = decode(&footer)?;
         // Nor from a page size the file cannot back (see parquet_pages).
         let check_pages = |plain: &ArrowReaderMetadata, data_end: u64| {
-            guarded(|| super::parquet_pages::check_pages(&file, data_end, plain.metadata(), max_page_bytes))
+            guarded(|| pages::check_pages(&file, data_end, plain.metadata(), max_page_bytes))
                 .map_err(|e| cannot(&e))?
                 .map_err(|e| cannot(&format!("corrupt page: {e}")))
         };
@@ -149,8 +154,8 @@ impl ParquetReader {
         if !grown.is_empty() {
             // Chunks whose declared length ends inside their last page
             // (PARQUET-816): the footer again, with their pages' lengths.
-            footer = super::parquet_footer::read_footer_with(&file, bytes, &grown)
-                .map_err(|e| cannot(&format!("corrupt footer: {e}")))?;
+            footer =
+                footer::read_footer_with(&file, bytes, &grown).map_err(|e| cannot(&format!("corrupt footer: {e}")))?;
             plain = decode(&footer)?;
             if !check_pages(&plain, footer.data_end)?.corrections.is_empty() {
                 return Err(cannot(&"corrupt page: column chunk lengths do not settle"));
@@ -768,7 +773,7 @@ fn write_variant_or_raw(v: Value<'_>, row: usize, tape: &mut Tape, scratch: &mut
     let mut typed = |field: &Field, array: &ArrayRef, row: usize, tape: &mut Tape| {
         write_value(Value { field, array, months: None }, row, tape, scratch)
     };
-    match super::parquet_variant::write_variant(v.array.as_struct(), row, tape, &mut typed) {
+    match variant::write_variant(v.array.as_struct(), row, tape, &mut typed) {
         Ok(evidence) => evidence,
         Err(_) => {
             tape.nodes.truncate(nodes);

@@ -386,5 +386,5 @@ fn decimal(tape: &mut Tape, b: &[u8], unscaled: i128) -> Decoded<bool> {
 }
 
 #[cfg(test)]
-#[path = "parquet_variant_tests.rs"]
+#[path = "variant_tests.rs"]
 mod tests;

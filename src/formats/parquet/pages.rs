@@ -5,7 +5,7 @@
 //! (a decompression buffer, and brotli's window besides), and Rust aborts the
 //! process when an allocation fails: under an address-space limit a corrupt
 //! header claiming a gigabyte kills the host (found by
-//! `src/formats/parquet_fuzz.rs`). So each column chunk's pages are walked
+//! `src/formats/parquet/fuzz.rs`). So each column chunk's pages are walked
 //! first, reading headers only: a page must lie inside its chunk and the
 //! chunk inside the file, and a page larger than [`CHECKED_PAGE_BYTES`] is
 //! reserved fallibly first. What this process cannot allocate becomes an
@@ -19,11 +19,11 @@
 //! much) and do not reach into the next chunk. Anything else that runs past
 //! its chunk stays an error (DuckDB's page_size_corruption.parquet).
 
-use super::byte_source::SharedSource;
+use crate::formats::byte_source::SharedSource;
 
 use parquet::file::metadata::ParquetMetaData;
 
-use super::parquet_footer::{page_header_info, ChunkLength};
+use crate::formats::parquet::footer::{page_header_info, ChunkLength};
 
 /// The most a chunk may grow to hold its last page (see the module doc).
 const MAX_GROWTH: u64 = 100;
@@ -174,7 +174,7 @@ fn read_header(
     pos: u64,
     end: u64,
     buf: &mut Vec<u8>,
-) -> Result<super::parquet_footer::PageHeaderInfo, String> {
+) -> Result<crate::formats::parquet::footer::PageHeaderInfo, String> {
     let mut want = 4096u64;
     loop {
         let n = want.min(end - pos) as usize;

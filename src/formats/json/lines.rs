@@ -4,10 +4,10 @@
 
 use std::io::Read;
 
-use super::chunks::Chunks;
-use super::json::{decode_line_records, LineProgress};
-use super::Batch;
 use crate::error::Result;
+use crate::formats::chunks::Chunks;
+use crate::formats::json::{decode_line_records, LineProgress};
+use crate::formats::Batch;
 
 pub struct JsonLinesReader<R: Read> {
     input: Chunks<R>,
@@ -53,7 +53,7 @@ impl<R: Read> JsonLinesReader<R> {
             progress: LineProgress::default(),
             range: None,
             entered: false,
-            max_record: super::DEFAULT_MAX_RECORD_BYTES,
+            max_record: crate::formats::DEFAULT_MAX_RECORD_BYTES,
         }
     }
 
@@ -148,7 +148,7 @@ impl<R: Read> JsonLinesReader<R> {
     }
 }
 
-impl<R: Read> super::RecordReader for JsonLinesReader<R> {
+impl<R: Read> crate::formats::RecordReader for JsonLinesReader<R> {
     fn bytes_read(&self) -> u64 {
         match self.range {
             // The bytes of the lines this range owns: ranges overlap in what
@@ -183,7 +183,7 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
                 // limit is caught below once its end is read): a bad record
                 // now, and the rest of the line is passed over, never held.
                 None if rest.len() > self.max_record.saturating_add(4) => {
-                    let cause = super::too_large_cause("the line", self.max_record);
+                    let cause = crate::formats::too_large_cause("the line", self.max_record);
                     batch.push_bad(self.line, self.reported_offset(), cause);
                     added += 1;
                     self.pass_over_line()?;
@@ -216,7 +216,7 @@ impl<R: Read> super::RecordReader for JsonLinesReader<R> {
             };
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
             if raw.len() > self.max_record && self.progress == LineProgress::default() {
-                batch.push_bad(line_no, offset, super::too_large_cause("the line", self.max_record));
+                batch.push_bad(line_no, offset, crate::formats::too_large_cause("the line", self.max_record));
                 added += 1;
             } else if !is_blank {
                 // Usually one record; a line with several objects gives one

@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 
-use super::json::{parse_value_prefix, parse_value_prefix_skipping, skip_trusted_value, SkipKeys};
-use super::json_texts::{leaves, JsonValues, SCALARS};
+use crate::formats::json::texts::{leaves, JsonValues, SCALARS};
+use crate::formats::json::{parse_value_prefix, parse_value_prefix_skipping, skip_trusted_value, SkipKeys};
 use crate::value::{Node, Tape};
 
 /// Valid JSON values over the keys a, b and c (so that skipped keys occur
@@ -226,14 +226,15 @@ fn an_early_end_needs_trust_and_a_text_that_ends_with_its_record() {
     // Trusted, and the text is the record's: done after "id".
     assert_eq!(entries(&trusted, true), (vec!["id".into()], text.len()));
     // Lines of two records: the line decoder never asks for the early end.
-    let mut batch = super::Batch { skip: Some(std::sync::Arc::new(skip.trusted(false))), ..Default::default() };
+    let mut batch =
+        crate::formats::Batch { skip: Some(std::sync::Arc::new(skip.trusted(false))), ..Default::default() };
     let line = format!("{text} {text}");
-    let (n, done) = super::json::decode_line_records(
+    let (n, done) = crate::formats::json::decode_line_records(
         line.as_bytes(),
         &mut batch,
         (1, 0),
         "the line",
-        &mut super::json::LineProgress::default(),
+        &mut crate::formats::json::LineProgress::default(),
         10,
     );
     assert_eq!((n, done, batch.multi_record_lines), (2, true, true));

@@ -4,6 +4,14 @@
 //! [`MAX_NESTING`] and never by the thread's stack. Input is UTF-8 text that
 //! the caller has already validated.
 
+pub mod document;
+pub mod lines;
+pub mod shape;
+#[cfg(test)]
+mod skip_tests;
+#[cfg(test)]
+pub(crate) mod texts;
+
 use super::{Batch, RecordMeta};
 use crate::value::key_hash::KeyHasher;
 use crate::value::{Node, Tape};

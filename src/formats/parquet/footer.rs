@@ -32,7 +32,7 @@
 //! Everything else is copied byte for byte: a sound footer comes out
 //! unchanged (tested on shipped files).
 
-use super::byte_source::SharedSource;
+use crate::formats::byte_source::SharedSource;
 
 /// Nesting deeper than this is corrupt: FileMetaData nests a few levels.
 const MAX_DEPTH: usize = 64;

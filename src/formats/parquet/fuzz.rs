@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 
-use super::parquet::ParquetReader;
-use super::{Batch, RecordReader};
+use crate::formats::parquet::ParquetReader;
+use crate::formats::{Batch, RecordReader};
 
 fn seeds() -> Vec<Vec<u8>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test/data");

@@ -33,7 +33,7 @@
 //! Options the user gave (or the registry's contract did) are not sniffed:
 //! the candidates keep to them.
 
-use super::csv::{CsvOptions, CsvReader, RawShape};
+use crate::formats::csv::{CsvOptions, CsvReader, RawShape};
 
 /// Rows of the sample the sniffer reads at most (DuckDB: 10 chunks of 2,048).
 pub const SAMPLE_ROWS: usize = 20_480;

@@ -1,4 +1,4 @@
-//! Tests of the CSV decoder (formats/csv.rs).
+//! Tests of the CSV decoder (formats/csv/mod.rs).
 
 use super::*;
 use crate::formats::harness;

@@ -24,6 +24,9 @@
 //! (positions relative to the record's start) survives the refill, so every
 //! byte is scanned once whatever `chunk_bytes` is.
 
+pub mod range;
+pub mod sniff;
+
 use std::io::Read;
 
 use super::byte_search::{first_of_three, first_of_two};
@@ -184,7 +187,7 @@ pub struct CsvReader<R: Read> {
     /// The last byte `pass_over_scanned` dropped was a CR: an LF right
     /// after it ends no second line.
     dropped_cr: bool,
-    /// Reading one byte range of the file (formats/csv_range.rs); offsets
+    /// Reading one byte range of the file (formats/csv/range.rs); offsets
     /// are then the file's raw ones.
     bounds: Option<RangeBounds>,
     /// A guessed range stopped inside a record past its read-ahead cap.
@@ -220,7 +223,7 @@ pub fn is_skipped_line(cause: &str) -> bool {
 }
 
 /// What the records after a file's header share, read from the file's head
-/// for a reader of a later byte range (formats/csv_range.rs).
+/// for a reader of a later byte range (formats/csv/range.rs).
 #[derive(Clone, Debug)]
 pub struct CsvLayout {
     header: Option<Vec<String>>,
@@ -803,7 +806,7 @@ impl<R: Read> CsvReader<R> {
     }
 }
 
-/// One record as the sniffer sees it (formats/csv_sniff.rs).
+/// One record as the sniffer sees it (formats/csv/sniff.rs).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RawShape {
     /// A comment line (no cells).
@@ -1276,5 +1279,5 @@ fn header_names(texts: &[String]) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "csv_tests.rs"]
+#[path = "reader_tests.rs"]
 mod tests;

@@ -4,10 +4,10 @@
 
 use std::io::Read;
 
-use super::chunks::Chunks;
-use super::json::{decode_value_record, decode_whole_record, skip_json_ws, Decoded};
-use super::{Batch, RecordMeta, RecordReader};
 use crate::error::{Result, SanitizeError};
+use crate::formats::chunks::Chunks;
+use crate::formats::json::{decode_value_record, decode_whole_record, skip_json_ws, Decoded};
+use crate::formats::{Batch, RecordMeta, RecordReader};
 use crate::value::Node;
 
 /// Chunked input shared by both readers, with the line and byte position
@@ -154,7 +154,7 @@ impl<R: Read> JsonDocumentReader<R> {
             done: false,
             documents: 0,
             function: function.to_string(),
-            max_record: super::DEFAULT_MAX_RECORD_BYTES,
+            max_record: crate::formats::DEFAULT_MAX_RECORD_BYTES,
         }
     }
 
@@ -230,7 +230,7 @@ impl<R: Read> JsonDocumentReader<R> {
             _ => {
                 let start = self.input.start;
                 let window = &self.input.buf[start..];
-                let run = match super::utf8::validate(window) {
+                let run = match crate::formats::utf8::validate(window) {
                     Ok(_) => Utf8Run { valid_end: self.input.buf.len(), invalid: false },
                     // A character the window's end cuts: the next fill
                     // completes it (the file's end does not).
@@ -305,7 +305,7 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
             let what = self.what();
             let mut end = DocumentEnd::default();
             if self.load_document(&mut end)? {
-                batch.push_bad(line, byte, super::too_large_cause(&what, self.max_record));
+                batch.push_bad(line, byte, crate::formats::too_large_cause(&what, self.max_record));
                 self.documents += 1;
                 added += 1;
                 self.pass_over(end)?;
@@ -414,7 +414,7 @@ impl<R: Read> JsonArrayReader<R> {
             state: ArrayState::BeforeArray,
             elements: 0,
             last_was_bad: false,
-            max_record: super::DEFAULT_MAX_RECORD_BYTES,
+            max_record: crate::formats::DEFAULT_MAX_RECORD_BYTES,
         }
     }
 
@@ -521,7 +521,11 @@ impl<R: Read> RecordReader for JsonArrayReader<R> {
                     self.elements += 1;
                     let n = self.elements;
                     if too_large {
-                        batch.push_bad(line, byte, super::too_large_cause(&format!("element {n}"), self.max_record));
+                        batch.push_bad(
+                            line,
+                            byte,
+                            crate::formats::too_large_cause(&format!("element {n}"), self.max_record),
+                        );
                         self.last_was_bad = true;
                         added += 1;
                         self.input.consume(len);

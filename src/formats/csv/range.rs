@@ -6,7 +6,7 @@
 //! file's first *guesses*: its first record starts after the first line end
 //! at or past the range's start. The guess is checked before any of its
 //! records are used (scan/ordered.rs): it must be where the previous
-//! range's records ended ([`RangeFollow::At`](super::RangeFollow)). A wrong
+//! range's records ended ([`RangeFollow::At`](crate::formats::RangeFollow)). A wrong
 //! guess (the line end was inside a quoted cell) is dropped and the range
 //! read again from the right place, so the records are a sequential read's
 //! whatever the ranges, and a file full of quoted newlines costs speed,
@@ -17,13 +17,13 @@
 //! range stops reading a record that reaches further past its end than
 //! the range is long (at least [`MIN_READ_AHEAD`]), so memory stays what
 //! one range needs; when the guess was right, the consumer goes on from
-//! that record ([`RangeFollow::Cut`](super::RangeFollow)).
+//! that record ([`RangeFollow::Cut`](crate::formats::RangeFollow)).
 
 use std::io::{Read, Seek, SeekFrom};
 
-use super::csv::{CsvLayout, CsvOptions, CsvReader, RangeBounds};
-use super::{Batch, RangeFollow, RecordReader, Resume};
 use crate::error::{Result, SanitizeError};
+use crate::formats::csv::{CsvLayout, CsvOptions, CsvReader, RangeBounds};
+use crate::formats::{Batch, RangeFollow, RecordReader, Resume};
 
 /// The least a guessed range reads past its end inside one record (in
 /// tests a few bytes, so that small files are cut and continued too).

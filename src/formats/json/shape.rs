@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use super::json::quote_or_backslash;
+use crate::formats::json::quote_or_backslash;
 use crate::value::shape::{ShapeBoard, BOOL, FLOAT, INT, KEY, LIST, NULL, OBJECT, STR};
 
 /// Deeper records are left to the parser (they rarely repeat a shape).
@@ -274,7 +274,7 @@ mod tests {
 
     use super::scan_shape;
     use crate::formats::json::parse_value_prefix;
-    use crate::formats::json_texts::{leaves, JsonValues, SCALARS};
+    use crate::formats::json::texts::{leaves, JsonValues, SCALARS};
     use crate::infer::ShapeCache;
     use crate::value::Tape;
 
