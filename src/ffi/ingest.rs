@@ -8,36 +8,13 @@ use duckdb::ffi;
 
 use super::guard::guard;
 use super::handles::{register_table_function, BindInfo, Connection, TableCallbacks};
-use super::rows::{self, ColumnType};
+use super::rows;
 use super::types::LogicalType;
+use crate::functions::rows::{columns, ColumnType};
 use crate::functions::sanitize_ingest::{self as ingest, IngestRun};
-use crate::functions::FixedRows;
 use crate::options::{ParamType, ParamValue};
 
-/// A column list of `N` (name, is BIGINT) pairs as rows function columns.
-const fn columns<const N: usize>(names: &[(&'static str, bool)]) -> [(&'static str, ColumnType); N] {
-    let mut out = [("", ColumnType::Varchar); N];
-    let mut i = 0;
-    while i < N {
-        out[i] = (names[i].0, if names[i].1 { ColumnType::Bigint } else { ColumnType::Varchar });
-        i += 1;
-    }
-    out
-}
-
 const INGEST_COLUMNS: [(&str, ColumnType); ingest::COLUMNS.len()] = columns(ingest::COLUMNS);
-const LOG_COLUMNS: [(&str, ColumnType); ingest::LOG_COLUMNS.len()] = columns(ingest::LOG_COLUMNS);
-
-/// `sanitize_ingest_log(checkpoint)`: VARCHAR arguments only, a rows
-/// function like any other.
-static LOG: rows::RowsFunction = rows::RowsFunction {
-    name: ingest::LOG_FUNCTION,
-    positional: &["checkpoint"],
-    named: Vec::new,
-    columns: &LOG_COLUMNS,
-    build: |arguments, _, _| Ok(Box::new(FixedRows(ingest::log_rows(&arguments[0]).map_err(|e| e.message)?.into()))),
-    touches_files: true,
-};
 
 pub fn register(con: &Connection) -> Result<(), String> {
     let named: Vec<(&str, LogicalType)> = ingest::named_parameters()
@@ -54,7 +31,7 @@ pub fn register(con: &Connection) -> Result<(), String> {
         None,
         TableCallbacks { bind, init: rows::init, scan: rows::scan, projection_pushdown: false },
     )?;
-    rows::register(con, &LOG)
+    Ok(())
 }
 
 unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {

@@ -12,34 +12,9 @@ use super::handles::{
     register_table_function, BindInfo, Connection, DataChunk, FunctionInfo, InitInfo, TableCallbacks,
 };
 use super::types::LogicalType;
-use crate::functions::{Cell, RowSource, RunContext};
+use crate::functions::rows::{ColumnType, RowsFunction};
+use crate::functions::{Cell, RowSource};
 use crate::options::{ParamType, ParamValue};
-
-/// The type of a result column.
-#[derive(Clone, Copy, Debug)]
-pub enum ColumnType {
-    Varchar,
-    Bigint,
-    Boolean,
-}
-
-/// Makes a rows function's source from its positional VARCHAR arguments,
-/// its named parameters and what the connection grants.
-pub type BuildRows = fn(&[String], &[(&str, ParamValue)], &RunContext) -> Result<Box<dyn RowSource>, String>;
-
-/// A rows function: its name, its positional VARCHAR arguments (named for
-/// messages), its named parameters (all ANY: the builder's own checks name
-/// them), its columns, and the function making its rows.
-pub struct RowsFunction {
-    pub name: &'static str,
-    pub positional: &'static [&'static str],
-    pub named: fn() -> Vec<&'static str>,
-    pub columns: &'static [(&'static str, ColumnType)],
-    pub build: BuildRows,
-    /// Reads or writes files: the paths its arguments name are checked
-    /// against DuckDB's access rules at bind and again when it runs.
-    pub touches_files: bool,
-}
 
 struct RowsBind {
     /// Taken by the one init of this bind.

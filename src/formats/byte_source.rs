@@ -25,6 +25,13 @@ impl ByteSource for std::fs::File {
     }
 }
 
+/// Bytes already in memory (a remote file's tail).
+impl ByteSource for io::Cursor<Vec<u8>> {
+    fn size(&mut self) -> io::Result<u64> {
+        Ok(self.get_ref().len() as u64)
+    }
+}
+
 /// A file being written: bytes in order, then made durable.
 pub trait ByteSink: Write + Send {
     /// Makes what was written durable (fsync).

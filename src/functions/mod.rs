@@ -3,6 +3,7 @@
 //! registers what is listed here.
 
 mod parquet_pass;
+pub mod rows;
 pub mod sanitize_bigquery;
 pub mod sanitize_ingest;
 pub mod sanitize_partitions;

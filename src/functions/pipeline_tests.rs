@@ -66,7 +66,7 @@ fn columns(file: &str) -> Vec<String> {
 fn footer_registry(file: &str) -> String {
     let reader = SerializedFileReader::new(std::fs::File::open(file).unwrap()).unwrap();
     let kv = reader.metadata().file_metadata().key_value_metadata().cloned().unwrap();
-    kv.into_iter().find(|e| e.key == crate::output::PARQUET_REGISTRY_KEY).and_then(|e| e.value).unwrap()
+    kv.into_iter().find(|e| e.key == crate::registry::PARQUET_REGISTRY_KEY).and_then(|e| e.value).unwrap()
 }
 
 #[test]

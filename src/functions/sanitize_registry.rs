@@ -40,26 +40,22 @@ pub fn merge_registry_list(function: &str, documents: &[Option<&str>]) -> Result
         .map_err(|m| SanitizeError::options(format!("{function}: {m}")))
 }
 
-pub use crate::output::PARQUET_REGISTRY_KEY;
+pub use crate::registry::PARQUET_REGISTRY_KEY;
 
 /// `sanitize_registry_from_parquet(path)`: the registry in a Parquet file's
 /// footer key-value metadata, validated and in canonical form; `None` when
-/// the footer has no such key. Reads the footer only: locally from the end
-/// of the file, remotely by range requests for the file's last bytes. A
-/// local file is opened with `opener` (DuckDB's file system when SQL calls
-/// it: its lockdowns apply).
+/// the footer has no such key. Reads the footer only, with the scans'
+/// checked footer reader: locally through `opener` (DuckDB's file system
+/// when SQL calls it: its lockdowns apply), remotely by range requests for
+/// the file's last bytes.
 pub fn registry_from_parquet_with(
     function: &str,
     path: &str,
     opener: &crate::formats::byte_source::FileOpener,
 ) -> Result<Option<String>> {
-    let footer = read_footer(function, path, opener)?;
-    let footer = crate::formats::parquet::checked_metadata(&footer).map_err(|e| not_parquet(function, path, &e))?;
-    let metadata = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&footer)
-        .map_err(|e| not_parquet(function, path, &e))?;
-    let pairs = metadata.file_metadata().key_value_metadata();
-    let Some(text) =
-        pairs.into_iter().flatten().find(|kv| kv.key == PARQUET_REGISTRY_KEY).and_then(|kv| kv.value.clone())
+    let source = footer_source(function, path, opener)?;
+    let Some(text) = crate::formats::parquet::footer_value(&source, PARQUET_REGISTRY_KEY)
+        .map_err(|e| not_parquet(function, path, &e))?
     else {
         return Ok(None);
     };
@@ -78,47 +74,33 @@ fn not_parquet(function: &str, path: &str, e: &dyn std::fmt::Display) -> Sanitiz
 /// one request usually does.
 const FOOTER_GUESS_BYTES: u64 = 64 << 10;
 
-/// The thrift-encoded file metadata of a Parquet file (without the 8-byte
-/// tail of length and magic).
-fn read_footer(function: &str, path: &str, opener: &crate::formats::byte_source::FileOpener) -> Result<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let tail_of = |bytes: &[u8]| -> Result<u64> {
-        let n = bytes.len();
-        if n < 12 || &bytes[n - 4..] != b"PAR1" {
-            return Err(not_parquet(function, path, &"no PAR1 magic at the end"));
-        }
-        Ok(u32::from_le_bytes([bytes[n - 8], bytes[n - 7], bytes[n - 6], bytes[n - 5]]) as u64)
-    };
+/// What the footer is read from: a local file opened through `opener`, or
+/// a remote file's tail that holds its whole footer (a second request when
+/// the first tail was too short).
+fn footer_source(
+    function: &str,
+    path: &str,
+    opener: &crate::formats::byte_source::FileOpener,
+) -> Result<crate::formats::byte_source::SharedSource> {
+    use crate::formats::byte_source::SharedSource;
+    let shared = |source| SharedSource::new(source).map_err(|e| not_parquet(function, path, &e));
     if let Some(mut tail) = crate::source::remote_tail(function, path, FOOTER_GUESS_BYTES)? {
-        let len = tail_of(&tail)?;
-        if len + 8 > tail.len() as u64 {
-            tail = crate::source::remote_tail(function, path, len + 8)?.unwrap_or_default();
-        }
         let n = tail.len();
-        if (len + 8) as usize > n {
-            return Err(not_parquet(function, path, &"the footer is longer than the file"));
+        if n >= 8 && &tail[n - 4..] == b"PAR1" {
+            // The footer, its length and both magics.
+            let needed = u64::from(u32::from_le_bytes([tail[n - 8], tail[n - 7], tail[n - 6], tail[n - 5]])) + 12;
+            if needed > n as u64 && n as u64 == FOOTER_GUESS_BYTES {
+                tail = crate::source::remote_tail(function, path, needed)?.unwrap_or_default();
+            }
         }
-        return Ok(tail[n - 8 - len as usize..n - 8].to_vec());
+        return shared(Box::new(std::io::Cursor::new(tail)));
     }
     let local = crate::source::file_uri_path(path).unwrap_or(path);
-    let mut f = opener.open(local).map_err(|e| match e.kind() {
+    let file = opener.open(local).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => SanitizeError::io(format!("{function}: no such file \"{path}\"")),
         _ => SanitizeError::io(format!("{function}: cannot open file \"{path}\": {e}")),
     })?;
-    let size = f.size().unwrap_or(0);
-    let mut last = [0u8; 8];
-    if size < 12 || f.seek(SeekFrom::End(-8)).is_err() || f.read_exact(&mut last).is_err() {
-        return Err(not_parquet(function, path, &"the file is too short"));
-    }
-    let len = tail_of(&[b"PAR1".as_slice(), &last].concat())?;
-    if len + 8 > size {
-        return Err(not_parquet(function, path, &"the footer is longer than the file"));
-    }
-    let mut footer = vec![0u8; len as usize];
-    f.seek(SeekFrom::End(-8 - len as i64))
-        .and_then(|_| f.read_exact(&mut footer))
-        .map_err(|e| not_parquet(function, path, &e))?;
-    Ok(footer)
+    shared(file)
 }
 
 #[cfg(test)]

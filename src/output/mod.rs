@@ -11,8 +11,3 @@ mod tests;
 #[cfg(test)]
 pub use parquet_file::ROW_GROUP_ROWS;
 pub use parquet_file::{ParquetCompression, ParquetSink, WrittenFile};
-
-/// The footer key-value entry that carries the registry of a written file
-/// (`COPY ... (KV_METADATA {'schema_sanitizer.registry': ...})` writes the
-/// same entry; docs/registry.md).
-pub const PARQUET_REGISTRY_KEY: &str = "schema_sanitizer.registry";

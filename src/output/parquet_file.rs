@@ -29,9 +29,9 @@ use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::schema::types::ColumnPath;
 
 use super::arrow_batch::{arrow_schema, chunk_batch};
-use super::PARQUET_REGISTRY_KEY;
 use crate::error::{Result, SanitizeError};
 use crate::formats::byte_source::{ByteSink, FileOpener};
+use crate::registry::PARQUET_REGISTRY_KEY;
 use crate::scan::{Chunk, ScanPlan};
 use crate::source::{file_uri_path, parse_remote, staging_root, upload_file};
 

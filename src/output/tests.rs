@@ -11,8 +11,9 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{LogicalType, TimeUnit};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-use super::{ParquetCompression, ParquetSink, PARQUET_REGISTRY_KEY, ROW_GROUP_ROWS};
+use super::{ParquetCompression, ParquetSink, ROW_GROUP_ROWS};
 use crate::options::{InputFormat, Options, ParamValue};
+use crate::registry::PARQUET_REGISTRY_KEY;
 use crate::scan::{plan_scan, Chunk, ScanPlan, Scanner};
 
 fn scratch(name: &str) -> PathBuf {

@@ -13,3 +13,9 @@ pub mod naming;
 pub use document::{parse_registry, Registry};
 pub use finalize::{finalize, DriftEvent, FinalizeOptions};
 pub use merge::merge_registries;
+
+/// The footer key-value entry that carries the registry of a Parquet file
+/// the extension writes (`COPY ... (KV_METADATA {'schema_sanitizer.registry':
+/// ...})` writes the same entry; docs/registry.md), and that
+/// `sanitize_registry_from_parquet` and the pipeline read back.
+pub const PARQUET_REGISTRY_KEY: &str = "schema_sanitizer.registry";

@@ -638,13 +638,6 @@ fn repair_with(metadata: &[u8], chunk_lengths: &[ChunkLength]) -> Result<Footer,
     Ok(Footer { metadata: r.out, wide_decimals: r.wide_decimals, data_end: 0 })
 }
 
-/// The FileMetaData bytes `metadata`, checked and repaired as
-/// [`read_footer`] does, for a caller that read them itself (a remote
-/// footer): nothing arrow-rs decodes from them is sized past their bytes.
-pub fn checked_metadata(metadata: &[u8]) -> Result<Vec<u8>, String> {
-    repair_with(metadata, &[]).map(|f| f.metadata)
-}
-
 /// A page header's length and sizes, every length in it checked: fields 2
 /// (`uncompressed_page_size`) and 3 (`compressed_page_size`), and the
 /// `num_values` (field 1) of a DataPageHeader (field 5) or a

@@ -78,11 +78,15 @@ pub struct ParquetReader {
     variant: Vec<bool>,
 }
 
-/// A Parquet footer's FileMetaData bytes, bounds-checked before arrow-rs
-/// decodes them (formats/parquet/footer.rs): hostile lengths, counts and
-/// schema depths are errors, never allocations or a stack overflow.
-pub fn checked_metadata(metadata: &[u8]) -> std::result::Result<Vec<u8>, String> {
-    footer::checked_metadata(metadata)
+/// One key of a Parquet file's footer key-value metadata, read by the same
+/// checked footer reader as a scan's: `None` when the footer has no such key
+/// or no value for it. `file` is the whole file, or its last bytes when they
+/// hold the whole footer and 4 bytes more (a remote file's tail).
+pub fn footer_value(file: &SharedSource, key: &str) -> std::result::Result<Option<String>, String> {
+    let footer = footer::read_footer(file, file.size())?;
+    let metadata = guarded(|| ParquetMetaDataReader::decode_metadata(&footer.metadata))?.map_err(|e| e.to_string())?;
+    let pairs = metadata.file_metadata().key_value_metadata();
+    Ok(pairs.into_iter().flatten().find(|kv| kv.key == key).and_then(|kv| kv.value.clone()))
 }
 
 /// The largest page read, from `max_record_bytes`: a page holds records,
