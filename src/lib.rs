@@ -17,6 +17,7 @@ pub(crate) mod functions;
 pub(crate) mod infer;
 pub(crate) mod options;
 pub(crate) mod output;
+pub(crate) mod partitions;
 pub(crate) mod quiet;
 pub(crate) mod registry;
 pub(crate) mod route;

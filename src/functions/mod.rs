@@ -2,7 +2,6 @@
 //! reads, and the logic of the small functions. Pure Rust; `src/ffi`
 //! registers what is listed here.
 
-mod parquet_pass;
 pub mod rows;
 pub mod sanitize_bigquery;
 pub mod sanitize_ingest;
@@ -64,17 +63,7 @@ pub fn with_scan_options(mut own: Vec<&'static str>) -> Vec<&'static str> {
     own
 }
 
-/// What the calling connection grants a function (from DuckDB's settings).
-#[derive(Clone, Debug)]
-pub struct RunContext {
-    /// DuckDB's `threads`.
-    pub threads: usize,
-    /// Who calls: for `sanitize_stats()` and `sanitize_rejects()`.
-    pub session: Option<crate::scan::scan_log::Session>,
-    /// How the function's scans open their files: DuckDB's file system of
-    /// the calling client (ffi/files.rs); `std::fs` in tests.
-    pub opener: crate::formats::byte_source::FileOpener,
-}
+pub use crate::scan::RunContext;
 
 /// A function's result rows, produced as the scan asks for them.
 pub trait RowSource: Send {

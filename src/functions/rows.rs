@@ -33,7 +33,7 @@ pub struct RowsFunction {
     pub touches_files: bool,
 }
 
-/// `sanitize_partitions(source_prefix, ...)` (functions/sanitize_partitions.rs).
+/// `sanitize_partitions(source_prefix, ...)` (partitions/plan.rs).
 static PARTITIONS: RowsFunction = RowsFunction {
     name: crate::functions::sanitize_partitions::FUNCTION,
     positional: &["source_prefix"],
@@ -115,7 +115,7 @@ fn latest_registry_rows(
     ))
 }
 
-/// `sanitize_pipeline(source_prefix, output_prefix, ...)` (functions/sanitize_pipeline.rs).
+/// `sanitize_pipeline(source_prefix, output_prefix, ...)` (partitions/run.rs).
 static PIPELINE: RowsFunction = RowsFunction {
     name: crate::functions::sanitize_pipeline::FUNCTION,
     positional: &["source_prefix", "output_prefix"],

@@ -1,28 +1,7 @@
-//! `sanitize_registry()` and `sanitize_registry(registry)`.
+//! `sanitize_registry()`, `sanitize_registry(registry)`, `sanitize_registry_merge` and
+//! `sanitize_registry_from_parquet`: the SQL names over output/footer_registry.rs and registry/.
 
 use crate::error::{Result, SanitizeError};
-use crate::options::FieldNamePolicy;
-use crate::registry::{finalize, parse_registry, FinalizeOptions, Registry};
-
-/// A new, empty registry (docs/registry.md), for the
-/// default `lower_alpha` policy.
-pub fn empty_registry() -> String {
-    Registry::empty(FieldNamePolicy::LowerAlpha).json_text()
-}
-
-/// Validates a registry and returns it in canonical form: keys sorted,
-/// fields in registry order, `variants` rebuilt from `canonical_schema`.
-pub fn canonical_registry(text: &str) -> Result<String> {
-    let mut registry = parse_registry(text)?;
-    let opts = FinalizeOptions {
-        policy: registry.field_name_policy,
-        order: crate::options::ColumnOrder::SchemaContractFirst,
-        bigquery_names: false,
-    };
-    // Every field is established, so finalizing only orders the outputs.
-    finalize(&mut registry.root, &opts)?;
-    Ok(registry.json_text())
-}
 
 /// `sanitize_registry_merge(registries)`: the registries folded in list
 /// order (registry/merge.rs); NULLs are skipped. Its aggregate form is
@@ -40,68 +19,7 @@ pub fn merge_registry_list(function: &str, documents: &[Option<&str>]) -> Result
         .map_err(|m| SanitizeError::options(format!("{function}: {m}")))
 }
 
-pub use crate::registry::PARQUET_REGISTRY_KEY;
-
-/// `sanitize_registry_from_parquet(path)`: the registry in a Parquet file's
-/// footer key-value metadata, validated and in canonical form; `None` when
-/// the footer has no such key. Reads the footer only, with the scans'
-/// checked footer reader: locally through `opener` (DuckDB's file system
-/// when SQL calls it: its lockdowns apply), remotely by range requests for
-/// the file's last bytes.
-pub fn registry_from_parquet_with(
-    function: &str,
-    path: &str,
-    opener: &crate::formats::byte_source::FileOpener,
-) -> Result<Option<String>> {
-    let source = footer_source(function, path, opener)?;
-    let Some(text) = crate::formats::parquet::footer_value(&source, PARQUET_REGISTRY_KEY)
-        .map_err(|e| not_parquet(function, path, &e))?
-    else {
-        return Ok(None);
-    };
-    canonical_registry(&text).map(Some).map_err(|e| {
-        let path = crate::source::display_uri(path);
-        SanitizeError::input(format!("{function}: the registry in the footer of \"{path}\" is invalid: {}", e.message))
-    })
-}
-
-fn not_parquet(function: &str, path: &str, e: &dyn std::fmt::Display) -> SanitizeError {
-    let path = crate::source::display_uri(path);
-    SanitizeError::input(format!("{function}: cannot read the Parquet footer of \"{path}\": {e}"))
-}
-
-/// Bytes read at first from the end of a remote file: most footers fit, so
-/// one request usually does.
-const FOOTER_GUESS_BYTES: u64 = 64 << 10;
-
-/// What the footer is read from: a local file opened through `opener`, or
-/// a remote file's tail that holds its whole footer (a second request when
-/// the first tail was too short).
-fn footer_source(
-    function: &str,
-    path: &str,
-    opener: &crate::formats::byte_source::FileOpener,
-) -> Result<crate::formats::byte_source::SharedSource> {
-    use crate::formats::byte_source::SharedSource;
-    let shared = |source| SharedSource::new(source).map_err(|e| not_parquet(function, path, &e));
-    if let Some(mut tail) = crate::source::remote_tail(function, path, FOOTER_GUESS_BYTES)? {
-        let n = tail.len();
-        if n >= 8 && &tail[n - 4..] == b"PAR1" {
-            // The footer, its length and both magics.
-            let needed = u64::from(u32::from_le_bytes([tail[n - 8], tail[n - 7], tail[n - 6], tail[n - 5]])) + 12;
-            if needed > n as u64 && n as u64 == FOOTER_GUESS_BYTES {
-                tail = crate::source::remote_tail(function, path, needed)?.unwrap_or_default();
-            }
-        }
-        return shared(Box::new(std::io::Cursor::new(tail)));
-    }
-    let local = crate::source::file_uri_path(path).unwrap_or(path);
-    let file = opener.open(local).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => SanitizeError::io(format!("{function}: no such file \"{path}\"")),
-        _ => SanitizeError::io(format!("{function}: cannot open file \"{path}\": {e}")),
-    })?;
-    shared(file)
-}
+pub use crate::output::{canonical_registry, empty_registry, registry_from_parquet_with};
 
 #[cfg(test)]
 mod tests {

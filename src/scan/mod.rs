@@ -62,6 +62,18 @@ use crate::registry::naming::{empty_name, sanitize, RESERVED_COLUMNS};
 use crate::registry::{finalize, parse_registry, DriftEvent, FinalizeOptions, Registry};
 use crate::source::{plan_partitions, resolve, Partitions, Spool};
 
+/// What the calling connection grants a function (from DuckDB's settings).
+#[derive(Clone, Debug)]
+pub struct RunContext {
+    /// DuckDB's `threads`.
+    pub threads: usize,
+    /// Who calls: for `sanitize_stats()` and `sanitize_rejects()`.
+    pub session: Option<scan_log::Session>,
+    /// How the function's scans open their files: DuckDB's file system of
+    /// the calling client (ffi/files.rs); `std::fs` in tests.
+    pub opener: crate::formats::byte_source::FileOpener,
+}
+
 /// Records decoded per batch; one DuckDB vector's worth.
 pub const BATCH_RECORDS: usize = 2048;
 

@@ -13,8 +13,8 @@ use super::log::{part_name, staged_name, RowCounts};
 use super::select::Taken;
 use super::{pause, IngestOptions, FUNCTION};
 use crate::error::{Result, SanitizeError};
-use crate::functions::parquet_pass::{strict_then_additive, write_plan, Failure};
 use crate::options::{OnError, SchemaMode};
+use crate::partitions::pass::{strict_then_additive, write_plan, Failure};
 use crate::scan::plan_with;
 
 /// A part written under its staged name.
