@@ -225,7 +225,63 @@ pub struct RecordMeta {
     /// Byte offset of the record's first byte in the file.
     pub byte: u64,
     /// Set when the record could not be decoded; its tape root is a null.
-    pub error: Option<String>,
+    pub error: Option<BadRecord>,
+}
+
+/// What is wrong with a bad record, said by the decoder where it finds it;
+/// `sanitize_rejects()` shows it as the reject's `kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordFault {
+    /// Not valid in its format: JSON syntax, a CSV cell count or quote, XML.
+    Malformed,
+    /// Bytes that are not text in the input's encoding.
+    BadEncoding,
+    /// A JSON string whose escapes spell no Unicode text (a lone
+    /// surrogate): shown as `bad_encoding`, but no other encoding reads it.
+    BadEscape,
+    /// A JSON value that is not an object.
+    NotAnObject,
+    /// Longer than `max_record_bytes`.
+    TooLarge,
+    /// A CSV line before the header, dropped by `csv_skip_lines`: never a
+    /// row, whatever `on_error` says.
+    SkippedLine,
+    /// A compressed stream that failed part way: the rest of its file is
+    /// lost (shown as `malformed_record`).
+    Damaged,
+}
+
+impl RecordFault {
+    /// The reject kind (docs/errors.md "Rejects").
+    pub fn kind(self) -> &'static str {
+        match self {
+            RecordFault::Malformed | RecordFault::Damaged => "malformed_record",
+            RecordFault::BadEncoding | RecordFault::BadEscape => "bad_encoding",
+            RecordFault::NotAnObject => "not_an_object",
+            RecordFault::TooLarge => "record_too_large",
+            RecordFault::SkippedLine => "skipped_line",
+        }
+    }
+}
+
+/// A record that could not be decoded: what is wrong, and the cause in
+/// words (what `on_error := 'stop'` says).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BadRecord {
+    pub fault: RecordFault,
+    pub cause: String,
+}
+
+impl BadRecord {
+    pub fn new(fault: RecordFault, cause: impl Into<String>) -> Self {
+        BadRecord { fault, cause: cause.into() }
+    }
+}
+
+impl std::fmt::Display for BadRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.cause)
+    }
 }
 
 /// `max_record_bytes`'s default: `read_json`'s `maximum_object_size`.
@@ -233,8 +289,7 @@ pub const DEFAULT_MAX_RECORD_BYTES: usize = 16 << 20;
 
 /// The cause of a bad record longer than `max_record_bytes` (`what`: "the
 /// line", "element 3", "the row element"). Its bytes were passed over, never
-/// held whole. The option's name in it gives the reject its kind,
-/// `record_too_large` (scan/rejects.rs).
+/// held whole (a bad record of [`RecordFault::TooLarge`]).
 pub fn too_large_cause(what: &str, limit: usize) -> String {
     format!("{what} is longer than max_record_bytes ({limit} bytes); pass a larger max_record_bytes to read it")
 }
@@ -242,10 +297,10 @@ pub fn too_large_cause(what: &str, limit: usize) -> String {
 impl Batch {
     /// Appends a record that could not be decoded: a null root and its
     /// cause (the [`RecordReader`] contract).
-    pub fn push_bad(&mut self, line: u64, byte: u64, cause: String) {
+    pub fn push_bad(&mut self, line: u64, byte: u64, fault: RecordFault, cause: String) {
         self.tape.roots.push(self.tape.nodes.len() as u32);
         self.tape.nodes.push(crate::value::Node::Null);
-        self.meta.push(RecordMeta { line, byte, error: Some(cause) });
+        self.meta.push(RecordMeta { line, byte, error: Some(BadRecord::new(fault, cause)) });
     }
 }
 

@@ -86,7 +86,7 @@ pub fn strict_then_additive<W>(
     match (has_registry, strict_only) {
         (_, true) => attempt(SchemaMode::Strict, false).map(|w| (w, "strict")),
         (true, false) => match attempt(SchemaMode::Strict, true) {
-            Err(Failure::Read(e)) if e.drift => {
+            Err(Failure::Read(e)) if e.kind == crate::error::ErrorKind::Drift => {
                 attempt(SchemaMode::Additive, false).map(|w| (w, "strict_then_additive"))
             }
             other => other.map(|w| (w, "strict")),

@@ -5,7 +5,7 @@
 
 use super::Stats;
 use crate::error::{Result, SanitizeError};
-use crate::formats::RecordMeta;
+use crate::formats::{BadRecord, RecordFault, RecordMeta};
 use crate::options::{InputFormat, OnError, Options};
 
 /// The end of the cause of the bad record that stands for the rest of a
@@ -47,11 +47,12 @@ impl BadRecords {
         function: &str,
         file: &str,
         meta: &RecordMeta,
-        cause: &str,
+        bad: &BadRecord,
         on_error: OnError,
         stats: &mut Stats,
     ) -> Result<()> {
-        if crate::formats::csv::is_skipped_line(cause) {
+        let cause = bad.cause.as_str();
+        if bad.fault == RecordFault::SkippedLine {
             // A line the dialect skips before the header is no bad record
             // and never a row, whatever `on_error` says: it is counted as
             // skipped so that no line goes in silence.
@@ -63,7 +64,7 @@ impl BadRecords {
         if self.first.is_none() {
             self.first = Some(format!("in file \"{file}\" at line {} (byte {}): {cause}", meta.line, meta.byte));
         }
-        self.classify(file, meta, cause);
+        self.classify(file, meta, bad);
         match on_error {
             OnError::Stop => Err(bad_record_error(function, file, meta.line, meta.byte, cause)),
             OnError::SkipRow => {
@@ -112,8 +113,10 @@ impl BadRecords {
     }
 
     /// Counts `cause` by kind, for the error's advice.
-    fn classify(&mut self, file: &str, meta: &RecordMeta, cause: &str) {
-        if let Some(failure) = cause.strip_suffix(REST_OF_FILE_LOST) {
+    fn classify(&mut self, file: &str, meta: &RecordMeta, bad: &BadRecord) {
+        let cause = bad.cause.as_str();
+        if bad.fault == RecordFault::Damaged {
+            let failure = cause.strip_suffix(REST_OF_FILE_LOST).unwrap_or(cause);
             if self.damaged.is_none() {
                 self.damaged = Some(format!(
                     "the compressed stream of file \"{file}\" is damaged: {failure}; the text from line {} (byte {}) on is lost",
@@ -126,10 +129,10 @@ impl BadRecords {
             self.ragged += 1;
             self.one_cell += u64::from(found.1 == "1" && found.0 != "1");
         }
-        if is_undecodable_text(cause) {
-            self.encoding += 1;
-        } else if super::rejects::record_kind(cause) == "not_an_object" {
-            self.not_object += 1;
+        match bad.fault {
+            RecordFault::BadEncoding => self.encoding += 1,
+            RecordFault::NotAnObject => self.not_object += 1,
+            _ => {}
         }
     }
 
@@ -202,16 +205,6 @@ impl BadRecords {
         }
         "Check the format and its options".to_string()
     }
-}
-
-/// Whether `cause` is about bytes the text decoder could not decode, in
-/// the decoders' words ("invalid UTF-8") or the encoding's
-/// (scan/readers.rs `reword`): a sign of a file in another encoding.
-/// A JSON string's lone surrogate escape is undecodable too, but it is the
-/// text's own mistake, which no encoding reads.
-fn is_undecodable_text(cause: &str) -> bool {
-    cause.contains("invalid UTF-8")
-        || ["undecodable windows-1252", "undecodable UTF-16", "undecodable latin-1"].iter().any(|w| cause.contains(w))
 }
 
 fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
@@ -324,7 +317,6 @@ mod tests {
         .unwrap_err();
         assert!(e.contains("at line 3 (byte 16): undecodable windows-1252 (one of the bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D, which it leaves undefined) at byte 3 of the record"), "{e}");
         assert!(!e.contains("UTF-8"), "{e}");
-        assert_eq!(crate::scan::rejects::record_kind(&e), "bad_encoding");
         let json = b"{\"a\":\"caf\xe9\"}\n{\"a\":\"\x81\"}\n";
         let e = read(
             "sanitize_jsonl",

@@ -454,7 +454,7 @@ impl LineCursor {
             for m in batch.meta.iter_mut() {
                 m.line += self.lines_before;
                 if let Some(error) = m.error.as_mut() {
-                    self.fix_message(error);
+                    self.fix_message(&mut error.cause);
                 }
             }
         }

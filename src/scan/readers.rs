@@ -208,9 +208,9 @@ impl RecordReader for Reworded {
         let before = batch.meta.len();
         let n = self.inner.next_batch(batch, max_records)?;
         for meta in &mut batch.meta[before..] {
-            if let Some(cause) = meta.error.as_mut() {
-                if cause.contains(INVALID_UTF8) {
-                    *cause = reword(cause, self.encoding);
+            if let Some(bad) = meta.error.as_mut() {
+                if bad.cause.contains(INVALID_UTF8) {
+                    bad.cause = reword(&bad.cause, self.encoding);
                 }
             }
         }
@@ -278,7 +278,10 @@ impl RecordReader for StreamChecked {
         batch.meta.push(RecordMeta {
             line: f.line,
             byte: f.byte,
-            error: Some(format!("{}{}", f.message, super::bad_records::REST_OF_FILE_LOST)),
+            error: Some(crate::formats::BadRecord::new(
+                crate::formats::RecordFault::Damaged,
+                format!("{}{}", f.message, super::bad_records::REST_OF_FILE_LOST),
+            )),
         });
         Ok(1)
     }

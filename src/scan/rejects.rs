@@ -53,24 +53,6 @@ impl Reject {
     }
 }
 
-/// The kind of a bad record, from its cause (the decoders' words).
-pub fn record_kind(cause: &str) -> &'static str {
-    if crate::formats::csv::is_skipped_line(cause) {
-        "skipped_line"
-    } else if cause.contains("max_record_bytes") {
-        "record_too_large"
-    } else if cause.contains("UTF-8") || cause.contains("encoding") || cause.contains("undecodable") {
-        "bad_encoding"
-    } else if cause.contains("not an object")
-        || cause.contains("not a JSON object")
-        || cause.contains("is not an object")
-    {
-        "not_an_object"
-    } else {
-        "malformed_record"
-    }
-}
-
 /// `text` cut at `max` bytes on a character boundary, and its full length.
 pub fn cut(text: &str, max: usize) -> (String, u64) {
     let mut end = text.len().min(max);
@@ -159,12 +141,5 @@ mod tests {
     fn raw_text_is_cut_on_a_character_boundary() {
         assert_eq!(cut("héllo", 2), ("h".to_string(), 6));
         assert_eq!(cut("abc", 10), ("abc".to_string(), 3));
-    }
-
-    #[test]
-    fn kinds_follow_the_decoders_words() {
-        assert_eq!(record_kind("invalid UTF-8 at byte 3 of line 2"), "bad_encoding");
-        assert_eq!(record_kind("the value is not an object"), "not_an_object");
-        assert_eq!(record_kind("expected ':' at column 7"), "malformed_record");
     }
 }

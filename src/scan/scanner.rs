@@ -326,7 +326,7 @@ impl Scanner {
             if event.meta.error.is_some() {
                 self.lines.fix_message(&mut event.cause);
                 if let Some(error) = event.meta.error.as_mut() {
-                    self.lines.fix_message(error);
+                    self.lines.fix_message(&mut error.cause);
                 }
             }
             if let Some(scan_id) = self.scan_id {
@@ -361,7 +361,16 @@ impl Scanner {
             if event.violation {
                 self.bad.handle_violation(function, file, &event.meta, &event.cause, on_error, &mut self.stats)?;
             } else {
-                self.bad.handle(function, file, &event.meta, &event.cause, on_error, &mut self.stats)?;
+                // A bad record's event carries its decoder's fault.
+                let fallback;
+                let bad = match event.meta.error.as_ref() {
+                    Some(bad) => bad,
+                    None => {
+                        fallback = crate::formats::BadRecord::new(crate::formats::RecordFault::Malformed, &event.cause);
+                        &fallback
+                    }
+                };
+                self.bad.handle(function, file, &event.meta, bad, on_error, &mut self.stats)?;
             }
         }
         Ok(())
@@ -576,7 +585,7 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
         if let Some(err) = &meta.error {
             out.events.push(Event {
                 meta: meta.clone(),
-                cause: err.clone(),
+                cause: err.cause.clone(),
                 violation: false,
                 index: i,
                 path: None,
@@ -586,7 +595,7 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
                 value: None,
             });
             // A skipped line is never a row, not even a NULL one.
-            if emit_null && !crate::formats::csv::is_skipped_line(err) {
+            if emit_null && err.fault != crate::formats::RecordFault::SkippedLine {
                 chunk.columns[..data_columns].iter_mut().for_each(Column::push_null);
                 if let Some(col) = rescue_col {
                     // The whole record, as its text.
@@ -698,6 +707,11 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
     out.list_nulls_dropped = batch.list_nulls_dropped + (router.list_nulls_dropped - before.3);
 }
 
+/// The reject kind of a bad record's event: its decoder's fault.
+fn record_kind(event: &Event) -> &'static str {
+    event.meta.error.as_ref().map_or(crate::formats::RecordFault::Malformed.kind(), |e| e.fault.kind())
+}
+
 /// A reject of this scan for `sanitize_rejects()`, within `max_rejects`;
 /// past it only the count grows.
 fn reject(
@@ -708,7 +722,7 @@ fn reject(
     event: &Event,
     stats: &mut Stats,
 ) -> Option<super::rejects::Reject> {
-    use super::rejects::{cut, record_kind, Reject};
+    use super::rejects::{cut, Reject};
     let options = &plan.options;
     if !reject_slot(options, stats) {
         return None;
@@ -729,7 +743,7 @@ fn reject(
         };
         let cause = format!("{} (schema_mode 'strict')", event.cause);
         (kind, action, super::bad_records::bad_record_message(function, file, meta.line, meta.byte, &cause))
-    } else if crate::formats::csv::is_skipped_line(&event.cause) {
+    } else if event.meta.error.as_ref().is_some_and(|e| e.fault == crate::formats::RecordFault::SkippedLine) {
         // Skipped whatever `on_error` says: it stops nothing and is no row.
         let message = format!(
             "{function}: line {} (byte {}) of file \"{file}\" is before the header and was skipped (csv_skip_lines := {}{}); pass csv_skip_lines to read it",
@@ -745,7 +759,7 @@ fn reject(
                 ""
             }
         );
-        (record_kind(&event.cause), "row_skipped", message)
+        (record_kind(event), "row_skipped", message)
     } else {
         let action = match options.on_error {
             OnError::Stop => "scan_stopped",
@@ -753,7 +767,7 @@ fn reject(
             OnError::EmitNullRow => "row_nulled",
         };
         let message = super::bad_records::bad_record_message(function, file, meta.line, meta.byte, &event.cause);
-        (record_kind(&event.cause), action, message)
+        (record_kind(event), action, message)
     };
     // A value's own text; a record's, read back from its file.
     let raw = match &event.value {

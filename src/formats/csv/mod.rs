@@ -31,7 +31,7 @@ use std::io::Read;
 
 use super::byte_search::{first_of_three, first_of_two};
 use super::chunks::Chunks;
-use super::{Batch, RecordMeta};
+use super::{BadRecord, Batch, RecordFault, RecordMeta};
 use crate::error::{Result, SanitizeError};
 use crate::value::{Node, Tape};
 
@@ -216,11 +216,6 @@ enum SkipLine {
 /// `sanitize_rejects()` as kind `skipped_line` (a skip the sniffer chose
 /// would otherwise lose lines in silence).
 pub const SKIPPED_LINE: &str = "a line before the header, dropped by csv_skip_lines";
-
-/// Whether a record's cause marks it as a line `skip_lines` dropped.
-pub fn is_skipped_line(cause: &str) -> bool {
-    cause == SKIPPED_LINE
-}
 
 /// What the records after a file's header share, read from the file's head
 /// for a reader of a later byte range (formats/csv/range.rs).
@@ -939,7 +934,7 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                 SkipLine::Done => break,
                 SkipLine::Quiet => {}
                 SkipLine::Line(line, byte) => {
-                    batch.push_bad(line, byte, SKIPPED_LINE.to_string());
+                    batch.push_bad(line, byte, RecordFault::SkippedLine, SKIPPED_LINE.to_string());
                     added += 1;
                 }
             }
@@ -972,7 +967,12 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
             if let Some((line, byte)) = self.too_large(&end) {
                 let what =
                     if end.unterminated.is_some() { "the record (an unterminated quoted cell)" } else { "the record" };
-                batch.push_bad(line, byte, super::too_large_cause(what, self.options.max_record_bytes));
+                batch.push_bad(
+                    line,
+                    byte,
+                    RecordFault::TooLarge,
+                    super::too_large_cause(what, self.options.max_record_bytes),
+                );
                 self.advance(&end);
                 added += 1;
                 continue;
@@ -1026,9 +1026,15 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                 self.cells.pop();
             }
             let error = if let Some(q) = end.unterminated {
-                Some(format!("unterminated quoted cell starting at line {}", self.line + q))
+                Some(BadRecord::new(
+                    RecordFault::Malformed,
+                    format!("unterminated quoted cell starting at line {}", self.line + q),
+                ))
             } else if self.cells.len() > width || (self.cells.len() < width && !self.options.null_padding) {
-                Some(format!("expected {width} cells but found {}", self.cells.len()))
+                Some(BadRecord::new(
+                    RecordFault::Malformed,
+                    format!("expected {width} cells but found {}", self.cells.len()),
+                ))
             } else {
                 emit(
                     rec,
@@ -1079,11 +1085,14 @@ fn emit(
     options: &CsvOptions,
     scratch: &mut String,
     tape: &mut Tape,
-) -> Option<String> {
+) -> Option<BadRecord> {
     let text = match super::utf8::validate(rec) {
         Ok(t) => t,
         Err(at) => {
-            return Some(format!("invalid UTF-8 at byte {at} of the record (undecodable bytes for the input encoding)"))
+            return Some(BadRecord::new(
+                RecordFault::BadEncoding,
+                format!("invalid UTF-8 at byte {at} of the record (undecodable bytes for the input encoding)"),
+            ))
         }
     };
     keys.refresh(names, tape);

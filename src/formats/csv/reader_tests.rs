@@ -115,7 +115,8 @@ fn header_names_are_deduplicated_deterministically() {
     // A header read through `header()` is not read again by the first batch.
     let mut batch = Batch::default();
     assert_eq!(r.next_batch(&mut batch, 10).unwrap(), 1);
-    assert_eq!(batch.meta[0].error.as_deref(), Some("expected 7 cells but found 1"));
+    let bad = batch.meta[0].error.as_ref().unwrap();
+    assert_eq!((bad.fault, bad.cause.as_str()), (RecordFault::Malformed, "expected 7 cells but found 1"));
     assert_eq!(batch.meta[0].line, 2);
 }
 

@@ -7,7 +7,7 @@ use std::io::Read;
 use crate::error::{Result, SanitizeError};
 use crate::formats::chunks::Chunks;
 use crate::formats::json::{decode_value_record, decode_whole_record, skip_json_ws, Decoded};
-use crate::formats::{Batch, RecordMeta, RecordReader};
+use crate::formats::{BadRecord, Batch, RecordFault, RecordMeta, RecordReader};
 use crate::value::Node;
 
 /// Chunked input shared by both readers, with the line and byte position
@@ -305,7 +305,12 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
             let what = self.what();
             let mut end = DocumentEnd::default();
             if self.load_document(&mut end)? {
-                batch.push_bad(line, byte, crate::formats::too_large_cause(&what, self.max_record));
+                batch.push_bad(
+                    line,
+                    byte,
+                    RecordFault::TooLarge,
+                    crate::formats::too_large_cause(&what, self.max_record),
+                );
                 self.documents += 1;
                 added += 1;
                 self.pass_over(end)?;
@@ -318,6 +323,7 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
                 batch.push_bad(
                     line,
                     byte,
+                    RecordFault::BadEncoding,
                     format!("invalid UTF-8 at byte 0 of {what} (undecodable bytes for the input encoding)"),
                 );
                 self.documents += 1;
@@ -352,8 +358,11 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
                         // one bad record of its encoding, and reading
                         // resumes after those bytes, not at the end.
                         if let Some(meta) = batch.meta.last_mut() {
-                            meta.error = Some(format!(
-                                "invalid UTF-8 at byte {text_len} of {what} (undecodable bytes for the input encoding)"
+                            meta.error = Some(BadRecord::new(
+                                RecordFault::BadEncoding,
+                                format!(
+                                    "invalid UTF-8 at byte {text_len} of {what} (undecodable bytes for the input encoding)"
+                                ),
                             ));
                         }
                         self.resume_after(text_len + 1)?;
@@ -524,6 +533,7 @@ impl<R: Read> RecordReader for JsonArrayReader<R> {
                         batch.push_bad(
                             line,
                             byte,
+                            RecordFault::TooLarge,
                             crate::formats::too_large_cause(&format!("element {n}"), self.max_record),
                         );
                         self.last_was_bad = true;
@@ -581,7 +591,8 @@ impl<R: Read> JsonArrayReader<R> {
     fn bad(&mut self, batch: &mut Batch, cause: &str) {
         batch.tape.roots.push(batch.tape.nodes.len() as u32);
         batch.tape.nodes.push(Node::Null);
-        batch.meta.push(RecordMeta { line: self.input.line, byte: self.input.offset, error: Some(cause.to_string()) });
+        let error = Some(BadRecord::new(RecordFault::Malformed, cause));
+        batch.meta.push(RecordMeta { line: self.input.line, byte: self.input.offset, error });
     }
 
     /// After the closing bracket only whitespace may follow.

@@ -7,7 +7,7 @@ use std::io::Read;
 use crate::error::Result;
 use crate::formats::chunks::Chunks;
 use crate::formats::json::{decode_line_records, LineProgress};
-use crate::formats::Batch;
+use crate::formats::{Batch, RecordFault};
 
 pub struct JsonLinesReader<R: Read> {
     input: Chunks<R>,
@@ -184,7 +184,7 @@ impl<R: Read> crate::formats::RecordReader for JsonLinesReader<R> {
                 // now, and the rest of the line is passed over, never held.
                 None if rest.len() > self.max_record.saturating_add(4) => {
                     let cause = crate::formats::too_large_cause("the line", self.max_record);
-                    batch.push_bad(self.line, self.reported_offset(), cause);
+                    batch.push_bad(self.line, self.reported_offset(), RecordFault::TooLarge, cause);
                     added += 1;
                     self.pass_over_line()?;
                     self.line += 1;
@@ -216,7 +216,12 @@ impl<R: Read> crate::formats::RecordReader for JsonLinesReader<R> {
             };
             let is_blank = raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
             if raw.len() > self.max_record && self.progress == LineProgress::default() {
-                batch.push_bad(line_no, offset, crate::formats::too_large_cause("the line", self.max_record));
+                batch.push_bad(
+                    line_no,
+                    offset,
+                    RecordFault::TooLarge,
+                    crate::formats::too_large_cause("the line", self.max_record),
+                );
                 added += 1;
             } else if !is_blank {
                 // Usually one record; a line with several objects gives one

@@ -12,7 +12,7 @@ mod skip_tests;
 #[cfg(test)]
 pub(crate) mod texts;
 
-use super::{Batch, RecordMeta};
+use super::{BadRecord, Batch, RecordFault, RecordMeta};
 use crate::value::key_hash::KeyHasher;
 use crate::value::{Node, Tape};
 
@@ -242,8 +242,8 @@ pub fn decode_value_record(
     let (used, decoded, error) = match parse_value_prefix_skipping(text, tape, batch.skip.as_deref(), text_ends_record)
     {
         Err(e) => match e.value_end {
-            Some(end) => (end, Decoded::Undecodable, Some(bad_json_cause(&e, what))),
-            None => (text.len(), Decoded::Malformed, Some(bad_json_cause(&e, what))),
+            Some(end) => (end, Decoded::Undecodable, Some(bad_json(&e, what))),
+            None => (text.len(), Decoded::Malformed, Some(bad_json(&e, what))),
         },
         Ok((root, used)) => match tape.nodes[root as usize] {
             Node::Object { .. } => {
@@ -252,7 +252,8 @@ pub fn decode_value_record(
             }
             other => {
                 tape.nodes.truncate(root as usize);
-                (used, Decoded::NotObject(other), Some(format!("{what} is a JSON {}, not an object", node_kind(other))))
+                let cause = format!("{what} is a JSON {}, not an object", node_kind(other));
+                (used, Decoded::NotObject(other), Some(BadRecord::new(RecordFault::NotAnObject, cause)))
             }
         },
     };
@@ -268,9 +269,12 @@ pub fn decode_value_record(
 pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, what: &dyn std::fmt::Display) {
     let tape = &mut batch.tape;
     let error = match super::utf8::validate(raw) {
-        Err(at) => Some(format!("invalid UTF-8 at byte {at} of {what} (undecodable bytes for the input encoding)")),
+        Err(at) => Some(BadRecord::new(
+            RecordFault::BadEncoding,
+            format!("invalid UTF-8 at byte {at} of {what} (undecodable bytes for the input encoding)"),
+        )),
         Ok(text) => match parse_value_skipping(text, tape, batch.skip.as_deref()) {
-            Err(e) => Some(bad_json_cause(&e, what)),
+            Err(e) => Some(bad_json(&e, what)),
             Ok(root) => match tape.nodes[root as usize] {
                 Node::Object { .. } => {
                     tape.roots.push(root);
@@ -278,7 +282,8 @@ pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, 
                 }
                 other => {
                     tape.nodes.truncate(root as usize);
-                    Some(format!("{what} is a JSON {}, not an object", node_kind(other)))
+                    let cause = format!("{what} is a JSON {}, not an object", node_kind(other));
+                    Some(BadRecord::new(RecordFault::NotAnObject, cause))
                 }
             },
         },
@@ -289,13 +294,13 @@ pub fn decode_whole_record(raw: &[u8], batch: &mut Batch, line: u64, byte: u64, 
     batch.meta.push(RecordMeta { line, byte, error });
 }
 
-/// The cause of a bad record the parser refused: `malformed JSON`, or an
-/// `undecodable` string (which scan/rejects.rs reads as `bad_encoding`).
-fn bad_json_cause(e: &JsonError, what: &dyn std::fmt::Display) -> String {
+/// A record the parser refused: malformed JSON, or a string whose escapes
+/// spell no Unicode text.
+fn bad_json(e: &JsonError, what: &dyn std::fmt::Display) -> BadRecord {
     if e.value_end.is_some() {
-        format!("undecodable JSON string in {what}: {e}")
+        BadRecord::new(RecordFault::BadEscape, format!("undecodable JSON string in {what}: {e}"))
     } else {
-        format!("malformed JSON in {what}: {e}")
+        BadRecord::new(RecordFault::Malformed, format!("malformed JSON in {what}: {e}"))
     }
 }
 
@@ -331,11 +336,8 @@ pub fn decode_line_records(
         // The whole line is one bad record: its structure cannot be trusted.
         Err(at) => {
             push_bad_root(&mut batch.tape);
-            batch.meta.push(RecordMeta {
-                line,
-                byte,
-                error: Some(format!("invalid UTF-8 at byte {at} of {what} (undecodable bytes for the input encoding)")),
-            });
+            let cause = format!("invalid UTF-8 at byte {at} of {what} (undecodable bytes for the input encoding)");
+            batch.meta.push(RecordMeta { line, byte, error: Some(BadRecord::new(RecordFault::BadEncoding, cause)) });
             return (1, true);
         }
     };
@@ -1080,12 +1082,12 @@ mod tests {
         let (n, done) =
             decode_line_records(line.as_bytes(), &mut batch, (1, 0), "the line", &mut LineProgress::default(), 10);
         assert_eq!((n, done), (2, true));
-        let cause = batch.meta[0].error.clone().unwrap();
+        let bad = batch.meta[0].error.clone().unwrap();
         assert_eq!(
-            cause,
+            bad.cause,
             r"undecodable JSON string in the line: invalid \u escape: lone surrogate \ud800 (invalid UTF-16) at byte 7 of the record"
         );
-        assert_eq!(crate::scan::rejects::record_kind(&cause), "bad_encoding");
+        assert_eq!((bad.fault, bad.fault.kind()), (RecordFault::BadEscape, "bad_encoding"));
         assert!(batch.meta[1].error.is_none());
         let mut json = String::new();
         write_compact_json(batch.tape.record(1), &mut json);
@@ -1093,7 +1095,7 @@ mod tests {
         // A JSON array's element too.
         let mut batch = Batch::default();
         decode_whole_record(br#"{"s": "\udc00"}"#, &mut batch, 1, 0, &"element 1");
-        assert!(batch.meta[0].error.as_deref().unwrap().starts_with("undecodable JSON string in element 1: "));
+        assert!(batch.meta[0].error.as_ref().unwrap().cause.starts_with("undecodable JSON string in element 1: "));
     }
 
     #[test]

@@ -86,7 +86,7 @@ use names::{check_xml_decl, is_name};
 use source::Source;
 use tree::Builder;
 
-use super::{Batch, RecordMeta};
+use super::{BadRecord, Batch, RecordFault, RecordMeta};
 use crate::error::{Result, SanitizeError};
 
 /// Elements nested deeper than this inside one record make it bad.
@@ -321,7 +321,8 @@ impl<R: Read> XmlReader<R> {
                         "{} between rows at line {line}: rows it may hold are not read",
                         undefined_entity(&name)
                     );
-                    batch.meta.push(RecordMeta { line, byte: at, error: Some(error) });
+                    let error = Some(BadRecord::new(RecordFault::Malformed, error));
+                    batch.meta.push(RecordMeta { line, byte: at, error });
                     Ok(true)
                 } else {
                     Ok(false)
@@ -498,7 +499,11 @@ impl<R: Read> XmlReader<R> {
 
     fn finish_record(&mut self, batch: &mut Batch) {
         let Some(cur) = self.current.take() else { return };
-        let error = cur.error.or_else(|| self.builder.size_error());
+        let error = match (cur.error, self.builder.size_error()) {
+            (Some(problem), _) => Some(BadRecord::new(problem_fault(&problem), problem)),
+            (None, Some(size)) => Some(BadRecord::new(RecordFault::TooLarge, size)),
+            (None, None) => None,
+        };
         let tape = &mut batch.tape;
         let root = tape.nodes.len();
         match error {
@@ -513,7 +518,8 @@ impl<R: Read> XmlReader<R> {
     fn misplaced(&mut self, batch: &mut Batch, what: &str) -> bool {
         let at = self.pos();
         let line = self.line_at(at);
-        self.fatal(batch, format!("malformed XML at line {line} (byte {at}): {what}"), at)
+        let fault = problem_fault(what);
+        self.fatal_of(batch, fault, format!("malformed XML at line {line} (byte {at}): {what}"), at)
     }
 
     /// Character content: into the row being read (its first problem
@@ -569,7 +575,7 @@ impl<R: Read> XmlReader<R> {
     /// there, as after a syntax error (its bytes are never held).
     fn too_large(&mut self, batch: &mut Batch, at: u64) -> bool {
         let message = self.too_large_message();
-        self.fatal(batch, message, at)
+        self.fatal_of(batch, RecordFault::TooLarge, message, at)
     }
 
     fn too_large_message(&self) -> String {
@@ -585,12 +591,17 @@ impl<R: Read> XmlReader<R> {
     /// A syntax error: the record being read (or a new record located at
     /// `at`) is bad, and the file ends. Always returns true.
     fn fatal(&mut self, batch: &mut Batch, message: String, at: u64) -> bool {
+        self.fatal_of(batch, RecordFault::Malformed, message, at)
+    }
+
+    /// [`Self::fatal`], for a record bad for `fault`.
+    fn fatal_of(&mut self, batch: &mut Batch, fault: RecordFault, message: String, at: u64) -> bool {
         self.phase = Phase::Done;
         // A row already past the limit is bad for that, whatever ended it:
         // how far a read got before the limit was noticed depends on the
         // read size, and the result must not.
         let over = self.current.as_ref().is_some_and(|c| self.pos().saturating_sub(c.byte) > self.max_record as u64);
-        let message = if over { self.too_large_message() } else { message };
+        let (fault, message) = if over { (RecordFault::TooLarge, self.too_large_message()) } else { (fault, message) };
         let (line, byte) = match self.current.take() {
             Some(cur) => (cur.line, cur.byte),
             None => (self.line_at(at), at),
@@ -598,7 +609,7 @@ impl<R: Read> XmlReader<R> {
         let tape = &mut batch.tape;
         tape.push_root(tape.nodes.len());
         tape.push_null();
-        batch.meta.push(RecordMeta { line, byte, error: Some(message) });
+        batch.meta.push(RecordMeta { line, byte, error: Some(BadRecord::new(fault, message)) });
         true
     }
 }
@@ -645,6 +656,17 @@ fn is_predefined_or_char_ref(r: &BytesRef<'_>) -> bool {
 
 fn undefined_entity(name: &str) -> String {
     format!("undefined entity &{name}; (DTD and external entities are never expanded)")
+}
+
+/// The fault of a row's problem, in the builder's own words (tree.rs says
+/// "invalid UTF-8" for bytes that are not text, and describes markup
+/// otherwise).
+fn problem_fault(problem: &str) -> RecordFault {
+    if problem.contains("not valid UTF-8") || problem.starts_with("invalid UTF-8") {
+        RecordFault::BadEncoding
+    } else {
+        RecordFault::Malformed
+    }
 }
 
 #[cfg(test)]
