@@ -1,7 +1,7 @@
 //! The one time-unit type: of a typed source's timestamps on the tape
 //! (Parquet's seconds to nanoseconds), of a timestamp column, and of the
 //! `timestamp_precision` option (which names three of them,
-//! options.rs).
+//! options/choices.rs).
 
 /// Ticks of a timestamp: seconds, or milli-, micro-, nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
