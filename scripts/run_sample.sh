@@ -5,7 +5,7 @@
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
 cd "$ROOT"
-bash scripts/setup.sh
+bash scripts/setup.sh run
 bash scripts/build.sh
 "$VENV/bin/duckdb" -unsigned -c "
 SET custom_extension_repository = '$ROOT/build/repository';

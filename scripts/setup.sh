@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Creates .venv with the DuckDB Python client and CLI pinned to the
 # DUCKDB_VERSION of extension_config, plus the test tools. Idempotent.
+# `setup.sh run`: the client and the shell only, all `make run` needs (the
+# test tools take minutes to install; `make test` adds them).
 set -euo pipefail
 source "$(dirname "$0")/config.sh"
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
+fi
+if [ "${1:-}" = "run" ]; then
+  stamp_run="$VENV/.installed-run-$DUCKDB_VERSION"
+  if [ ! -f "$stamp_run" ] && ! ls "$VENV"/.installed-"$DUCKDB_VERSION"-* >/dev/null 2>&1; then
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "duckdb==$DUCKDB_VERSION" "duckdb-cli==$DUCKDB_VERSION"
+    touch "$stamp_run"
+  fi
+  exit 0
 fi
 stamp="$VENV/.installed-$DUCKDB_VERSION-$(sha1sum "$ROOT/scripts/requirements-test.txt" | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
