@@ -47,6 +47,11 @@ CALLS = {
     "csv": ("SELECT a::BIGINT FROM sanitize_csv({f})", "SELECT a FROM read_csv({f})", "in.csv"),
     "parquet": ("SELECT a FROM sanitize_parquet({f})", "SELECT a FROM read_parquet({f})", "in.parquet"),
     "glob": ("SELECT a FROM sanitize_jsonl({f}) ORDER BY a", "SELECT a FROM read_json({f}) ORDER BY a", "*.jsonl"),
+    "directory": (
+        "SELECT a FROM sanitize_jsonl({f}, input_mode := 'directory') ORDER BY a",
+        "SELECT a FROM read_json({f} || '/*.jsonl') ORDER BY a",
+        "",
+    ),
     # A registry with a contract: the options are parsed again from it,
     # and the file system must survive that.
     "registry": (
@@ -251,3 +256,21 @@ def test_the_pipelines_reads_and_writes_go_through_duckdbs_file_system(connect, 
     ).fetchall()
     systems = con.execute("SELECT DISTINCT file_system FROM sanitize_stats()").fetchall()
     assert systems == [("duckdb",)]
+
+
+@pytest.mark.parametrize("call", ["jsonl", "csv", "parquet", "glob"])
+@pytest.mark.parametrize("how", ["file_search_path", "home_directory"])
+def test_relative_and_home_paths_resolve_as_duckdbs_readers_resolve_them(connect, lake, call, how):
+    ours, theirs, name = CALLS[call]
+    con = connect()
+    if how == "file_search_path":
+        # A directory without the file first: the search goes on to the next.
+        con.execute(f"SET file_search_path = {sql_literal(str(lake['out'] / 'none') + ',' + str(lake['ok']))}")
+        path = sql_literal(name)
+    else:
+        con.execute(f"SET home_directory = {sql_literal(str(lake['ok']))}")
+        path = sql_literal("~/" + name)
+    got = outcome(con, ours.format(f=path))
+    want = outcome(con, theirs.format(f=path))
+    assert got[0] == want[0] == "rows", (got, want)
+    assert got[1] == want[1]

@@ -221,6 +221,16 @@ pub struct ClientInfo {
     pub session: Option<Session>,
     /// DuckDB's `threads` setting; `None` when it cannot be read.
     pub threads: Option<u64>,
+    /// `home_directory` and `file_search_path`, for [`crate::source::locate`].
+    pub paths: crate::source::PathSettings,
+}
+
+impl ClientInfo {
+    /// The local paths the user wrote, as DuckDB's readers resolve them
+    /// (`~`, `file_search_path`).
+    pub fn locate(&self, paths: Vec<String>) -> Vec<String> {
+        paths.into_iter().map(|p| crate::source::locate(&p, &self.paths)).collect()
+    }
 }
 
 impl ClientInfo {
@@ -387,7 +397,12 @@ impl BindInfo {
     }
 
     pub fn client_info(&self) -> ClientInfo {
-        let mut out = ClientInfo { external_access: true, session: None, threads: None };
+        let mut out = ClientInfo {
+            external_access: true,
+            session: None,
+            threads: None,
+            paths: crate::source::PathSettings::of(None, None),
+        };
         let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
         // SAFETY: a live bind info; the context returned is ours to destroy.
         unsafe { ffi::duckdb_table_function_get_client_context(self.raw, &mut ctx) };
@@ -406,6 +421,13 @@ impl BindInfo {
         if let ParamValue::Bool(b) = access {
             out.external_access = b;
         }
+        // SAFETY: a live client context (destroyed below).
+        let (home, search) = unsafe { (config_option(ctx, "home_directory"), config_option(ctx, "file_search_path")) };
+        let text = |v: &ParamValue| match v {
+            ParamValue::Str(s) => Some(s.clone()),
+            _ => None,
+        };
+        out.paths = crate::source::PathSettings::of(text(&home).as_deref(), text(&search).as_deref());
         // SAFETY: the context we own, destroyed once.
         unsafe { ffi::duckdb_destroy_client_context(&mut ctx) };
         out

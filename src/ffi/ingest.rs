@@ -59,6 +59,8 @@ fn bind_ingest(info: &BindInfo) -> Result<(), String> {
         }
     }
     let context = info.run_context(&client);
+    let sources = client.locate(sources);
+    let output_prefix = client.locate(vec![output_prefix]).remove(0);
     let mut paths = sources.clone();
     paths.push(output_prefix.clone());
     super::table::check_remote_access(function, &paths, &client)?;

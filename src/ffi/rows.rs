@@ -122,6 +122,9 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             }
         }
         let context = info.run_context(&client);
+        if def.touches_files {
+            arguments = client.locate(arguments);
+        }
         let reach = if def.touches_files {
             super::table::check_remote_access(def.name, &arguments, &client)?;
             let reach = Reach::of(def.name, &arguments, &params, &context.opener);

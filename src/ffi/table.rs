@@ -84,6 +84,7 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     let paths = info.paths_argument().map_err(|given| {
         format!("{}: the path argument must be a path (VARCHAR) or a list of paths (VARCHAR[]), not {given}", def.name)
     })?;
+    let paths = client.locate(paths);
     // Local files are opened through DuckDB's file system, which applies
     // the database's rules itself; remote objects go through object_store,
     // which must honour them here.

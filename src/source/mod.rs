@@ -7,6 +7,7 @@ mod fetch;
 mod glob;
 mod hive;
 mod listing;
+mod locate;
 mod redact;
 mod remote;
 mod spool;
@@ -15,6 +16,7 @@ pub use decode::{head_mark, sniff_xml_encoding, HeadMark, TextDecoder, HEAD_MARK
 pub use decompress::{compressed_mark, decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
 pub use listing::{identity_now, list_with_identity, Identity, Listed};
+pub use locate::{locate, PathSettings};
 pub use redact::{display_uri, redact_text};
 pub use remote::{is_remote_scheme, parse_remote, Backend};
 pub use spool::{
