@@ -523,9 +523,14 @@ impl<R: Read> CsvReader<R> {
                                     None => self.pos = at,
                                 }
                             } else if Some(b) == comment && b != delim {
-                                // A comment line has no cells; a comment after
-                                // data ends the record's last cell here.
-                                if !(self.cells.is_empty() && self.cell_start == 0 && at == 0) {
+                                // A comment line has no cells (spaces before
+                                // its marker included, as read_csv reads
+                                // them, unless a space is the delimiter or
+                                // the quote); a comment after data ends the
+                                // record's last cell here.
+                                let spaces_only =
+                                    buf[..at].iter().all(|&c| c == b' ') && delim != b' ' && quote != Some(b' ');
+                                if !(self.cells.is_empty() && self.cell_start == 0 && spaces_only) {
                                     let cell = self.cell(at);
                                     self.cells.push(cell);
                                     self.mid_comment = true;

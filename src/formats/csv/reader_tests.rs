@@ -282,6 +282,18 @@ fn comments_and_skipped_lines() {
     assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), [4, 5]);
     // A quoted # is data.
     assert_eq!(jsons(&read_with(b"a\n\"#1\"\n", o.clone())), [r##"{"a":"#1"}"##]);
+    // Spaces before the marker: still a comment line, as read_csv reads it
+    // (a tab is not: that line is data, here a bad record of one cell).
+    let out = read_with(b"a,b\n # one\n   # three\n1,2\n\t# tab\n", o.clone());
+    assert_eq!(jsons(&out)[0], r#"{"a":"1","b":"2"}"#);
+    assert_eq!(out.len(), 2);
+    assert!(out[1].2.starts_with("ERR expected 2 cells"), "{:?}", out[1]);
+    // With a space as the delimiter, a leading space is an empty cell.
+    let spaced = dialect(|o| {
+        o.comment = Some(b'#');
+        o.delimiter = vec![b' '];
+    });
+    assert_eq!(jsons(&read_with(b"a b\n #x\n", spaced)), [r#"{"a":null,"b":null}"#]);
     // skip_lines: blank lines count, comment lines do not, quoted newlines stay inside one line.
     let o = dialect(|o| {
         o.skip_lines = 3;

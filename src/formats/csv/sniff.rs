@@ -228,6 +228,11 @@ pub fn sniff(sample: &[u8], cut: bool, fixed: &Fixed) -> Dialect {
         let table: Vec<&Row> = rows.iter().filter(|r| !r.shape.comment).skip(score.header_row).collect();
         detect_header(&table, score.columns)
     });
+    // A comment byte no line of the sample uses is no evidence of comments,
+    // and would cut later cells at it: none (it travels in the registry).
+    if fixed.comment.is_none() && !rows.iter().any(|r| r.shape.comment) {
+        dialect.comment = None;
+    }
     dialect
 }
 
@@ -545,6 +550,15 @@ mod tests {
         // `#` as data is no comment.
         let d = sniff_text("lang,n\nC#,1\nF#,2\n");
         assert_eq!(d.comment, None);
+    }
+
+    #[test]
+    fn comments_need_a_comment_line_and_may_follow_spaces() {
+        // No `#` in the file: no comment byte, whatever else was chosen.
+        assert_eq!(sniff_text("a,b\n1,2\n\"x\"y,3\n4,5\n").comment, None);
+        // Spaces before the marker: a comment line, as read_csv reads it.
+        let d = sniff_text("a,b,c\n1,2,3\n  # a note\n4,5,6\n # another\n7,8,9\n");
+        assert_eq!((d.comment, d.delimiter.as_slice(), d.has_header), (Some(b'#'), &b","[..], true));
     }
 
     #[test]
