@@ -1,8 +1,8 @@
 //! Hive partition columns of a BigQuery external table, and partition keys
 //! (`year=2026/month=07/date=2026-07-05[/hour=08]`) checked against them.
 
-use crate::error::{Result, SanitizeError};
-use crate::options::ParamValue;
+use crate::error::Result;
+use crate::options::{Granularity, ParamValue, RowParams};
 use crate::value::calendar::days_from_civil;
 
 /// The types BigQuery takes for a Hive partition key.
@@ -27,17 +27,10 @@ pub fn default_partition_columns(hourly: bool) -> PartitionColumns {
 /// `partition_columns := MAP {'year': 'INT64', ...}` (or a STRUCT), else
 /// the default of `granularity` (`'daily'` or `'hourly'`).
 pub fn partition_columns(function: &str, params: &[(&str, ParamValue)]) -> Result<PartitionColumns> {
-    let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
-    let bad = |parameter: &str, why: String| {
-        SanitizeError::options(format!("{function}: the \"{parameter}\" parameter {why}"))
-    };
-    let hourly = match get("granularity") {
-        None => false,
-        Some(ParamValue::Str(g)) if g.eq_ignore_ascii_case("daily") => false,
-        Some(ParamValue::Str(g)) if g.eq_ignore_ascii_case("hourly") => true,
-        Some(v) => return Err(bad("granularity", format!("must be 'daily' or 'hourly', not {}", v.describe()))),
-    };
-    let Some(given) = get("partition_columns") else { return Ok(default_partition_columns(hourly)) };
+    let p = RowParams::new(function, params);
+    let bad = |parameter: &str, why: String| p.bad(parameter, why);
+    let hourly = p.choice::<Granularity>("granularity")? == Some(Granularity::Hourly);
+    let Some(given) = p.get("partition_columns") else { return Ok(default_partition_columns(hourly)) };
     let ParamValue::Map(pairs) = given else {
         return Err(bad(
             "partition_columns",

@@ -19,7 +19,7 @@ const INGEST_COLUMNS: [(&str, ColumnType); ingest::COLUMNS.len()] = columns(inge
 pub fn register(con: &Connection) -> Result<(), String> {
     let named: Vec<(&str, LogicalType)> = ingest::named_parameters()
         .into_iter()
-        .map(|n| (n, LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY)))
+        .map(|n| (n, super::table::param_type(crate::options::row_parameter_type(n))))
         .collect();
     // The source is a VARCHAR or a VARCHAR[]: ANY takes both, and bind
     // tells them apart (as the scans' path).

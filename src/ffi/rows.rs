@@ -87,8 +87,11 @@ struct RowsState {
 }
 
 pub fn register(con: &Connection, def: &'static RowsFunction) -> Result<(), String> {
-    let named: Vec<(&str, LogicalType)> =
-        (def.named)().into_iter().map(|n| (n, LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY))).collect();
+    // Each with its own SQL type (the scan options' and options::ROW_PARAMETERS').
+    let named: Vec<(&str, LogicalType)> = (def.named)()
+        .into_iter()
+        .map(|n| (n, super::table::param_type(crate::options::row_parameter_type(n))))
+        .collect();
     let positional: Vec<LogicalType> = def.positional.iter().map(|_| LogicalType::varchar()).collect();
     register_table_function(
         con,

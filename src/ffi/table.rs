@@ -126,7 +126,7 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
 }
 
 /// The DuckDB type a parameter is registered with.
-fn param_type(ty: ParamType) -> LogicalType {
+pub(super) fn param_type(ty: ParamType) -> LogicalType {
     match ty {
         ParamType::Varchar => LogicalType::varchar(),
         ParamType::Boolean => LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN),

@@ -288,3 +288,21 @@ pub static ROWS_FUNCTIONS: [&RowsFunction; 8] = [
     &REJECTS,
     &INGEST_LOG,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{INPUT_FORMAT_SPEC, OPTION_SPECS, ROW_PARAMETERS};
+
+    #[test]
+    fn every_row_function_parameter_is_declared_with_its_type() {
+        let known = |name: &str| {
+            OPTION_SPECS.iter().chain([&INPUT_FORMAT_SPEC]).any(|s| s.name == name)
+                || ROW_PARAMETERS.iter().any(|(n, _)| *n == name)
+        };
+        let mut names: Vec<&str> = ROWS_FUNCTIONS.iter().flat_map(|f| (f.named)()).collect();
+        names.extend(super::super::sanitize_ingest::named_parameters());
+        let undeclared: Vec<&str> = names.into_iter().filter(|n| !known(n)).collect();
+        assert!(undeclared.is_empty(), "parameters without a declared type: {undeclared:?}");
+    }
+}

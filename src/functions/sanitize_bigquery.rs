@@ -9,7 +9,7 @@ use crate::bigquery::{
     sidecar_merge, table_path, ExternalTable,
 };
 use crate::error::{Result, SanitizeError};
-use crate::options::ParamValue;
+use crate::options::{ParamValue, RowParams};
 
 pub const DDL: &str = "sanitize_bigquery_ddl";
 pub const DDL_PARAMETERS: &[&str] = &[
@@ -33,90 +33,63 @@ pub const PARSE_KEY_PARAMETERS: &[&str] = &["partition_columns", "granularity"];
 pub const SIDECAR_DDL: &str = "sanitize_bigquery_sidecar_ddl";
 pub const SIDECAR_MERGE: &str = "sanitize_bigquery_sidecar_merge";
 
-fn get<'a>(params: &'a [(&str, ParamValue)], name: &str) -> Option<&'a ParamValue> {
-    params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v)
-}
-
-fn bad(function: &str, parameter: &str, why: impl std::fmt::Display) -> SanitizeError {
-    SanitizeError::options(format!("{function}: the \"{parameter}\" parameter {why}"))
-}
-
-fn text(function: &str, params: &[(&str, ParamValue)], name: &str) -> Result<Option<String>> {
-    match get(params, name) {
-        None => Ok(None),
-        Some(ParamValue::Str(s)) => Ok(Some(s.clone())),
-        Some(v) => Err(bad(function, name, format!("must be a VARCHAR, not {}", v.describe()))),
-    }
-}
-
-fn flag(function: &str, params: &[(&str, ParamValue)], name: &str, default: bool) -> Result<bool> {
-    match get(params, name) {
-        None => Ok(default),
-        Some(ParamValue::Bool(b)) => Ok(*b),
-        Some(v) => Err(bad(function, name, format!("must be a BOOLEAN, not {}", v.describe()))),
-    }
-}
-
 /// `sanitize_bigquery_ddl(registry, "table" := ..., ...)`: the statement.
 pub fn ddl(registry: &str, params: &[(&str, ParamValue)]) -> Result<String> {
+    let p = RowParams::new(DDL, params);
     // `table` is a keyword of DuckDB's parser: it must be written
     // `"table" := ...`; `table_name` is the same parameter without quotes.
-    let (name, table) = match (text(DDL, params, "table")?, text(DDL, params, "table_name")?) {
-        (Some(_), Some(_)) => return Err(bad(DDL, "table_name", "and \"table\" are the same parameter; give one")),
+    let (name, table) = match (p.text("table")?, p.text("table_name")?) {
+        (Some(_), Some(_)) => return Err(p.bad("table_name", "and \"table\" are the same parameter; give one")),
         (Some(t), None) => ("table", t),
         (None, Some(t)) => ("table_name", t),
         (None, None) => {
-            return Err(bad(
-                DDL,
+            return Err(p.bad(
                 "table",
                 "is required ('project.dataset.table'; write it \"table\" := ..., or table_name := ...)",
             ))
         }
     };
     let table = table_path(DDL, name, &table)?;
-    let hive_uri_prefix = text(DDL, params, "hive_uri_prefix")?.map(|p| p.trim_end_matches('/').to_string());
-    let source_uris = match get(params, "source_uris") {
+    let hive_uri_prefix = p.text("hive_uri_prefix")?.map(|p| p.trim_end_matches('/').to_string());
+    let source_uris = match p.get("source_uris") {
         None => match &hive_uri_prefix {
             Some(prefix) => vec![format!("{prefix}/*")],
-            None => return Err(bad(DDL, "source_uris", "is required when hive_uri_prefix is not given")),
+            None => return Err(p.bad("source_uris", "is required when hive_uri_prefix is not given")),
         },
         Some(ParamValue::List(items)) if !items.is_empty() => items
             .iter()
             .map(|i| match i {
                 ParamValue::Str(s) => Ok(s.clone()),
-                v => Err(bad(DDL, "source_uris", format!("must hold URIs (VARCHAR), not {}", v.describe()))),
+                v => Err(p.bad("source_uris", format!("must hold URIs (VARCHAR), not {}", v.describe()))),
             })
             .collect::<Result<_>>()?,
         Some(ParamValue::Str(s)) => vec![s.clone()],
-        Some(v) => {
-            Err(bad(DDL, "source_uris", format!("must be a non-empty VARCHAR[] of URIs, not {}", v.describe())))?
-        }
+        Some(v) => Err(p.bad("source_uris", format!("must be a non-empty VARCHAR[] of URIs, not {}", v.describe())))?,
     };
-    let explicit_columns = get(params, "partition_columns").is_some();
+    let explicit_columns = p.get("partition_columns").is_some();
     let columns = partition_columns(DDL, params)?;
     // Without a Hive prefix there are no partition columns, unless named.
     let partition_columns = match (&hive_uri_prefix, explicit_columns && !columns.is_empty()) {
         (Some(_), _) => columns,
-        (None, true) => return Err(bad(DDL, "hive_uri_prefix", "is required with partition_columns")),
+        (None, true) => return Err(p.bad("hive_uri_prefix", "is required with partition_columns")),
         (None, false) => Vec::new(),
     };
-    let format = text(DDL, params, "format")?.unwrap_or_else(|| "PARQUET".into()).to_ascii_uppercase();
+    let format = p.text("format")?.unwrap_or_else(|| "PARQUET".into()).to_ascii_uppercase();
     if format != "PARQUET" {
-        return Err(bad(
-            DDL,
+        return Err(p.bad(
             "format",
             format!("must be 'PARQUET' (the columns follow BigQuery's Parquet types), not '{format}'"),
         ));
     }
     let names: Vec<String> = partition_columns.iter().map(|(n, _)| n.clone()).collect();
-    let enable_list_inference = flag(DDL, params, "enable_list_inference", true)?;
+    let enable_list_inference = p.boolean("enable_list_inference")?.unwrap_or(true);
     let columns = registry_columns(DDL, registry, &names, enable_list_inference)?;
     let t = ExternalTable {
         table,
         source_uris,
         hive_uri_prefix,
         partition_columns,
-        require_partition_filter: flag(DDL, params, "require_partition_filter", false)?,
+        require_partition_filter: p.boolean("require_partition_filter")?.unwrap_or(false),
         format,
         enable_list_inference,
     };
@@ -127,7 +100,8 @@ pub fn ddl(registry: &str, params: &[(&str, ParamValue)]) -> Result<String> {
 pub fn registry_query(external: &str, params: &[(&str, ParamValue)]) -> Result<Vec<(&'static str, String)>> {
     let external = table_path(REGISTRY_QUERY, "external_table", external)?;
     let columns = partition_columns(REGISTRY_QUERY, params)?;
-    let sidecar = text(REGISTRY_QUERY, params, "sidecar_table")?
+    let sidecar = RowParams::new(REGISTRY_QUERY, params)
+        .text("sidecar_table")?
         .map(|s| table_path(REGISTRY_QUERY, "sidecar_table", &s))
         .transpose()?;
     Ok(registry_queries(&external, &columns, sidecar.as_deref()))

@@ -145,6 +145,11 @@ impl PinType {
 }
 named_enum!(OnError { Stop = "stop", SkipRow = "skip_row", EmitNullRow = "emit_null_row" });
 named_enum!(
+    /// A partitioned lake's grain (`granularity` of the partition and
+    /// BigQuery functions).
+    Granularity { Daily = "daily", Hourly = "hourly" }
+);
+named_enum!(
     /// How text input is compressed: `auto` goes by the file name's
     /// suffix (`.gz`, `.zst`).
     Compression { Auto = "auto", None = "none", Gzip = "gzip", Zstd = "zstd" }

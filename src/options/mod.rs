@@ -11,6 +11,7 @@ use crate::value::TimeUnit;
 
 mod choices;
 mod params;
+mod row_params;
 mod specs;
 #[cfg(test)]
 mod tests;
@@ -18,6 +19,7 @@ mod values;
 
 pub(crate) use choices::*;
 pub(crate) use params::*;
+pub(crate) use row_params::*;
 pub(crate) use specs::*;
 pub(crate) use values::*;
 

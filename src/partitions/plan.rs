@@ -6,7 +6,7 @@
 //! prefixes ([`discover`]).
 
 use crate::error::{Result, SanitizeError};
-use crate::options::{InputFormat, InputMode, Options, ParamValue};
+use crate::options::{InputFormat, InputMode, Options, ParamValue, RowParams};
 use crate::source::{list_partition_dirs, Listing, Names};
 use crate::value::calendar::{civil_from_days, days_from_civil};
 
@@ -33,11 +33,7 @@ const MAX_PARTITIONS: usize = 100_000;
 
 const DAILY_TEMPLATE: &str = "year={yyyy}/month={mm}/date={yyyy}-{mm}-{dd}";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Granularity {
-    Daily,
-    Hourly,
-}
+pub(crate) use crate::options::Granularity;
 
 /// The parsed parameters of a plan.
 #[derive(Clone, Debug)]
@@ -138,13 +134,14 @@ fn hour(parameter: &str, v: &ParamValue) -> Result<u32> {
 impl PlanOptions {
     /// Parses the named parameters (NULL ones are absent).
     pub fn parse(params: &[(&str, ParamValue)]) -> Result<PlanOptions> {
-        let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
+        let p = RowParams::new(FUNCTION, params);
+        let get = |name: &str| p.get(name);
         let start_day = date("start_date", get("start_date").ok_or_else(|| bad("start_date", "is required"))?)?;
         let end_day = date("end_date", get("end_date").ok_or_else(|| bad("end_date", "is required"))?)?;
         if end_day < start_day {
             return Err(bad("end_date", "is before start_date"));
         }
-        let granularity = granularity(get("granularity"))?;
+        let granularity = p.choice::<Granularity>("granularity")?.unwrap_or(Granularity::Daily);
         let (start_hour, end_hour) = match granularity {
             Granularity::Daily => {
                 for name in ["start_hour", "end_hour"] {
@@ -164,14 +161,13 @@ impl PlanOptions {
             }
         };
         let template = template(get("partition_template"), granularity)?;
-        let format_name = get("input_format")
-            .map(|v| text("input_format", v))
-            .transpose()?
+        let format_name = p
+            .text("input_format")?
             .ok_or_else(|| bad("input_format", "is required (the format decides which files a partition holds)"))?;
         let options = Options::parse(FUNCTION, None, &forwarded(params, &format_name))
             .map_err(|e| SanitizeError::options(e.message))?;
-        let output_prefix = get("output_prefix").map(|v| text("output_prefix", v)).transpose()?;
-        let output_file_stem = get("output_file_stem").map(|v| text("output_file_stem", v)).transpose()?;
+        let output_prefix = p.text("output_prefix")?;
+        let output_file_stem = p.text("output_file_stem")?;
         let output_file_stem = output_file_stem.unwrap_or_else(|| "part".to_string());
         if output_file_stem.is_empty() || output_file_stem.contains('/') {
             return Err(bad("output_file_stem", "must be a non-empty file name without '/'"));
@@ -213,16 +209,6 @@ fn forwarded<'a>(params: &[(&'a str, ParamValue)], format: &str) -> Vec<(&'a str
         .collect();
     out.insert(0, ("input_format", ParamValue::Str(format.to_string())));
     out
-}
-
-/// The `granularity` parameter (default daily).
-fn granularity(v: Option<&ParamValue>) -> Result<Granularity> {
-    match v.map(|v| text("granularity", v)).transpose()?.as_deref() {
-        None => Ok(Granularity::Daily),
-        Some(g) if g.eq_ignore_ascii_case("daily") => Ok(Granularity::Daily),
-        Some(g) if g.eq_ignore_ascii_case("hourly") => Ok(Granularity::Hourly),
-        Some(g) => Err(bad("granularity", format!("must be 'daily' or 'hourly', not '{g}'"))),
-    }
 }
 
 /// The `partition_template` parameter, checked; by default the seed's
@@ -441,10 +427,10 @@ pub fn latest_in_layout(
     params: &[(&str, ParamValue)],
     opener: &crate::formats::byte_source::FileOpener,
 ) -> Result<Option<(String, String, String)>> {
-    let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
+    let p = RowParams::new(LATEST_FUNCTION, params);
     let in_latest = |e: SanitizeError| SanitizeError::options(e.message.replace(FUNCTION, LATEST_FUNCTION));
-    let granularity = granularity(get("granularity")).map_err(in_latest)?;
-    let template = template(get("partition_template"), granularity).map_err(in_latest)?;
+    let granularity = p.choice::<Granularity>("granularity")?.unwrap_or(Granularity::Daily);
+    let template = template(p.get("partition_template"), granularity).map_err(in_latest)?;
     let matcher = template_regex(&template);
     // Listed files are named as shown, without any userinfo (source/redact.rs).
     let shown = crate::source::display_uri(output_prefix);

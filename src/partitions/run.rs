@@ -15,7 +15,7 @@ use std::time::Instant;
 use super::pass::{strict_then_additive, write_plan, Failure, Written};
 use super::plan::{discover, plan, Found, Partition, PlanOptions, Status};
 use crate::error::{Result, SanitizeError};
-use crate::options::{InputMode, OnError, Options, ParamValue, SchemaMode, OPTION_SPECS};
+use crate::options::{InputMode, OnError, Options, ParamValue, RowParams, SchemaMode, OPTION_SPECS};
 use crate::output::ParquetCompression;
 use crate::scan::plan_with;
 use crate::scan::RunContext;
@@ -63,7 +63,7 @@ pub const COLUMNS: &[(&str, bool)] = &[
 ];
 
 fn bad(parameter: &str, why: impl std::fmt::Display) -> SanitizeError {
-    SanitizeError::options(format!("{FUNCTION}: the \"{parameter}\" parameter {why}"))
+    RowParams::new(FUNCTION, &[]).bad(parameter, why)
 }
 
 /// Everything a run needs, parsed at bind.
@@ -82,7 +82,8 @@ pub struct PipelineOptions {
 
 impl PipelineOptions {
     pub fn parse(output_prefix: &str, params: &[(&str, ParamValue)], context: &RunContext) -> Result<Self> {
-        let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
+        let row_params = RowParams::new(FUNCTION, params);
+        let get = |name: &str| row_params.get(name);
         if crate::source::parse_remote(output_prefix).is_some_and(|u| u.backend == crate::source::Backend::Http) {
             return Err(SanitizeError::options(format!(
                 "{FUNCTION}: http(s):// URLs cannot be written (\"{}\"); write to a local path, s3://, gs:// or az://",
@@ -120,12 +121,7 @@ impl PipelineOptions {
         }
         // The schema mode is the run's, not one read's: strict may start
         // from the warm-up's registry, which a scan's own check cannot see.
-        let schema_mode = match get("schema_mode") {
-            None => SchemaMode::Additive,
-            Some(ParamValue::Str(s)) => SchemaMode::parse(s)
-                .ok_or_else(|| bad("schema_mode", format!("must be 'additive' or 'strict', not '{s}'")))?,
-            Some(v) => return Err(bad("schema_mode", format!("must be a VARCHAR, not {}", v.describe()))),
-        };
+        let schema_mode = row_params.choice::<SchemaMode>("schema_mode")?.unwrap_or(SchemaMode::Additive);
         scan_params.retain(|(n, _)| *n != "schema_mode");
         let mut scan = Options::parse(FUNCTION, None, &scan_params)?;
         scan.schema_mode = schema_mode;

@@ -22,7 +22,7 @@ use self::select::{check_missing, select, FileOrder, OnChanged};
 use self::write::{StagedFiles, Writer};
 use super::{Cell, RowSource, RunContext};
 use crate::error::{Result, SanitizeError};
-use crate::options::{Options, ParamValue, SchemaMode, INPUT_FORMAT_SPEC, OPTION_SPECS};
+use crate::options::{Options, ParamValue, RowParams, SchemaMode, INPUT_FORMAT_SPEC, OPTION_SPECS};
 use crate::output::ParquetCompression;
 
 pub const FUNCTION: &str = "sanitize_ingest";
@@ -91,7 +91,7 @@ pub const LOG_COLUMNS: &[(&str, bool)] = &[
 ];
 
 fn bad(parameter: &str, why: impl std::fmt::Display) -> SanitizeError {
-    SanitizeError::options(format!("{FUNCTION}: the \"{parameter}\" parameter {why}"))
+    RowParams::new(FUNCTION, &[]).bad(parameter, why)
 }
 
 /// A name of `names` (case-insensitive), or an error listing them.
@@ -151,7 +151,8 @@ impl IngestOptions {
         params: &[(&str, ParamValue)],
         context: &RunContext,
     ) -> Result<Self> {
-        let get = |name: &str| params.iter().find(|(n, v)| *n == name && *v != ParamValue::Null).map(|(_, v)| v);
+        let row_params = RowParams::new(FUNCTION, params);
+        let get = |name: &str| row_params.get(name);
         if source.is_empty() {
             return Err(SanitizeError::options(format!("{FUNCTION}: the list of sources is empty")));
         }
