@@ -586,7 +586,7 @@ mod tests {
             (vec![("partition_template", s("./d={yyyy}{mm}{dd}"))], "without '.' or '..' segments"),
             (vec![("partition_template", s("..\\d={yyyy}{mm}{dd}"))], "without '.' or '..' segments"),
             (vec![("granularity", s("hourly")), ("partition_template", s("d={dd}"))], "must place the hour"),
-            (vec![("granularity", s("weekly"))], "'daily' or 'hourly', not 'weekly'"),
+            (vec![("granularity", s("weekly"))], "must be one of 'daily', 'hourly', not 'weekly'"),
             (vec![("start_date", s("2026-13-01"))], "must be a DATE (YYYY-MM-DD), not '2026-13-01'"),
             (vec![("start_date", s("1700-01-01"))], "more than 100000"),
             (vec![("input_format", s("yaml"))], "input_format"),

@@ -384,7 +384,9 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
 /// Where the next document may begin after a malformed one: the start of
 /// the next line whose first byte is `{`, or the end of the text.
 fn next_document_line(text: &str) -> usize {
-    text.get(1..).and_then(|rest| rest.find("\n{")).map_or(text.len(), |i| i + 2)
+    // By bytes: the text may start inside no character boundary's reach
+    // (a document opening with a multi-byte character has none at 1).
+    text.as_bytes().get(1..).and_then(|rest| memchr::memmem::find(rest, b"\n{")).map_or(text.len(), |i| i + 2)
 }
 
 /// `json_array`: `[ {...}, {...} ]`, each element a row.
