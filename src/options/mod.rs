@@ -404,21 +404,12 @@ impl Options {
     /// The quote, escape and comment bytes must differ from each other and
     /// from the delimiter's bytes, or a cell could not be read one way.
     pub fn check_csv_dialect(&self) -> std::result::Result<(), String> {
-        let roles = [("csv_quote", self.csv_quote), ("csv_escape", self.csv_escape), ("csv_comment", self.csv_comment)];
-        for (i, (name, byte)) in roles.iter().enumerate() {
-            let Some(b) = byte else { continue };
-            if self.csv_delimiter.contains(b) {
-                return Err(format!("\"{name}\" '{}' is also in \"csv_delimiter\"", *b as char));
-            }
-            // The escape may be the quote (RFC 4180's `""`).
-            for (other, o) in &roles[i + 1..] {
-                let same_role = (*name, *other) == ("csv_quote", "csv_escape");
-                if Some(*b) == *o && !same_role {
-                    return Err(format!("\"{name}\" and \"{other}\" are both '{}'", *b as char));
-                }
-            }
-        }
-        Ok(())
+        crate::formats::csv::dialect::check_roles(
+            &self.csv_delimiter,
+            self.csv_quote,
+            self.csv_escape,
+            self.csv_comment,
+        )
     }
 
     /// The CSV dialect the reader uses (`csv_has_header` resolved: bind

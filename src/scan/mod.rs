@@ -611,7 +611,8 @@ const SNIFF_SAMPLE_BYTES: usize = 8 << 20;
 /// file that has any text (formats/csv/sniff.rs), as `read_csv` sniffs the
 /// first file of a multi-file read.
 fn sniff_csv_dialect(function: &str, files: &[String], names: &[String], options: &mut Options) -> Result<()> {
-    use crate::formats::csv::sniff::{sniff, Fixed};
+    use crate::formats::csv::dialect::Fixed;
+    use crate::formats::csv::sniff::sniff;
     if options.input_format != InputFormat::Csv || !(options.csv_auto_detect || options.csv_has_header.is_none()) {
         return Ok(());
     }

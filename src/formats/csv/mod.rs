@@ -24,6 +24,7 @@
 //! (positions relative to the record's start) survives the refill, so every
 //! byte is scanned once whatever `chunk_bytes` is.
 
+pub mod dialect;
 pub mod range;
 pub mod sniff;
 
@@ -34,57 +35,7 @@ use super::chunks::Chunks;
 use super::{BadRecord, Batch, RecordFault, RecordMeta};
 use crate::error::{Result, SanitizeError};
 use crate::value::{Node, Tape};
-
-/// How to read a CSV file (its dialect, as `read_csv` names the parts).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CsvOptions {
-    /// The first non-blank record names the columns.
-    pub has_header: bool,
-    /// Cell separator: 1 to 4 bytes, as `read_csv` allows.
-    pub delimiter: Vec<u8>,
-    /// The quote byte; `None`: nothing is quoted.
-    pub quote: Option<u8>,
-    /// The byte that escapes a quote inside quotes; the quote itself by
-    /// default (`""` is one quote). `None` or the quote: RFC 4180.
-    pub escape: Option<u8>,
-    /// A line starting with this byte is no record; an unquoted one later in
-    /// a line ends the record there (the rest of the line is a comment).
-    pub comment: Option<u8>,
-    /// Lines dropped before the header (blank lines count, comments do not).
-    pub skip_lines: u64,
-    /// Unquoted cells with one of these texts are NULL (a quoted cell never is).
-    pub null_strings: Vec<String>,
-    /// A record with fewer cells than the header gets NULLs for the rest
-    /// (without it, it is a bad record).
-    pub null_padding: bool,
-    /// `max_record_bytes`: a longer record (quoted line breaks included, its
-    /// line end not) is a bad record, passed over without being held whole;
-    /// an unterminated quote is bounded the same way.
-    pub max_record_bytes: usize,
-}
-
-impl Default for CsvOptions {
-    fn default() -> Self {
-        CsvOptions {
-            has_header: true,
-            delimiter: vec![b','],
-            quote: Some(b'"'),
-            escape: None,
-            comment: None,
-            skip_lines: 0,
-            null_strings: vec![String::new()],
-            null_padding: false,
-            max_record_bytes: super::DEFAULT_MAX_RECORD_BYTES,
-        }
-    }
-}
-
-impl CsvOptions {
-    /// The escape byte when it differs from the quote (`\`), else `None`.
-    fn distinct_escape(&self) -> Option<u8> {
-        self.escape.filter(|e| Some(*e) != self.quote)
-    }
-}
+pub use dialect::CsvOptions;
 
 /// Where the tokenizer is inside the current record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,34 +33,11 @@
 //! Options the user gave (or the registry's contract did) are not sniffed:
 //! the candidates keep to them.
 
+use crate::formats::csv::dialect::{Dialect, Fixed};
 use crate::formats::csv::{CsvOptions, CsvReader, RawShape};
 
 /// Rows of the sample the sniffer reads at most (DuckDB: 10 chunks of 2,048).
 pub const SAMPLE_ROWS: usize = 20_480;
-
-/// What the sniffer decides; `None` where the caller fixed the value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Dialect {
-    pub delimiter: Vec<u8>,
-    pub quote: Option<u8>,
-    pub escape: Option<u8>,
-    pub comment: Option<u8>,
-    pub skip_lines: u64,
-    pub has_header: bool,
-}
-
-/// The values the sniffer may not change (`Some`: fixed).
-#[derive(Clone, Debug, Default)]
-pub struct Fixed {
-    pub delimiter: Option<Vec<u8>>,
-    pub quote: Option<Option<u8>>,
-    pub escape: Option<Option<u8>>,
-    pub comment: Option<Option<u8>>,
-    pub skip_lines: Option<u64>,
-    pub has_header: Option<bool>,
-    pub null_padding: bool,
-    pub null_strings: Vec<String>,
-}
 
 const DELIMITERS: [&[u8]; 4] = [b",", b"|", b";", b"\t"];
 /// (quote, escape): `"` doubled (first: a sample without quotes reads the
