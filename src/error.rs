@@ -16,7 +16,7 @@ pub enum ErrorKind {
     /// A broken invariant of ours: always a bug.
     Internal,
     /// A record the registry does not take, in a scan that asked to stop
-    /// there and fall back (`Options::drift_ends_scan`, the pipeline's
+    /// there and fall back (`RunSettings::drift_ends_scan`, the pipeline's
     /// strict attempt): the caller redoes the input additively instead of
     /// reporting it.
     Drift,
@@ -51,7 +51,7 @@ impl SanitizeError {
         Self { message: format!("internal error (please report): {}", message.into()), kind: ErrorKind::Internal }
     }
     /// A record the registry does not take, in a scan that asked to stop
-    /// there and fall back (`Options::drift_ends_scan`).
+    /// there and fall back (`RunSettings::drift_ends_scan`).
     pub fn drift(message: impl Into<String>) -> Self {
         Self { message: message.into(), kind: ErrorKind::Drift }
     }

@@ -95,16 +95,18 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
             params.push((spec.name, v));
         }
     }
-    let mut options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
-    if let Some(files) = info.file_system() {
-        options.opener = crate::formats::byte_source::FileOpener(Arc::new(files));
-    }
+    let options = crate::options::Options::parse(def.name, def.format, &params).map_err(|e| e.message)?;
     // DuckDB's `threads` setting bounds the threads of a probe or scan,
-    // DuckDB's own thread included (scan/ordered.rs).
-    options.threads = client.thread_budget();
+    // DuckDB's own thread included (scan/ordered.rs); its file system
+    // opens every file.
+    let run = crate::scan::RunSettings {
+        threads: client.thread_budget(),
+        opener: info.file_system().map(|f| crate::formats::byte_source::FileOpener(Arc::new(f))).unwrap_or_default(),
+        drift_ends_scan: false,
+    };
     // A bind of the same call with unchanged files reuses the plan (scan/plan_cache.rs).
     let for_scan = def.kind == TableKind::Scan;
-    let plan = cached_plan(def.name, &paths, options, for_scan, client.session).map_err(|e| e.message)?;
+    let plan = cached_plan(def.name, &paths, options, run, for_scan, client.session).map_err(|e| e.message)?;
     match def.kind {
         TableKind::Scan => {
             for column in plan.result_columns() {
@@ -171,7 +173,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
             // before a lockdown must still be refused when it runs, as the
             // readers' are: each file is opened again (and closed) here.
             for (file, name) in plan.files.iter().zip(&plan.display_files) {
-                plan.options
+                plan.run
                     .opener
                     .open(file)
                     .map_err(|e| format!("{}: cannot open file \"{name}\": {e}", plan.function))?;

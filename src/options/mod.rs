@@ -45,10 +45,6 @@ pub struct Options {
     /// `max_columns`: top-level columns plus struct fields one scan may
     /// infer; more is an error (docs/errors.md "Limits").
     pub max_columns: usize,
-    /// How the scan opens its files: DuckDB's file system in the extension
-    /// (set at bind), `std::fs` in the engine's tests. Not an option users
-    /// give.
-    pub opener: crate::formats::byte_source::FileOpener,
     /// Size of the byte ranges a JSON Lines file is cut into for parallel
     /// decoding (scan/ranges.rs); `None`: sized to the file and threads.
     pub scan_range_bytes: Option<u64>,
@@ -73,10 +69,6 @@ pub struct Options {
     /// The options a registry's contract supplied (`with_contract`): like
     /// given ones, the sniffer leaves them alone.
     pub adopted: Vec<&'static str>,
-    /// Threads a probe or scan may run at once, the caller's included
-    /// (scan/ordered.rs); no parameter: the SQL layer sets it from
-    /// DuckDB's `threads` setting.
-    pub threads: usize,
     pub input_text_encoding: TextEncoding,
     /// Stream each direct child element with this tag as a row; `None`: the
     /// whole document is one row.
@@ -114,11 +106,6 @@ pub struct Options {
     /// `hive_types_autocast`: other keys get DATE, TIMESTAMP or BIGINT
     /// when every value has that form (else VARCHAR).
     pub hive_types_autocast: bool,
-    /// No parameter: sanitize_pipeline's strict attempt sets it, so the
-    /// first strict-mode violation ends the scan with a drift error
-    /// (`SanitizeError::drift`) whatever `on_error` says, and the partition
-    /// is redone additively.
-    pub drift_ends_scan: bool,
     /// `bigquery_profile`: output BigQuery always accepts (docs/bigquery.md,
     /// "The profile"): lists in lists wrapped, NULL list elements dropped,
     /// BigQuery-safe names, microsecond timestamps, depth at most 15.
@@ -211,11 +198,6 @@ impl Options {
         // Contract values are not the user's choices.
         o.given.retain(|(n, _)| self.is_given(n));
         o.adopted = adopted_names;
-        // Not parameters: set by the caller, kept (the opener above all:
-        // without it the scan would read outside DuckDB's file system).
-        o.threads = self.threads;
-        o.drift_ends_scan = self.drift_ends_scan;
-        o.opener = self.opener;
         Ok(o)
     }
 
@@ -238,7 +220,6 @@ impl Options {
             read_chunk_bytes: 0,
             max_record_bytes: 0,
             max_columns: 0,
-            opener: crate::formats::byte_source::FileOpener::default(),
             scan_range_bytes: None,
             registry: None,
             parsers: ScalarParsers::default(),
@@ -252,7 +233,6 @@ impl Options {
             csv_null_padding: false,
             csv_auto_detect: false,
             adopted: Vec::new(),
-            threads: 2,
             input_text_encoding: TextEncoding::Utf8,
             xml_row_tag: None,
             given: Vec::new(),
@@ -268,7 +248,6 @@ impl Options {
             hive_partitioning: None,
             hive_types: Vec::new(),
             hive_types_autocast: true,
-            drift_ends_scan: false,
             bigquery_profile: false,
             max_rejects: Some(10_000),
             max_reject_bytes: 1024,

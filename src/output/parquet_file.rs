@@ -108,7 +108,7 @@ impl ParquetSink {
     /// object-store URI). The footer will carry the plan's registry under
     /// [`PARQUET_REGISTRY_KEY`].
     pub fn create(function: &str, output: &str, plan: &ScanPlan, compression: ParquetCompression) -> Result<Self> {
-        Self::create_with(function, output, plan, compression, &plan.options.opener)
+        Self::create_with(function, output, plan, compression, &plan.run.opener)
     }
 
     /// [`ParquetSink::create`], the temporary file created by `opener`.

@@ -17,8 +17,8 @@ use super::plan::{discover, plan, Found, Partition, PlanOptions, Status};
 use crate::error::{Result, SanitizeError};
 use crate::options::{InputMode, OnError, Options, ParamValue, RowParams, SchemaMode, OPTION_SPECS};
 use crate::output::ParquetCompression;
-use crate::scan::plan_with;
 use crate::scan::RunContext;
+use crate::scan::{plan_with, RunSettings};
 use crate::source::output_exists;
 
 pub const FUNCTION: &str = "sanitize_pipeline";
@@ -73,6 +73,8 @@ pub struct PipelineOptions {
     pub warm_up: Option<PlanOptions>,
     /// The scan options every partition is read with, as parsed.
     pub scan: Options,
+    /// How every read runs: the bind's threads and file system.
+    pub run: RunSettings,
     /// The scan options as given, to parse again per read with the
     /// pipeline's own choices in (`scan_options`).
     scan_params: Vec<(&'static str, ParamValue)>,
@@ -125,8 +127,8 @@ impl PipelineOptions {
         scan_params.retain(|(n, _)| *n != "schema_mode");
         let mut scan = Options::parse(FUNCTION, None, &scan_params)?;
         scan.schema_mode = schema_mode;
-        scan.threads = context.threads.max(1);
-        scan.opener = context.opener.clone();
+        let run =
+            RunSettings { threads: context.threads.max(1), opener: context.opener.clone(), drift_ends_scan: false };
         if schema_mode == SchemaMode::Strict && scan.registry.is_none() && warm_up.is_none() {
             return Err(bad(
                 "schema_mode",
@@ -151,7 +153,7 @@ impl PipelineOptions {
             })?,
             Some(v) => return Err(bad("compression", format!("must be a VARCHAR, not {}", v.describe()))),
         };
-        Ok(PipelineOptions { plan, warm_up, scan, scan_params, overwrite, compression })
+        Ok(PipelineOptions { plan, warm_up, scan, run, scan_params, overwrite, compression })
     }
 
     /// The options of one read: the user's scan options with the schema
@@ -172,11 +174,7 @@ impl PipelineOptions {
         if let Some(registry) = registry {
             params.push(("registry", ParamValue::Str(registry.to_string())));
         }
-        let mut options = Options::parse(FUNCTION, None, &params)?;
-        options.threads = self.scan.threads;
-        // Every read goes through the bind's file system.
-        options.opener = self.scan.opener.clone();
-        Ok(options)
+        Options::parse(FUNCTION, None, &params)
     }
 }
 
@@ -343,9 +341,8 @@ impl PipelineRun {
         // A list of files: each is read as one file, all as one input.
         let options =
             self.options.scan_options(SchemaMode::Additive, self.registry.as_deref(), InputMode::SingleFile)?;
-        let plan = plan_with(FUNCTION, &files, options, false).map_err(|e| SanitizeError {
-            message: format!("{} (in the warm-up {})", e.message, report.partition_key),
-            ..e
+        let plan = plan_with(FUNCTION, &files, options, self.options.run.clone(), false).map_err(|e| {
+            SanitizeError { message: format!("{} (in the warm-up {})", e.message, report.partition_key), ..e }
         })?;
         report.status = "warmed";
         report.rows_read = plan.probe_stats.rows_read;
@@ -386,7 +383,7 @@ impl PipelineRun {
             report.status = "skipped_exists";
             // Its registry is carried only when it is newer than the run's
             // (a warm-up's, or a later partition's, is not thrown away).
-            let opener = &self.options.scan.opener;
+            let opener = &self.options.run.opener;
             if let Some(registry) = crate::output::registry_from_parquet_with(FUNCTION, &output, opener)? {
                 let newer = match self.registry.as_deref() {
                     None => true,
@@ -457,10 +454,11 @@ impl PipelineRun {
         mode: SchemaMode,
         drift_ends_scan: bool,
     ) -> Result<Written, Failure> {
-        let mut options =
+        let options =
             self.options.scan_options(mode, self.registry.as_deref(), self.options.plan.mode).map_err(Failure::Read)?;
-        options.drift_ends_scan = drift_ends_scan;
-        let plan = Arc::new(plan_with(FUNCTION, paths, options, true).map_err(Failure::Read)?);
+        // Every read goes through the bind's file system, on its threads.
+        let run = RunSettings { drift_ends_scan, ..self.options.run.clone() };
+        let plan = Arc::new(plan_with(FUNCTION, paths, options, run, true).map_err(Failure::Read)?);
         write_plan(FUNCTION, plan, output, self.options.compression, self.session, || {})
     }
 }

@@ -96,10 +96,10 @@ fn a_drift_in_partition_5_of_10_is_redone_additively_and_the_new_registry_carrie
             source.join(format!("year=2026/month=06/date=2026-06-{d:02}/events.jsonl")).to_string_lossy().into_owned()
         })
         .collect();
-    let mut options =
+    let options =
         Options::parse("t", Some(InputFormat::Jsonl), &[("hive_partitioning", ParamValue::Bool(false))]).unwrap();
-    options.threads = 2;
-    let probe = crate::scan::plan_with("t", &files, options, false).unwrap();
+    let settings = crate::scan::RunSettings { threads: 2, ..Default::default() };
+    let probe = crate::scan::plan_with("t", &files, options, settings, false).unwrap();
     assert_eq!(warm.registry.as_deref(), Some(probe.registry_json.as_str()));
 
     let passes: Vec<_> = reports[1..].iter().map(|r| (r.status, r.pass.unwrap_or(""))).collect();

@@ -109,9 +109,8 @@ fn runs(
 ) -> (Comparable, Option<Vec<Vec<Value>>>) {
     let whole = comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, glob, params, threads));
     let projected = (|| {
-        let mut options = crate::options::Options::parse("sanitize_csv", Some(InputFormat::Csv), params).ok()?;
-        options.threads = threads;
-        let plan = std::sync::Arc::new(super::plan("sanitize_csv", glob, options).ok()?);
+        let options = crate::options::Options::parse("sanitize_csv", Some(InputFormat::Csv), params).ok()?;
+        let plan = std::sync::Arc::new(super::plan_on("sanitize_csv", glob, options, threads).ok()?);
         let wanted: Vec<bool> = (0..plan.schema.outputs.len()).map(|i| mask.get(i).copied().unwrap_or(true)).collect();
         let mut scanner = super::Scanner::new(std::sync::Arc::clone(&plan));
         scanner.project(wanted.clone());

@@ -74,6 +74,29 @@ pub struct RunContext {
     pub opener: crate::formats::byte_source::FileOpener,
 }
 
+/// How a scan runs, set by its caller and never by the user (the user's
+/// choices are [`Options`]): owned by the plan, so that options parsed again
+/// (a registry's contract, a pipeline's partition) cannot lose it.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    /// Threads a probe or scan may run at once, the caller's included
+    /// (scan/ordered.rs): DuckDB's `threads` setting in the extension.
+    pub threads: usize,
+    /// How the scan opens its files: DuckDB's file system in the extension
+    /// (set at bind), `std::fs` in the engine's tests.
+    pub opener: crate::formats::byte_source::FileOpener,
+    /// The pipeline's strict attempt: the first strict-mode violation ends
+    /// the scan with a drift error (`SanitizeError::drift`) whatever
+    /// `on_error` says, and the partition is redone additively.
+    pub drift_ends_scan: bool,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings { threads: 2, opener: Default::default(), drift_ends_scan: false }
+    }
+}
+
 /// Records decoded per batch; one DuckDB vector's worth.
 pub const BATCH_RECORDS: usize = 2048;
 
@@ -81,6 +104,8 @@ pub const BATCH_RECORDS: usize = 2048;
 #[derive(Debug)]
 pub struct ScanPlan {
     pub function: String,
+    /// How it runs (threads, file system, drift handling).
+    pub run: RunSettings,
     /// The path argument as the user gave it, without the credentials or
     /// signature a URI may carry (a list joined with ", ", for
     /// sanitize_stats).
@@ -124,7 +149,7 @@ impl ScanPlan {
     pub fn file_systems(&self) -> String {
         let mut names: Vec<&str> = Vec::new();
         for file in &self.files {
-            let name = if crate::source::is_staged(file) { "object_store" } else { self.options.opener.name() };
+            let name = if crate::source::is_staged(file) { "object_store" } else { self.run.opener.name() };
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -165,7 +190,19 @@ impl Options {
 /// every record, and its counters describe them all.
 #[cfg(test)]
 pub fn plan(function: &str, paths: impl Into<Paths>, options: Options) -> Result<ScanPlan> {
-    plan_with(function, &paths.into().0, options, false)
+    plan_with(function, &paths.into().0, options, RunSettings::default(), false)
+}
+
+/// [`plan`] on `threads` threads (tests).
+#[cfg(test)]
+pub fn plan_on(function: &str, paths: impl Into<Paths>, options: Options, threads: usize) -> Result<ScanPlan> {
+    plan_with(function, &paths.into().0, options, RunSettings { threads, ..RunSettings::default() }, false)
+}
+
+/// [`plan_scan`] on `threads` threads (tests).
+#[cfg(test)]
+pub fn plan_scan_on(function: &str, paths: impl Into<Paths>, options: Options, threads: usize) -> Result<ScanPlan> {
+    plan_with(function, &paths.into().0, options, RunSettings { threads, ..RunSettings::default() }, true)
 }
 
 /// The path argument (tests): one path or a list of them.
@@ -189,7 +226,7 @@ impl From<Vec<String>> for Paths {
 /// The plan of a scan (tests; the SQL layer goes through [`cached_plan`]).
 #[cfg(test)]
 pub fn plan_scan(function: &str, paths: impl Into<Paths>, options: Options) -> Result<ScanPlan> {
-    plan_with(function, &paths.into().0, options, true)
+    plan_with(function, &paths.into().0, options, RunSettings::default(), true)
 }
 
 /// Everything bind decides. `for_scan`: the plan of a scan rather than of
@@ -201,7 +238,13 @@ pub fn plan_scan(function: &str, paths: impl Into<Paths>, options: Options) -> R
 /// is narrower than Parquet's: there a value can still fall back to a
 /// string version, which only the rows can tell. `sanitize_probe` reads
 /// every record, and its counters describe them all.
-pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_scan: bool) -> Result<ScanPlan> {
+pub(crate) fn plan_with(
+    function: &str,
+    paths: &[String],
+    options: Options,
+    run: RunSettings,
+    for_scan: bool,
+) -> Result<ScanPlan> {
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
         None => Registry::empty(options.field_name_policy),
@@ -225,13 +268,13 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
         && options.input_format == InputFormat::Parquet
         && options.schema_mode == SchemaMode::Additive
         && options.timestamp_precision != TimeUnit::Nanos;
-    let resolved = resolve(function, paths, &options)?;
+    let resolved = resolve(function, paths, &options, &run.opener)?;
     let files = resolved.files;
     let names = resolved.display;
-    sniff_csv_dialect(function, &files, &names, &mut options)?;
+    sniff_csv_dialect(function, &files, &names, &mut options, &run.opener)?;
     // After sniffing: the sniffed dialect is part of the contract.
     registry.contract = Some(options.contract_json());
-    check_directory_consistency(function, &files, &names, &options)?;
+    check_directory_consistency(function, &files, &names, &options, &run.opener)?;
     let policy = options.field_name_policy;
     let partitions = plan_partitions(function, &names, &options, &registry.partitions, |key| {
         let name = sanitize(key, policy);
@@ -250,11 +293,11 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
             registry.field_name_policy.name()
         )));
     }
-    let ranges = plan_input_ranges(&files, &names, &options);
+    let ranges = plan_input_ranges(&files, &names, &options, &run);
     let mut stats = Stats::default();
     let mut tally = None;
     if options.schema_mode == SchemaMode::Additive {
-        let input = Input { function, files: &files, names: &names, ranges: &ranges };
+        let input = Input { function, files: &files, names: &names, ranges: &ranges, run: &run };
         // Where only a bad record can make a row differ from a count
         // (no rescue column, pin, freeze or reshaping; a text format,
         // whose rows the probe decodes), a scan needing no value may take
@@ -338,6 +381,7 @@ pub(crate) fn plan_with(function: &str, paths: &[String], options: Options, for_
         drift_events: events,
         schema: registry.root,
         options,
+        run,
         display_files: names,
         files,
         _spools: resolved.spools,
@@ -385,7 +429,7 @@ fn too_many_columns(function: &str, root: &StructNode, options: &Options) -> San
 }
 
 /// The ranges of this scan's files (scan/ranges.rs).
-fn plan_input_ranges(files: &[String], names: &[String], options: &Options) -> Vec<ranges::Range> {
+fn plan_input_ranges(files: &[String], names: &[String], options: &Options, run: &RunSettings) -> Vec<ranges::Range> {
     let sizes: Vec<(Option<u64>, bool)> = files
         .iter()
         .zip(names)
@@ -393,11 +437,11 @@ fn plan_input_ranges(files: &[String], names: &[String], options: &Options) -> V
             // A UTF-16 file read under the default encoding is found by its
             // first bytes (scan/readers.rs `detect_encoding`); only the
             // whole-file reader sees them.
-            let cuttable = ranges::splittable(options, name) && readers::head_is_plain(file, options);
+            let cuttable = ranges::splittable(options, name) && readers::head_is_plain(file, &run.opener);
             (std::fs::metadata(file).ok().map(|m| m.len()), cuttable)
         })
         .collect();
-    ranges::plan_ranges(&sizes, options.scan_range_bytes, options.threads)
+    ranges::plan_ranges(&sizes, options.scan_range_bytes, run.threads)
 }
 
 /// The input of a probe or scan: its files, their names in messages and
@@ -407,6 +451,8 @@ pub(crate) struct Input<'a> {
     pub files: &'a [String],
     pub names: &'a [String],
     pub ranges: &'a [ranges::Range],
+    /// How the scan runs: its threads and file system.
+    pub run: &'a RunSettings,
 }
 
 /// The ordered reader of the input's ranges (scan/ordered.rs), each
@@ -425,18 +471,19 @@ pub(crate) fn range_reader<W: ordered::RangeWork>(
         input.ranges.to_vec(),
         options.clone(),
     );
+    let (threads, file_system) = (input.run.threads, input.run.opener.clone());
     let heads = readers::CsvHeads::default();
     let opener: Box<ordered::Opener<W>> = Box::new(move |i, at| {
         let r = &ranges[i];
         let reader: ordered::SendReader = if no_rows.get(r.file).copied().unwrap_or(false) {
             Box::new(ordered::NoRecords)
         } else {
-            readers::open_range_reader(&function, &files[r.file], &names[r.file], &opts, r, at, &heads)?
+            readers::open_range_reader(&function, (&files[r.file], &names[r.file]), &opts, &file_system, r, at, &heads)?
         };
         Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes).reshaping(opts.bigquery_profile), r.file))
     });
     let queued = ordered::queue_bound(options.batch_memory_limit_bytes);
-    ordered::OrderedReader::new(input.ranges.len(), options.threads, queued, opener)
+    ordered::OrderedReader::new(input.ranges.len(), threads, queued, opener)
 }
 
 /// Where the records of the ranges of one file are in that file: the lines
@@ -504,7 +551,7 @@ fn probe(
     let mut declarations = Vec::with_capacity(input.files.len());
     if options.input_format == InputFormat::Parquet {
         for (path, file) in input.files.iter().zip(input.names) {
-            declarations.push(open_reader(function, path, file, options)?.declaration());
+            declarations.push(open_reader(function, path, file, options, &input.run.opener)?.declaration());
         }
     }
     let no_rows: Vec<bool> =
@@ -610,7 +657,13 @@ const SNIFF_SAMPLE_BYTES: usize = 8 << 20;
 /// neither given nor taken from the registry are sniffed from the first
 /// file that has any text (formats/csv/sniff.rs), as `read_csv` sniffs the
 /// first file of a multi-file read.
-fn sniff_csv_dialect(function: &str, files: &[String], names: &[String], options: &mut Options) -> Result<()> {
+fn sniff_csv_dialect(
+    function: &str,
+    files: &[String],
+    names: &[String],
+    options: &mut Options,
+    opener: &crate::formats::byte_source::FileOpener,
+) -> Result<()> {
     use crate::formats::csv::dialect::Fixed;
     use crate::formats::csv::sniff::sniff;
     if options.input_format != InputFormat::Csv || !(options.csv_auto_detect || options.csv_has_header.is_none()) {
@@ -631,7 +684,7 @@ fn sniff_csv_dialect(function: &str, files: &[String], names: &[String], options
     };
     let (mut sample, mut cut) = (Vec::new(), false);
     for (file, name) in files.iter().zip(names) {
-        (sample, cut) = readers::text_sample(function, file, name, options, SNIFF_SAMPLE_BYTES)?;
+        (sample, cut) = readers::text_sample(function, file, name, options, opener, SNIFF_SAMPLE_BYTES)?;
         if sample.iter().any(|b| !b.is_ascii_whitespace()) {
             break;
         }
@@ -706,14 +759,20 @@ fn record_partitions(recorded: &mut Vec<crate::source::PartitionColumn>, partiti
 /// before any row. `union_by_name` lifts the check: every reader keys its
 /// records by its own file's names (a CSV range takes its file's header,
 /// readers::CsvHeads), so files that differ need nothing more than that.
-fn check_directory_consistency(function: &str, files: &[String], names: &[String], options: &Options) -> Result<()> {
+fn check_directory_consistency(
+    function: &str,
+    files: &[String],
+    names: &[String],
+    options: &Options,
+    opener: &crate::formats::byte_source::FileOpener,
+) -> Result<()> {
     if files.len() < 2 || !options.input_format.has_signature() || options.union_by_name {
         return Ok(());
     }
     // An empty file has no signature and agrees with anything.
     let mut reference: Option<(&String, crate::formats::Signature)> = None;
     for (path, file) in files.iter().zip(names) {
-        let mut reader = open_reader(function, path, file, options)?;
+        let mut reader = open_reader(function, path, file, options, opener)?;
         let Some(signature) = reader.signature().map_err(|e| e.in_function(function))? else { continue };
         match &reference {
             None => reference = Some((file, signature)),

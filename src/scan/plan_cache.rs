@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use super::scan_log::Session;
 use super::tally::FileStamp;
-use super::{format_utc_micros, now_utc_micros, plan_with, ScanPlan};
+use super::{format_utc_micros, now_utc_micros, plan_with, RunSettings, ScanPlan};
 use crate::error::Result;
 use crate::options::Options;
 use crate::source::{parse_remote, resolve};
@@ -40,43 +40,56 @@ static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 /// The plan of a call: from the cache when the same connection made it
 /// for the same arguments and the files have not changed, else made now
-/// ([`plan_with`]) and kept. `connection: None` never caches.
+/// ([`plan_with`]) and kept. `connection: None` never caches. A plan
+/// from the cache runs with this call's `run` (its file system above all:
+/// the statement's own client opens the files).
 pub fn cached_plan(
     function: &str,
     paths: &[String],
     options: Options,
+    run: RunSettings,
     for_scan: bool,
     session: Option<Session>,
 ) -> Result<ScanPlan> {
     let key = match session {
-        Some(s) => key_of(function, paths, &options, for_scan, s),
+        Some(s) => key_of(function, paths, &options, &run, for_scan, s),
         None => None,
     };
-    let Some(key) = key else { return plan_with(function, paths, options, for_scan) };
+    let Some(key) = key else { return plan_with(function, paths, options, run, for_scan) };
     if let Some(plan) = lookup(&key) {
-        return Ok(refreshed(&plan));
+        return Ok(refreshed(&plan, run));
     }
-    let plan = plan_with(function, paths, options, for_scan)?;
+    let plan = plan_with(function, paths, options, run.clone(), for_scan)?;
     if plan._spools.is_empty() && plan.registry_json.len() <= MAX_SCHEMA_BYTES {
-        store(key, refreshed(&plan));
+        store(key, refreshed(&plan, run));
     }
     Ok(plan)
 }
 
 /// The cache key, or `None` when the call is not cached (a remote path,
 /// or files that cannot be listed or stat'ed: the plan then reports it).
-fn key_of(function: &str, paths: &[String], options: &Options, for_scan: bool, session: Session) -> Option<String> {
+fn key_of(
+    function: &str,
+    paths: &[String],
+    options: &Options,
+    run: &RunSettings,
+    for_scan: bool,
+    session: Session,
+) -> Option<String> {
     if paths
         .iter()
         .any(|p| parse_remote(p).is_some() || p.contains("://") && !p.to_ascii_lowercase().starts_with("file://"))
     {
         return None;
     }
-    let resolved = resolve(function, paths, options).ok()?;
+    let resolved = resolve(function, paths, options, &run.opener).ok()?;
     // Every parsed option (the format, the registry text, the compiled
     // parsers, ...): two calls that would plan differently never share a key.
     let Session { database, connection } = session;
-    let mut key = format!("{database}.{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{options:?}");
+    // The threads too: they decide the input's byte ranges.
+    let threads = run.threads;
+    let mut key =
+        format!("{database}.{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{options:?}\u{1}{threads}");
     for file in &resolved.files {
         // None: a file modified in the last two seconds may change again
         // within the same timestamp tick at the same size: not cached.
@@ -106,7 +119,7 @@ fn store(key: String, plan: ScanPlan) {
 
 /// A copy of `plan` as made now: a fresh start time, and the drift events
 /// rendered with it.
-fn refreshed(plan: &ScanPlan) -> ScanPlan {
+fn refreshed(plan: &ScanPlan, run: RunSettings) -> ScanPlan {
     let started_at_micros = now_utc_micros();
     let detected_at = format_utc_micros(started_at_micros);
     let drifts: Vec<serde_json::Value> = plan.drift_events.iter().map(|e| e.to_json(&detected_at)).collect();
@@ -114,6 +127,7 @@ fn refreshed(plan: &ScanPlan) -> ScanPlan {
         function: plan.function.clone(),
         path: plan.path.clone(),
         options: plan.options.clone(),
+        run,
         files: plan.files.clone(),
         display_files: plan.display_files.clone(),
         schema: plan.schema.clone(),
@@ -149,34 +163,37 @@ mod tests {
         std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
         let paths = vec![file.to_string_lossy().into_owned()];
         let options = || Options::defaults(InputFormat::Jsonl);
-        let first = cached_plan("f", &paths, options(), true, Some(S1)).unwrap();
-        let key = key_of("f", &paths, &options(), true, S1).unwrap();
+        let first = cached_plan("f", &paths, options(), RunSettings::default(), true, Some(S1)).unwrap();
+        let key = key_of("f", &paths, &options(), &RunSettings::default(), true, S1).unwrap();
         assert!(lookup(&key).is_some(), "the plan was kept");
-        let again = cached_plan("f", &paths, options(), true, Some(S1)).unwrap();
+        let again = cached_plan("f", &paths, options(), RunSettings::default(), true, Some(S1)).unwrap();
         assert_eq!((again.registry_json.clone(), again.files.clone()), (first.registry_json.clone(), first.files));
         assert!(again.started_at_micros >= first.started_at_micros);
         // Another connection is another key, and so is the same
         // connection id of another database.
-        assert!(key_of("f", &paths, &options(), true, S2).unwrap() != key);
-        assert!(key_of("f", &paths, &options(), true, TWIN).unwrap() != key);
+        assert!(key_of("f", &paths, &options(), &RunSettings::default(), true, S2).unwrap() != key);
+        assert!(key_of("f", &paths, &options(), &RunSettings::default(), true, TWIN).unwrap() != key);
         // A changed file is a new key: the plan sees the new field.
         std::fs::write(&file, "{\"a\": 1, \"b\": \"x\"}\n").unwrap();
-        let changed = cached_plan("f", &paths, options(), true, Some(S1)).unwrap();
+        let changed = cached_plan("f", &paths, options(), RunSettings::default(), true, Some(S1)).unwrap();
         assert!(changed.registry_json.contains("\"b\""), "{}", changed.registry_json);
         // Just modified: not cached at all (it could change again unseen).
-        assert!(key_of("f", &paths, &options(), true, S1).is_none());
+        assert!(key_of("f", &paths, &options(), &RunSettings::default(), true, S1).is_none());
         // Another format is another key (sanitize(..., input_format := ...)).
         let mut csv = options();
         csv.input_format = InputFormat::Csv;
         std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
-        assert_ne!(key_of("f", &paths, &csv, true, S1), key_of("f", &paths, &options(), true, S1));
+        assert_ne!(
+            key_of("f", &paths, &csv, &RunSettings::default(), true, S1),
+            key_of("f", &paths, &options(), &RunSettings::default(), true, S1)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn remote_paths_are_not_cached() {
         let options = Options::defaults(InputFormat::Jsonl);
-        assert!(key_of("f", &["s3://b/k.jsonl".into()], &options, true, S1).is_none());
-        assert!(key_of("f", &["https://h/k.jsonl".into()], &options, true, S1).is_none());
+        assert!(key_of("f", &["s3://b/k.jsonl".into()], &options, &RunSettings::default(), true, S1).is_none());
+        assert!(key_of("f", &["https://h/k.jsonl".into()], &options, &RunSettings::default(), true, S1).is_none());
     }
 }

@@ -419,9 +419,8 @@ proptest! {
         std::fs::write(&path, lines.concat()).unwrap();
         let params = [("on_error", ParamValue::Str(on_error.into())), ("field_name_policy", ParamValue::Str("preserve".into()))];
         let options = crate::options::Options::parse("sanitize_jsonl", Some(crate::options::InputFormat::Jsonl), &params);
-        let mut options = options.unwrap();
-        options.threads = threads;
-        let plan = match super::plan("sanitize_jsonl", path.to_str().unwrap(), options) {
+        let options = options.unwrap();
+        let plan = match super::plan_on("sanitize_jsonl", path.to_str().unwrap(), options, threads) {
             Ok(plan) => std::sync::Arc::new(plan),
             // Every record bad, or stop at bind: nothing to project.
             Err(_) => return Ok(()),
@@ -478,10 +477,9 @@ proptest! {
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
         std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
         let params = [("field_name_policy", ParamValue::Str("preserve".into()))];
-        let mut options =
+        let options =
             crate::options::Options::parse("sanitize_jsonl", Some(crate::options::InputFormat::Jsonl), &params).unwrap();
-        options.threads = threads;
-        let Ok(plan) = super::plan("sanitize_jsonl", path.to_str().unwrap(), options) else {
+        let Ok(plan) = super::plan_on("sanitize_jsonl", path.to_str().unwrap(), options, threads) else {
             let _ = std::fs::remove_dir_all(&dir);
             return Ok(());
         };

@@ -5,6 +5,7 @@ use crate::formats::byte_source::ByteSource;
 use std::io::{Cursor, Read};
 
 use crate::error::{Result, SanitizeError};
+use crate::formats::byte_source::FileOpener;
 use crate::formats::csv::range::{open_csv_range, CsvRange};
 use crate::formats::csv::{CsvLayout, CsvReader};
 use crate::formats::json::document::{JsonArrayReader, JsonDocumentReader};
@@ -24,8 +25,14 @@ use crate::value::Node;
 
 /// Opens local `file` for reading; messages call it `name` (a remote file's
 /// URI rather than its staged copy).
-pub fn open_reader(function: &str, file: &str, name: &str, options: &Options) -> Result<Box<dyn RecordReader + Send>> {
-    let mut f = open(function, file, name, options)?;
+pub fn open_reader(
+    function: &str,
+    file: &str,
+    name: &str,
+    options: &Options,
+    opener: &FileOpener,
+) -> Result<Box<dyn RecordReader + Send>> {
+    let mut f = open(function, file, name, opener)?;
     match options.input_format {
         // Parquet is binary: input_text_encoding does not apply.
         InputFormat::Parquet => Ok(Box::new(ParquetReader::open_with_page_limit(
@@ -68,18 +75,18 @@ impl CsvHeads {
 
 pub fn open_range_reader(
     function: &str,
-    file: &str,
-    name: &str,
+    (file, name): (&str, &str),
     options: &Options,
+    opener: &FileOpener,
     range: &super::ranges::Range,
     at: Option<crate::formats::Resume>,
     heads: &CsvHeads,
 ) -> Result<Box<dyn RecordReader + Send>> {
     use std::io::{Seek, SeekFrom};
     if !range.is_split() {
-        return open_reader(function, file, name, options);
+        return open_reader(function, file, name, options, opener);
     }
-    let mut f = open(function, file, name, options)?;
+    let mut f = open(function, file, name, opener)?;
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
     let mut head = [0u8; 3];
     let bom = match f.read_exact(&mut head) {
@@ -97,7 +104,7 @@ pub fn open_range_reader(
         // from the file's head, read as the first range reads it.
         let layout = if range.start > 0 {
             Some(heads.get_or_read(range.file, || {
-                let mut head = open(function, file, name, options)?;
+                let mut head = open(function, file, name, opener)?;
                 head.seek(SeekFrom::Start(bom)).map_err(io)?;
                 CsvReader::new(head, name, CSV_HEAD_CHUNK_BYTES, options.csv_dialect()).layout()
             })?)
@@ -390,9 +397,10 @@ pub fn text_sample(
     file: &str,
     name: &str,
     options: &Options,
+    opener: &FileOpener,
     max_bytes: usize,
 ) -> Result<(Vec<u8>, bool)> {
-    let f = open(function, file, name, options)?;
+    let f = open(function, file, name, opener)?;
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
     let (mut input, _failure) = decompressing_tolerant(f, options.compression.of_file(name), true).map_err(io)?;
     let encoding = detect_encoding(function, &mut input, name, options)?;
@@ -416,12 +424,12 @@ pub fn text_sample(
 /// regular file is looked at (reading a pipe's head would consume it; a
 /// pipe is never cut); an unreadable one counts as plain (opening it
 /// reports the error).
-pub fn head_is_plain(file: &str, options: &Options) -> bool {
+pub fn head_is_plain(file: &str, opener: &FileOpener) -> bool {
     if !std::fs::metadata(file).is_ok_and(|m| m.is_file()) {
         return true;
     }
     let mut head = Vec::with_capacity(HEAD_BYTES as usize);
-    match options.opener.open(file) {
+    match opener.open(file) {
         Ok(f) => f
             .take(HEAD_BYTES)
             .read_to_end(&mut head)
@@ -434,16 +442,15 @@ pub fn head_is_plain(file: &str, options: &Options) -> bool {
 /// reader decodes, so that a record's text can be read back from them
 /// (rejects): [`head_is_plain`], and for an XML document without a given
 /// `input_text_encoding`, no declaration of another encoding.
-pub fn bytes_are_text(file: &str, options: &Options) -> bool {
-    if !head_is_plain(file, options) {
+pub fn bytes_are_text(file: &str, options: &Options, opener: &FileOpener) -> bool {
+    if !head_is_plain(file, opener) {
         return false;
     }
     if options.input_format != InputFormat::Xml || options.is_given("input_text_encoding") {
         return true;
     }
     let mut head = Vec::with_capacity(512);
-    options
-        .opener
+    opener
         .open(file)
         .and_then(|f| f.take(512).read_to_end(&mut head))
         .is_ok_and(|_| sniff_xml_encoding(&head) == Ok(None))
@@ -456,8 +463,8 @@ const HEAD_BYTES: u64 = HEAD_MARK_BYTES as u64;
 /// Opens `file` through the scan's file system (DuckDB's in the extension:
 /// its lockdowns and registered file systems apply, checked now, at bind
 /// for the probe and again when a scan reads).
-pub(crate) fn open(function: &str, file: &str, name: &str, options: &Options) -> Result<Box<dyn ByteSource>> {
-    options.opener.open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))
+pub(crate) fn open(function: &str, file: &str, name: &str, opener: &FileOpener) -> Result<Box<dyn ByteSource>> {
+    opener.open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))
 }
 
 #[cfg(test)]

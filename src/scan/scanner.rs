@@ -197,7 +197,13 @@ impl Scanner {
         }
         loop {
             let reader = self.reader.get_or_insert_with(|| {
-                let input = Input { function, files: &plan.files, names: &plan.display_files, ranges: &plan.ranges };
+                let input = Input {
+                    function,
+                    files: &plan.files,
+                    names: &plan.display_files,
+                    ranges: &plan.ranges,
+                    run: &plan.run,
+                };
                 let (shared, wanted, skip) = (Arc::clone(&plan), self.wanted.clone(), self.skip.clone());
                 range_reader(&input, &plan.options, Vec::new(), move |decode, file_index| {
                     RouteWork::new(decode.skipping(skip.clone()), Arc::clone(&shared), wanted.clone(), file_index)
@@ -344,7 +350,7 @@ impl Scanner {
             if event.rescued.is_some() {
                 continue;
             }
-            if event.violation && plan.options.drift_ends_scan {
+            if event.violation && plan.run.drift_ends_scan {
                 self.discard_rejects = true;
                 // The attempt ends here: shown as ended, without the rejects
                 // it will not keep.
@@ -624,7 +630,7 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
         // check and the version choice of single-version families.
         let shape_known = router.checked_shapes.as_mut().and_then(|shapes| shapes.lookup(record, &rules));
         let mut violated = false;
-        if strict && shape_known != Some(true) && (rescue_col.is_none() || plan.options.drift_ends_scan) {
+        if strict && shape_known != Some(true) && (rescue_col.is_none() || plan.run.drift_ends_scan) {
             if let Some(v) = router.first_violation(&plan.schema, record, &rules) {
                 violated = true;
                 out.events.push(Event {
@@ -864,11 +870,11 @@ fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, 
     if options.input_format == InputFormat::Parquet
         || compressed
         || options.input_text_encoding != TextEncoding::Utf8
-        || !super::readers::bytes_are_text(path, options)
+        || !super::readers::bytes_are_text(path, options, &plan.run.opener)
     {
         return None;
     }
-    let mut file = options.opener.open(path).ok()?;
+    let mut file = plan.run.opener.open(path).ok()?;
     file.seek(SeekFrom::Start(byte)).ok()?;
     let mut reader = std::io::BufReader::new(file).take(RAW_SCAN_LIMIT);
     let mut bytes = Vec::new();

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::{plan, Chunk, ScanPlan, Scanner, Stats};
+use super::{Chunk, ScanPlan, Scanner, Stats};
 use crate::options::{InputFormat, Options, ParamValue};
 
 fn s(v: &str) -> ParamValue {
@@ -23,9 +23,8 @@ fn write_old(path: &std::path::Path, text: &str) {
 }
 
 fn planned(path: &str, params: &[(&str, ParamValue)], threads: usize) -> Arc<ScanPlan> {
-    let mut options = Options::parse("sanitize_jsonl", Some(InputFormat::Jsonl), params).unwrap();
-    options.threads = threads;
-    Arc::new(plan("sanitize_jsonl", path, options).unwrap())
+    let options = Options::parse("sanitize_jsonl", Some(InputFormat::Jsonl), params).unwrap();
+    Arc::new(super::plan_on("sanitize_jsonl", path, options, threads).unwrap())
 }
 
 /// Scans with no data column (`wanted` all false) or every column; returns

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{plan, Chunk, ScanPlan, Scanner};
+use super::{Chunk, ScanPlan, Scanner};
 use crate::options::{InputFormat, Options, ParamValue};
 
 #[derive(Debug)]
@@ -57,7 +57,7 @@ pub(crate) fn run_format(
     path: &str,
     params: &[(&str, ParamValue)],
 ) -> Result<Run, String> {
-    run_planned(function, format, vec![path.to_string()], params, plan)
+    run_planned(function, format, vec![path.to_string()], params, super::plan_on)
 }
 
 /// Like [`run_format`], with the plan a table function's scan uses (for
@@ -68,14 +68,14 @@ pub(crate) fn run_format_scan(
     path: &str,
     params: &[(&str, ParamValue)],
 ) -> Result<Run, String> {
-    run_planned(function, format, vec![path.to_string()], params, super::plan_scan)
+    run_planned(function, format, vec![path.to_string()], params, super::plan_scan_on)
 }
 
-type Planner = fn(&str, Vec<String>, Options) -> crate::error::Result<super::ScanPlan>;
+type Planner = fn(&str, Vec<String>, Options, usize) -> crate::error::Result<super::ScanPlan>;
 
 /// Runs `function` over `paths` (one path, a glob, or a list).
 pub(crate) fn run_paths(paths: Vec<String>, params: &[(&str, ParamValue)]) -> Result<Run, String> {
-    run_planned("sanitize_jsonl", InputFormat::Jsonl, paths, params, plan)
+    run_planned("sanitize_jsonl", InputFormat::Jsonl, paths, params, super::plan_on)
 }
 
 fn run_planned(
@@ -106,7 +106,7 @@ pub(crate) fn run_threads_as(
     params: &[(&str, ParamValue)],
     threads: usize,
 ) -> Result<(Run, super::Stats), String> {
-    run_planned_with(function, format, vec![path.to_string()], params, plan, threads)
+    run_planned_with(function, format, vec![path.to_string()], params, super::plan_on, threads)
 }
 
 fn run_planned_with(
@@ -117,9 +117,8 @@ fn run_planned_with(
     planner: Planner,
     threads: usize,
 ) -> Result<(Run, super::Stats), String> {
-    let mut options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
-    options.threads = threads;
-    let plan = Arc::new(planner(function, paths, options).map_err(|e| e.message)?);
+    let options = Options::parse(function, Some(format), params).map_err(|e| e.message)?;
+    let plan = Arc::new(planner(function, paths, options, threads).map_err(|e| e.message)?);
     let mut names: Vec<String> = plan.schema.output_versions().map(|v| v.output_name.clone()).collect();
     names.extend(plan.partitions.columns.iter().map(|c| c.name.clone()));
     names.extend(plan.options.rescue_column.clone());
@@ -587,7 +586,7 @@ fn csv_files_whose_headers_differ_are_read_by_name_with_union_by_name() {
     let files = growing_csv_files(&dir);
     let glob = vec![format!("{}/*.csv", dir.to_string_lossy())];
     let csv = |paths: Vec<String>, params: &[(&str, ParamValue)]| {
-        run_planned("sanitize_csv", InputFormat::Csv, paths, params, plan)
+        run_planned("sanitize_csv", InputFormat::Csv, paths, params, super::plan_on)
     };
     // Without the option: refused before any row, naming it. A glob, a
     // list and a directory alike.
@@ -644,7 +643,7 @@ fn each_byte_range_of_a_csv_file_takes_its_own_files_header() {
             InputFormat::Csv,
             files.clone(),
             params,
-            plan,
+            super::plan_on,
             threads,
         ))
     };

@@ -27,6 +27,7 @@ pub use spool::{
 use std::path::Path;
 
 use crate::error::{Result, SanitizeError};
+use crate::formats::byte_source::FileOpener;
 use crate::options::{Compression, InputFormat, InputMode, Options};
 
 /// The files of one scan: local paths to read, what `source_file` shows for
@@ -43,7 +44,7 @@ pub struct Resolved {
 /// to read: list order, each glob's matches sorted by path; a file named
 /// twice is read once, at its first place. The format's extension is
 /// checked before anything is read.
-pub fn resolve(function: &str, paths: &[String], options: &Options) -> Result<Resolved> {
+pub fn resolve(function: &str, paths: &[String], options: &Options, opener: &FileOpener) -> Result<Resolved> {
     if paths.is_empty() {
         return Err(SanitizeError::options(format!("{function}: the list of paths is empty")));
     }
@@ -56,7 +57,7 @@ pub fn resolve(function: &str, paths: &[String], options: &Options) -> Result<Re
     let mut out = Resolved::default();
     let mut seen = std::collections::HashSet::new();
     for path in paths {
-        let one = resolve_one(function, path, options)?;
+        let one = resolve_one(function, path, options, opener)?;
         for (file, display) in one.files.into_iter().zip(one.display) {
             // A local file by another spelling (`./a.jsonl`) is the same file;
             // a remote one is its URI (each staged copy is new).
@@ -77,11 +78,11 @@ pub fn resolve(function: &str, paths: &[String], options: &Options) -> Result<Re
 
 /// One path of [`resolve`]: a file, a directory (in directory mode), a
 /// local glob, or a remote object or prefix.
-fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved> {
+fn resolve_one(function: &str, path: &str, options: &Options, opener: &FileOpener) -> Result<Resolved> {
     let names = Names::of(options);
     let (format, mode) = (options.input_format, options.input_mode);
     if let Some(uri) = parse_remote(path) {
-        if let Some(resolved) = remote_by_duckdb(function, path, &uri, options, &names)? {
+        if let Some(resolved) = remote_by_duckdb(function, path, &uri, options, opener, &names)? {
             return Ok(resolved);
         }
         let check = |name: &str| names.check(function, name);
@@ -103,9 +104,8 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
         };
         // A scheme DuckDB's file system serves (a registered one) opens
         // there; one it does not is the same error as ever.
-        if options.opener.serves_other_schemes() && !glob::is_glob(&path) && options.input_mode != InputMode::Directory
-        {
-            match options.opener.open(&path) {
+        if opener.serves_other_schemes() && !glob::is_glob(&path) && options.input_mode != InputMode::Directory {
+            match opener.open(&path) {
                 Ok(_) => {}
                 // DuckDB's local file system takes a path of a scheme no
                 // file system serves as a local name: not found either way.
@@ -120,7 +120,7 @@ fn resolve_one(function: &str, path: &str, options: &Options) -> Result<Resolved
                 Err(e) => return Err(unsupported(&format!(" (DuckDB's file system cannot open it either: {e})"))),
             }
         }
-        if let Some(resolved) = resolve_by_duckdb(function, &path, options, &names)? {
+        if let Some(resolved) = resolve_by_duckdb(function, &path, options, opener, &names)? {
             return Ok(resolved);
         }
         return Err(unsupported(""));
@@ -153,9 +153,9 @@ fn remote_by_duckdb(
     path: &str,
     uri: &remote::RemoteUri,
     options: &Options,
+    opener: &FileOpener,
     names: &Names,
 ) -> Result<Option<Resolved>> {
-    let opener = &options.opener;
     if !opener.serves_other_schemes() {
         return Ok(None);
     }
@@ -203,8 +203,14 @@ fn remote_by_duckdb(
 /// listing, which the C API does not give an extension (it has no glob
 /// call): an error that says how to list them with DuckDB's own `glob()`.
 /// `None` where DuckDB serves no other scheme (the engine's tests).
-fn resolve_by_duckdb(function: &str, path: &str, options: &Options, names: &Names) -> Result<Option<Resolved>> {
-    if !options.opener.serves_other_schemes() {
+fn resolve_by_duckdb(
+    function: &str,
+    path: &str,
+    options: &Options,
+    opener: &FileOpener,
+    names: &Names,
+) -> Result<Option<Resolved>> {
+    if !opener.serves_other_schemes() {
         return Ok(None);
     }
     if glob::is_glob(path) || options.input_mode == InputMode::Directory {
@@ -428,7 +434,7 @@ mod tests {
             ("http://reader:s3cret@127.0.0.1:9/raw/*.jsonl?sig=s3cret", &jsonl),
             ("http://reader:s3cret@127.0.0.1:9/raw/x.csv?sig=s3cret", &jsonl),
         ] {
-            let e = resolve("sanitize_jsonl", &[path.to_string()], options).unwrap_err();
+            let e = resolve("sanitize_jsonl", &[path.to_string()], options, &FileOpener::default()).unwrap_err();
             assert!(!e.message.contains("s3cret"), "{path}: {e}");
             assert!(e.message.starts_with("sanitize_jsonl: "), "{e}");
         }

@@ -24,6 +24,7 @@ use super::{Cell, RowSource, RunContext};
 use crate::error::{Result, SanitizeError};
 use crate::options::{Options, ParamValue, RowParams, SchemaMode, INPUT_FORMAT_SPEC, OPTION_SPECS};
 use crate::output::ParquetCompression;
+use crate::scan::RunSettings;
 
 pub const FUNCTION: &str = "sanitize_ingest";
 pub const LOG_FUNCTION: &str = "sanitize_ingest_log";
@@ -139,6 +140,9 @@ pub struct IngestOptions {
     /// The scan options as parsed (on_error, the format, the registry
     /// that seeds a checkpoint's first run).
     pub scan: Options,
+    /// How every read runs: the bind's threads, and its file system (files
+    /// are opened as the scans open them, through DuckDB's in the extension).
+    pub run: RunSettings,
     /// The scan options as given, parsed again per read with the read's
     /// schema mode and registry in.
     scan_params: Vec<(&'static str, ParamValue)>,
@@ -220,11 +224,9 @@ impl IngestOptions {
             Some(v) => return Err(bad("schema_mode", format!("must be a VARCHAR, not {}", v.describe()))),
         };
         scan_params.retain(|(n, _)| *n != "schema_mode");
-        let mut scan = Options::parse(FUNCTION, None, &scan_params)?;
-        scan.threads = context.threads.max(1);
-        // Files are opened as the scans open them (through DuckDB's file
-        // system in the extension).
-        scan.opener = context.opener.clone();
+        let scan = Options::parse(FUNCTION, None, &scan_params)?;
+        let run =
+            RunSettings { threads: context.threads.max(1), opener: context.opener.clone(), drift_ends_scan: false };
         Ok(IngestOptions {
             source,
             output_dir,
@@ -235,6 +237,7 @@ impl IngestOptions {
             compression,
             schema_mode,
             scan,
+            run,
             scan_params,
         })
     }
@@ -250,10 +253,7 @@ impl IngestOptions {
         if let Some(registry) = registry {
             params.push(("registry", ParamValue::Str(registry.to_string())));
         }
-        let mut options = Options::parse(FUNCTION, None, &params)?;
-        options.threads = self.scan.threads;
-        options.opener = self.scan.opener.clone();
-        Ok(options)
+        Options::parse(FUNCTION, None, &params)
     }
 }
 

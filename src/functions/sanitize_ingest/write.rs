@@ -181,9 +181,9 @@ impl Writer<'_> {
         part: usize,
         staged: &mut StagedFiles,
     ) -> Result<Written, Failure> {
-        let mut options = self.options.scan_options(mode, registry).map_err(Failure::Read)?;
-        options.drift_ends_scan = drift_ends_scan;
-        let plan = Arc::new(plan_with(FUNCTION, paths, options, true).map_err(Failure::Read)?);
+        let options = self.options.scan_options(mode, registry).map_err(Failure::Read)?;
+        let run = crate::scan::RunSettings { drift_ends_scan, ..self.options.run.clone() };
+        let plan = Arc::new(plan_with(FUNCTION, paths, options, run, true).map_err(Failure::Read)?);
         let name = part_name(self.entry, part);
         let path = self.options.output_dir.join(staged_name(&name, self.run_id));
         let target = path.to_string_lossy().into_owned();
