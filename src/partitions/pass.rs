@@ -11,6 +11,20 @@ use crate::options::SchemaMode;
 use crate::output::{ParquetCompression, ParquetSink, WrittenFile};
 use crate::scan::{Chunk, ScanPlan, Scanner, Stats};
 
+/// `compression`: the codec of the Parquet files written (zstd unless
+/// given); the input's codec is `input_compression`.
+pub fn output_compression(params: &crate::options::RowParams<'_>) -> crate::error::Result<ParquetCompression> {
+    match params.text("compression")? {
+        None => Ok(ParquetCompression::Zstd),
+        Some(s) => ParquetCompression::parse(&s).ok_or_else(|| {
+            params.bad(
+                "compression",
+                format!("must be {}, not '{s}' (the input's codec is input_compression)", ParquetCompression::NAMES),
+            )
+        }),
+    }
+}
+
 /// Why an attempt failed: its input (which `on_error` may read past) or its
 /// output (which always ends the run).
 pub enum Failure {

@@ -140,19 +140,7 @@ impl PipelineOptions {
             Some(ParamValue::Bool(b)) => *b,
             Some(v) => return Err(bad("overwrite", format!("must be a BOOLEAN, not {}", v.describe()))),
         };
-        let compression = match get("compression") {
-            None => ParquetCompression::Zstd,
-            Some(ParamValue::Str(s)) => ParquetCompression::parse(s).ok_or_else(|| {
-                bad(
-                    "compression",
-                    format!(
-                        "must be {}, not '{s}' (the input's codec is input_compression)",
-                        ParquetCompression::NAMES
-                    ),
-                )
-            })?,
-            Some(v) => return Err(bad("compression", format!("must be a VARCHAR, not {}", v.describe()))),
-        };
+        let compression = super::pass::output_compression(&row_params)?;
         Ok(PipelineOptions { plan, warm_up, scan, run, scan_params, overwrite, compression })
     }
 

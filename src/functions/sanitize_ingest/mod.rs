@@ -181,19 +181,7 @@ impl IngestOptions {
                 return Err(bad("max_files_per_run", format!("must be a positive integer, not {}", v.describe())))
             }
         };
-        let compression = match get("compression") {
-            None => ParquetCompression::Zstd,
-            Some(ParamValue::Str(s)) => ParquetCompression::parse(s).ok_or_else(|| {
-                bad(
-                    "compression",
-                    format!(
-                        "must be {}, not '{s}' (the input's codec is input_compression)",
-                        ParquetCompression::NAMES
-                    ),
-                )
-            })?,
-            Some(v) => return Err(bad("compression", format!("must be a VARCHAR, not {}", v.describe()))),
-        };
+        let compression = crate::partitions::pass::output_compression(&row_params)?;
         if let Some(v) = get("input_mode") {
             return Err(bad(
                 "input_mode",
