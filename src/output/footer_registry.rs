@@ -75,6 +75,17 @@ fn footer_source(
         if n >= 8 && &tail[n - 4..] == b"PAR1" {
             // The footer, its length and both magics.
             let needed = u64::from(u32::from_le_bytes([tail[n - 8], tail[n - 7], tail[n - 6], tail[n - 5]])) + 12;
+            if needed > crate::formats::parquet::MAX_FOOTER_BYTES + 12 {
+                return Err(not_parquet(
+                    function,
+                    path,
+                    &format!(
+                        "the footer claims {} bytes, more than the {} bytes read at most",
+                        needed - 12,
+                        crate::formats::parquet::MAX_FOOTER_BYTES
+                    ),
+                ));
+            }
             if needed > n as u64 && n as u64 == FOOTER_GUESS_BYTES {
                 tail = crate::source::remote_tail(function, path, needed)?.unwrap_or_default();
             }

@@ -43,6 +43,12 @@ const MAX_DEPTH: usize = 64;
 /// deeper than any writer's real data; `read_parquet` reads 10,000.
 pub const MAX_SCHEMA_DEPTH: usize = 128;
 
+/// The largest footer (FileMetaData) read: its bytes are held, and copied
+/// once by the repair, so a length the footer claims must not size that
+/// memory unbounded, even in a file large enough to back it. Far beyond
+/// real footers (thousands of row groups and columns stay in megabytes).
+pub const MAX_FOOTER_BYTES: u64 = 256 << 20;
+
 const STOP: u8 = 0;
 const BOOL_TRUE: u8 = 1;
 const BOOL_FALSE: u8 = 2;
@@ -719,6 +725,9 @@ pub fn read_footer_with(file: &SharedSource, len: u64, chunk_lengths: &[ChunkLen
     if meta_len + 12 > len {
         return Err(format!("the footer claims {meta_len} bytes in a file of {len}"));
     }
+    if meta_len > MAX_FOOTER_BYTES {
+        return Err(format!("the footer claims {meta_len} bytes, more than the {MAX_FOOTER_BYTES} bytes read at most"));
+    }
     let mut meta = vec![0u8; meta_len as usize];
     file.read_exact_at(&mut meta, len - 8 - meta_len).map_err(|e| e.to_string())?;
     let mut footer = repair_with(&meta, chunk_lengths)?;
@@ -729,6 +738,49 @@ pub fn read_footer_with(file: &SharedSource, len: u64, chunk_lengths: &[ChunkLen
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file of `len` bytes that reads as zeros but for its last 8: a
+    /// footer length and PAR1 (nothing of it is held).
+    struct Claims {
+        len: u64,
+        meta_len: u32,
+        pos: u64,
+    }
+
+    impl std::io::Read for Claims {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = out.len().min(self.len.saturating_sub(self.pos) as usize);
+            let tail = [self.meta_len.to_le_bytes(), *b"PAR1"].concat();
+            for (i, b) in out[..n].iter_mut().enumerate() {
+                let at = self.pos + i as u64;
+                *b = if at >= self.len - 8 { tail[(at - (self.len - 8)) as usize] } else { 0 };
+            }
+            self.pos += n as u64;
+            Ok(n)
+        }
+    }
+
+    impl std::io::Seek for Claims {
+        fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+            if let std::io::SeekFrom::Start(p) = to {
+                self.pos = p;
+            }
+            Ok(self.pos)
+        }
+    }
+
+    impl crate::formats::byte_source::ByteSource for Claims {
+        fn size(&mut self) -> std::io::Result<u64> {
+            Ok(self.len)
+        }
+    }
+
+    #[test]
+    fn a_footer_longer_than_the_bound_is_refused_before_it_is_read() {
+        let file = SharedSource::new(Box::new(Claims { len: 1 << 40, meta_len: u32::MAX, pos: 0 })).unwrap();
+        let e = read_footer(&file, 1 << 40).unwrap_err();
+        assert!(e.contains("more than the 268435456 bytes read at most"), "{e}");
+    }
 
     #[test]
     fn a_list_longer_than_the_bytes_left_is_refused() {
