@@ -302,6 +302,10 @@ def test_a_single_remote_file_reads_like_a_local_one(backend, request, remote_co
         f"SELECT id, amount, amount_v2_string, source_file FROM sanitize_jsonl({sql_literal(base + '/raw/a.jsonl')}) ORDER BY id",
     )
     assert got == [(1, 10, None, f"{base}/raw/a.jsonl"), (2, None, "n/a", f"{base}/raw/a.jsonl")]
+    # The provider's variables configure the extension's own client, and
+    # sanitize_stats() says which file system served the scan.
+    last = remote_con.execute("SELECT file_system FROM sanitize_stats() ORDER BY scan_id DESC LIMIT 1").fetchone()
+    assert last == ("object_store",)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -323,29 +323,11 @@ fn temp_name_pid(file_name: &str) -> Option<u32> {
     parts[0].parse().ok()
 }
 
-/// Removes from `dir` the temporary files a writer that is no longer
-/// alive left there (a run killed midway): only regular files named as
-/// [`temp_name`] names them, and only when `alive` says their pid is
-/// gone; any other file, and any file of a live or unknown process (a run
-/// writing now, this process's other writes), stays. Best effort: a file
-/// that cannot be removed is left, it only costs space. Returns the files
-/// removed.
+/// Removes from `dir` the temporary files of writers no longer alive (a
+/// run killed midway): regular files named as [`temp_name`] names them,
+/// whose pid `alive` says is gone (source/leftovers.rs).
 fn remove_stale_temps(dir: &Path, alive: impl Fn(u32) -> Option<bool>) -> Vec<PathBuf> {
-    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut removed = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(temp_name_pid) else { continue };
-        // file_type does not follow links: a link is never taken for a file.
-        if !entry.file_type().is_ok_and(|t| t.is_file()) || alive(pid) != Some(false) {
-            continue;
-        }
-        if std::fs::remove_file(entry.path()).is_ok() {
-            removed.push(entry.path());
-        }
-    }
-    removed
+    crate::source::remove_left_by_dead(dir, temp_name_pid, crate::source::LeftoverKind::File, alive)
 }
 
 /// For each leaf column of the first batch (inside structs and lists

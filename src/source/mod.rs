@@ -6,6 +6,7 @@ mod decompress;
 mod fetch;
 mod glob;
 mod hive;
+mod leftovers;
 mod listing;
 mod locate;
 mod redact;
@@ -15,13 +16,13 @@ mod spool;
 pub use decode::{head_mark, sniff_xml_encoding, HeadMark, TextDecoder, HEAD_MARK_BYTES};
 pub use decompress::{compressed_mark, decompressing, decompressing_tolerant, FailureSlot};
 pub use hive::{plan as plan_partitions, PartitionColumn, PartitionValue, Partitions};
+pub use leftovers::{process_alive, remove_left_by_dead, Kind as LeftoverKind};
 pub use listing::{identity_now, list_with_identity, Identity, Listed};
 pub use locate::{locate, PathSettings};
 pub use redact::{display_uri, redact_text};
 pub use remote::{is_remote_scheme, parse_remote, Backend};
 pub use spool::{
-    is_staged, list_partition_dirs, list_tree, output_exists, process_alive, remote_tail, staging_root, upload_file,
-    Listing, Spool,
+    is_staged, list_partition_dirs, list_tree, output_exists, remote_tail, staging_root, upload_file, Listing, Spool,
 };
 
 use std::path::Path;

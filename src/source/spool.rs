@@ -192,7 +192,12 @@ fn new_spool(root: &Path) -> std::io::Result<Spool> {
     static SWEPT: std::sync::Once = std::sync::Once::new();
     std::fs::create_dir_all(root)?;
     SWEPT.call_once(|| {
-        remove_stale_spools(root, process_alive);
+        super::leftovers::remove_left_by_dead(
+            root,
+            spool_pid,
+            super::leftovers::Kind::Dir,
+            super::leftovers::process_alive,
+        );
     });
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     let mut builder = std::fs::DirBuilder::new();
@@ -224,51 +229,6 @@ fn spool_pid(name: &str) -> Option<u32> {
     parts[0].parse().ok()
 }
 
-/// Removes from `root` the spool directories of processes `alive` says are
-/// gone: only real directories (a link is never followed) named as
-/// [`new_spool`] names them and owned by this user. Best effort. Returns
-/// the directories removed.
-fn remove_stale_spools(root: &Path, alive: impl Fn(u32) -> Option<bool>) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
-    let mut removed = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(spool_pid) else { continue };
-        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else { continue };
-        if !meta.is_dir() || !owned_by_me(&meta) || alive(pid) != Some(false) {
-            continue;
-        }
-        if std::fs::remove_dir_all(entry.path()).is_ok() {
-            removed.push(entry.path());
-        }
-    }
-    removed
-}
-
-#[cfg(unix)]
-fn owned_by_me(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    // The process's own files tell its uid without a libc call.
-    std::fs::metadata("/proc/self").is_ok_and(|me| me.uid() == meta.uid())
-}
-
-#[cfg(not(unix))]
-fn owned_by_me(_: &std::fs::Metadata) -> bool {
-    false
-}
-
-/// Whether the process `pid` is alive, where the system can say: Linux
-/// lists every process of this pid namespace under /proc (a zombie too,
-/// which counts as alive). Elsewhere, or without /proc, `None`: not known,
-/// so nothing is removed. No signal is sent (kill(pid, 0) would need
-/// unsafe code outside src/ffi, and /proc answers the same question).
-pub fn process_alive(pid: u32) -> Option<bool> {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return None;
-    }
-    Some(proc.join(pid.to_string()).exists())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,13 +243,22 @@ mod tests {
             std::fs::write(root.join(name).join("000000_f0.jsonl"), b"{}").unwrap();
         }
         // 11 is gone, 22 alive.
-        let removed = remove_stale_spools(&root, |pid| Some(pid == 22));
+        let removed =
+            super::super::leftovers::remove_left_by_dead(&root, spool_pid, super::super::leftovers::Kind::Dir, |pid| {
+                Some(pid == 22)
+            });
         assert_eq!(removed, vec![root.join("schema_sanitizer-11-0-ab")]);
         for kept in ["schema_sanitizer-22-1-cd", "schema_sanitizer-x-0-ab", "other"] {
             assert!(root.join(kept).exists(), "{kept}");
         }
         // Not known whether alive: nothing goes.
-        assert!(remove_stale_spools(&root, |_| None).is_empty());
+        assert!(super::super::leftovers::remove_left_by_dead(
+            &root,
+            spool_pid,
+            super::super::leftovers::Kind::Dir,
+            |_| None
+        )
+        .is_empty());
         std::fs::remove_dir_all(&root).unwrap();
     }
 

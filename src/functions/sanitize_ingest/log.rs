@@ -331,17 +331,6 @@ pub fn create_dir_durably(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Whether a process is alive, where the system can say (Linux's /proc;
-/// a zombie counts as alive); `None` elsewhere: not known, so nothing of
-/// it is removed.
-pub fn process_alive(pid: u32) -> Option<bool> {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return None;
-    }
-    Some(proc.join(pid.to_string()).exists())
-}
-
 /// Whether a staged output or temporary entry of run `run` for entry
 /// `number` is garbage: its number is committed by another run (it lost,
 /// or was killed and its number taken since), or its process is known to
@@ -367,18 +356,10 @@ pub fn garbage_temp_entries(
     committed_run: impl Fn(u64) -> Option<String>,
     alive: impl Fn(u32) -> Option<bool>,
 ) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .and_then(parse_temp_entry)
-                .is_some_and(|(n, run)| committed_run(n).is_some() || is_garbage(n, run, &committed_run, &alive))
-        })
-        .map(|e| e.path())
-        .collect()
+    files_named(dir, |name| {
+        parse_temp_entry(name)
+            .is_some_and(|(n, run)| committed_run(n).is_some() || is_garbage(n, run, &committed_run, &alive))
+    })
 }
 
 /// The output folder's staged files that are garbage ([`is_garbage`]).
@@ -387,16 +368,19 @@ pub fn garbage_staged(
     committed_run: impl Fn(u64) -> Option<String>,
     alive: impl Fn(u32) -> Option<bool>,
 ) -> Vec<PathBuf> {
+    files_named(dir, |name| {
+        parse_staged(name)
+            .is_some_and(|(name, run)| part_entry(name).is_some_and(|n| is_garbage(n, run, &committed_run, &alive)))
+    })
+}
+
+/// The regular files of `dir` (links are not followed) whose names `keep`.
+fn files_named(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .and_then(parse_staged)
-                .is_some_and(|(name, run)| part_entry(name).is_some_and(|n| is_garbage(n, run, &committed_run, &alive)))
-        })
+        .filter(|e| e.file_name().to_str().is_some_and(&keep))
         .map(|e| e.path())
         .collect()
 }

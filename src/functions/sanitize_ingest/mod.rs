@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use self::log::{
-    commit, complete_outputs, entry_file_name, garbage_staged, garbage_temp_entries, process_alive, read_log, run_id,
-    sync_dir, CommitError, Entry, FileRecord, Log, OutputRecord, ENTRY_FORMAT,
+    commit, complete_outputs, entry_file_name, garbage_staged, garbage_temp_entries, read_log, run_id, sync_dir,
+    CommitError, Entry, FileRecord, Log, OutputRecord, ENTRY_FORMAT,
 };
 use self::select::{check_missing, select, FileOrder, OnChanged};
 use self::write::{StagedFiles, Writer};
@@ -25,6 +25,7 @@ use crate::error::{Result, SanitizeError};
 use crate::options::{Options, ParamValue, RowParams, SchemaMode, INPUT_FORMAT_SPEC, OPTION_SPECS};
 use crate::output::ParquetCompression;
 use crate::scan::RunSettings;
+use crate::source::process_alive;
 
 pub const FUNCTION: &str = "sanitize_ingest";
 pub const LOG_FUNCTION: &str = "sanitize_ingest_log";
