@@ -46,9 +46,6 @@ fn bind_ingest(info: &BindInfo) -> Result<(), String> {
     let sources = info.paths_argument().map_err(|given| {
         format!("{function}: the source must be a path (VARCHAR) or a list of paths (VARCHAR[]), not {given}")
     })?;
-    // Remote sources are listed and read outside DuckDB's file system: its
-    // settings are honoured here, as for the scans' remote paths.
-    super::table::check_remote_access(function, &sources, &client)?;
     let ParamValue::Str(output_prefix) = info.parameter(1, ParamType::Varchar) else {
         return Err(format!("{function}: the argument output_prefix must be a VARCHAR, not NULL"));
     };
@@ -63,8 +60,9 @@ fn bind_ingest(info: &BindInfo) -> Result<(), String> {
     let output_prefix = client.locate(vec![output_prefix]).remove(0);
     let mut paths = sources.clone();
     paths.push(output_prefix.clone());
-    super::table::check_remote_access(function, &paths, &client)?;
-    let reach = rows::Reach::of(function, &paths, &params, &context.opener);
+    // Remote sources are listed and read outside DuckDB's file system: its
+    // setting is honoured in the reach check, as for the scans' remote paths.
+    let reach = rows::Reach::of(function, &paths, &params, &context.opener, client.external_access);
     reach.check()?;
     let run = IngestRun::start(sources, &output_prefix, &params, &context).map_err(|e| e.message)?;
     rows::set_source(info, &INGEST_COLUMNS, Box::new(run), Some(reach));

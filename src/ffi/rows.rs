@@ -31,6 +31,9 @@ pub(super) struct Reach {
     function: &'static str,
     paths: Vec<String>,
     opener: crate::formats::byte_source::FileOpener,
+    /// `enable_external_access` at bind, for the object-store paths
+    /// DuckDB's file system does not see.
+    external_access: bool,
 }
 
 impl Reach {
@@ -41,6 +44,7 @@ impl Reach {
         arguments: &[String],
         params: &[(&str, ParamValue)],
         opener: &crate::formats::byte_source::FileOpener,
+        external_access: bool,
     ) -> Reach {
         let mut paths = arguments.to_vec();
         for (name, value) in params {
@@ -48,13 +52,15 @@ impl Reach {
                 paths.push(p.clone());
             }
         }
-        Reach { function, paths, opener: opener.clone() }
+        Reach { function, paths, opener: opener.clone(), external_access }
     }
 
-    /// Refuses the first path DuckDB's file system refuses. Remote
-    /// object-store paths are not DuckDB's to check: `check_remote_access`
-    /// refuses them at bind when external access is off.
+    /// Refuses the first path DuckDB's file system refuses. Object-store
+    /// paths are not DuckDB's to check: they are refused when external
+    /// access was off at bind (`check_remote_access`), the named path
+    /// parameters' too.
     pub(super) fn check(&self) -> Result<(), String> {
+        super::table::check_remote_access(self.function, &self.paths, self.external_access)?;
         for path in &self.paths {
             if crate::source::parse_remote(path).is_some() {
                 continue;
@@ -129,8 +135,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             arguments = client.locate(arguments);
         }
         let reach = if def.touches_files {
-            super::table::check_remote_access(def.name, &arguments, &client)?;
-            let reach = Reach::of(def.name, &arguments, &params, &context.opener);
+            let reach = Reach::of(def.name, &arguments, &params, &context.opener, client.external_access);
             reach.check()?;
             Some(reach)
         } else {

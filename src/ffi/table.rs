@@ -88,7 +88,7 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
     // Local files are opened through DuckDB's file system, which applies
     // the database's rules itself; remote objects go through object_store,
     // which must honour them here.
-    check_remote_access(def.name, &paths, &client)?;
+    check_remote_access(def.name, &paths, client.external_access)?;
     let mut params: Vec<(&str, ParamValue)> = Vec::new();
     for spec in OPTION_SPECS.iter().chain(def.format.is_none().then_some(&INPUT_FORMAT_SPEC)) {
         if let Some(v) = info.named_parameter(spec.name, ParamType::Any) {
@@ -144,12 +144,8 @@ pub(super) fn param_type(ty: ParamType) -> LogicalType {
 /// (`disabled_filesystems` cannot be honoured for them: DuckDB reports the
 /// setting as empty to a client, and its file system has no HTTP or S3 file
 /// system to refuse without httpfs; docs/remote.md.)
-pub(crate) fn check_remote_access(
-    function: &str,
-    paths: &[String],
-    client: &super::handles::ClientInfo,
-) -> Result<(), String> {
-    if client.external_access {
+pub(crate) fn check_remote_access(function: &str, paths: &[String], external_access: bool) -> Result<(), String> {
+    if external_access {
         return Ok(());
     }
     match paths.iter().find(|p| crate::source::parse_remote(p).is_some()) {
