@@ -50,6 +50,9 @@ pub struct TableCallbacks {
     pub bind: unsafe extern "C" fn(ffi::duckdb_bind_info),
     pub init: unsafe extern "C" fn(ffi::duckdb_init_info),
     pub scan: unsafe extern "C" fn(ffi::duckdb_function_info, ffi::duckdb_data_chunk),
+    /// The per-thread state of a scan DuckDB may run on several threads
+    /// ([`InitInfo::set_max_threads`]); `None`: no thread-local state.
+    pub local_init: Option<unsafe extern "C" fn(ffi::duckdb_init_info)>,
     /// DuckDB passes the columns a query uses (`InitInfo::projection`), and
     /// the output chunk holds only those.
     pub projection_pushdown: bool,
@@ -98,6 +101,9 @@ pub fn register_table_function<T: 'static>(
         );
         ffi::duckdb_table_function_set_bind(tf, Some(callbacks.bind));
         ffi::duckdb_table_function_set_init(tf, Some(callbacks.init));
+        if let Some(local_init) = callbacks.local_init {
+            ffi::duckdb_table_function_set_local_init(tf, Some(local_init));
+        }
         ffi::duckdb_table_function_set_function(tf, Some(callbacks.scan));
         ffi::duckdb_table_function_supports_projection_pushdown(tf, callbacks.projection_pushdown);
         let rc = ffi::duckdb_register_table_function(con.raw, tf);
@@ -221,6 +227,8 @@ pub struct ClientInfo {
     pub session: Option<Session>,
     /// DuckDB's `threads` setting; `None` when it cannot be read.
     pub threads: Option<u64>,
+    /// `preserve_insertion_order`; `true` when the setting cannot be read.
+    pub keeps_insertion_order: bool,
     /// `home_directory` and `file_search_path`, for [`crate::source::locate`].
     pub paths: crate::source::PathSettings,
 }
@@ -401,6 +409,7 @@ impl BindInfo {
             external_access: true,
             session: None,
             threads: None,
+            keeps_insertion_order: true,
             paths: crate::source::PathSettings::of(None, None),
         };
         let mut ctx: ffi::duckdb_client_context = std::ptr::null_mut();
@@ -420,6 +429,10 @@ impl BindInfo {
         }
         if let ParamValue::Bool(b) = access {
             out.external_access = b;
+        }
+        // SAFETY: a live client context (destroyed below).
+        if let ParamValue::Bool(b) = unsafe { config_option(ctx, "preserve_insertion_order") } {
+            out.keeps_insertion_order = b;
         }
         // SAFETY: a live client context (destroyed below).
         let (home, search) = unsafe { (config_option(ctx, "home_directory"), config_option(ctx, "file_search_path")) };
@@ -468,11 +481,21 @@ impl InitInfo {
         }
     }
 
-    /// Hands `data` to DuckDB as the scan's global state.
+    /// Hands `data` to DuckDB as the scan's global state (from the init
+    /// callback) or as one thread's state (from the local init callback,
+    /// which sees the bind data but not the global state).
     pub fn set_init_data<T: 'static>(&self, data: T) {
         let ptr = Box::into_raw(Box::new(data)) as *mut c_void;
         // SAFETY: a live init info; DuckDB frees the pointer with the matching drop_box::<T>.
         unsafe { ffi::duckdb_init_set_init_data(self.raw, ptr, Some(drop_box::<T>)) };
+    }
+
+    /// How many of DuckDB's threads may call the scan at once (from the
+    /// init callback). DuckDB uses them only where the plan above the scan
+    /// runs in parallel; an order-keeping sink still runs one.
+    pub fn set_max_threads(&self, threads: usize) {
+        // SAFETY: a live init info of the (global) init callback.
+        unsafe { ffi::duckdb_init_set_max_threads(self.raw, threads as ffi::idx_t) };
     }
 
     pub fn set_error(&self, message: &str) {
@@ -507,6 +530,16 @@ impl FunctionInfo {
     pub unsafe fn init_data<T>(&self) -> &T {
         // SAFETY: by this function's contract the pointer is a live `T`.
         unsafe { &*(ffi::duckdb_function_get_init_data(self.raw) as *const T) }
+    }
+
+    /// The calling thread's state.
+    ///
+    /// # Safety
+    /// The local init callback stored a `T` with [`InitInfo::set_init_data`].
+    pub unsafe fn local_init_data<T>(&self) -> &T {
+        // SAFETY: by this function's contract the pointer is a live `T`,
+        // which DuckDB hands to this thread only.
+        unsafe { &*(ffi::duckdb_function_get_local_init_data(self.raw) as *const T) }
     }
 
     /// The error of a table function's scan.

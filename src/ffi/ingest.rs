@@ -29,7 +29,7 @@ pub fn register(con: &Connection) -> Result<(), String> {
         &[LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY), LogicalType::varchar()],
         &named,
         None,
-        TableCallbacks { bind, init: rows::init, scan: rows::scan, projection_pushdown: false },
+        TableCallbacks { bind, init: rows::init, scan: rows::scan, local_init: None, projection_pushdown: false },
     )?;
     Ok(())
 }

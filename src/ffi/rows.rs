@@ -105,7 +105,7 @@ pub fn register(con: &Connection, def: &'static RowsFunction) -> Result<(), Stri
         &positional,
         &named,
         Some(def),
-        TableCallbacks { bind, init, scan, projection_pushdown: false },
+        TableCallbacks { bind, init, scan, local_init: None, projection_pushdown: false },
     )
 }
 

@@ -24,25 +24,38 @@ struct BindData {
     kind: TableKind,
     plan: Arc<ScanPlan>,
     session: Option<crate::scan::scan_log::Session>,
+    /// `preserve_insertion_order` was off at bind: DuckDB's threads may
+    /// take the chunks as they come.
+    any_order: bool,
 }
 
-/// Global scan state. Scans run on one thread (DuckDB's default for table
-/// functions), so the mutex is never contended; it makes the state `Sync`.
+/// Global scan state, shared by the DuckDB threads that call the scan.
+/// The scanner (whose helpers decode and route in parallel) hands out one
+/// routed chunk per call under the mutex; writing it into DuckDB's vectors
+/// happens outside it, on the calling thread, so where the plan above runs
+/// in parallel (an aggregate, a `COPY` with `preserve_insertion_order =
+/// false`) so do the writing and DuckDB's sink.
 struct ScanState {
     inner: Mutex<ScanInner>,
-}
-
-struct ScanInner {
-    scanner: Scanner,
-    chunk: Chunk,
     /// The result column of each output vector (projection pushdown).
     projection: Vec<usize>,
     /// Where each output vector's values come from (a scan's; `None`:
     /// count(*)'s row id, nothing to write).
     sources: Vec<Option<ColumnSource>>,
+}
+
+struct ScanInner {
+    scanner: Scanner,
     /// The registry and drifts go on the first emitted row only.
     first_row_done: bool,
     done: bool,
+}
+
+/// One DuckDB thread's state: the chunk it swaps with the scanner's next
+/// routed one (the old one goes back to a decoder to be reused). Only its
+/// thread touches it; the mutex makes it `Sync` and is never contended.
+struct ThreadState {
+    chunk: Mutex<Chunk>,
 }
 
 /// Registers one `sanitize_*` function: the path, and every option as a
@@ -64,7 +77,7 @@ pub fn register(con: &Connection, def: &'static TableFunctionDef) -> Result<(), 
         &[LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_ANY)],
         &named,
         Some(def),
-        TableCallbacks { bind, init, scan, projection_pushdown: true },
+        TableCallbacks { bind, init, scan, local_init: Some(local_init), projection_pushdown: true },
     )
 }
 
@@ -123,7 +136,12 @@ fn bind_scan(info: &BindInfo, def: &'static TableFunctionDef) -> Result<(), Stri
             }
         }
     }
-    info.set_bind_data(BindData { kind: def.kind, plan: Arc::new(plan), session: client.session });
+    info.set_bind_data(BindData {
+        kind: def.kind,
+        plan: Arc::new(plan),
+        session: client.session,
+        any_order: !client.keeps_insertion_order,
+    });
     Ok(())
 }
 
@@ -198,16 +216,31 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
         if bind.kind == TableKind::Scan {
             scanner.log_as(bind.session);
         }
+        if bind.kind == TableKind::Scan && bind.any_order {
+            // The user let go of insertion order: DuckDB may call from
+            // several threads where the plan above is parallel (a COPY's
+            // sink among them), and chunks interleave. With order kept, one
+            // thread calls, so every consumer (an order-dependent aggregate
+            // too) sees the input's order: the C API has no batch index
+            // that would let DuckDB restore it (docs/architecture.md).
+            info.set_max_threads(bind.plan.run.threads);
+        }
         info.set_init_data(ScanState {
-            inner: Mutex::new(ScanInner {
-                chunk: Chunk::new(&bind.plan),
-                scanner,
-                sources,
-                projection,
-                first_row_done: false,
-                done: false,
-            }),
+            inner: Mutex::new(ScanInner { scanner, first_row_done: false, done: false }),
+            sources,
+            projection,
         });
+        Ok(())
+    });
+}
+
+unsafe extern "C" fn local_init(info: ffi::duckdb_init_info) {
+    // SAFETY: DuckDB passes the init info of this thread's local init.
+    let info = unsafe { InitInfo::from_raw(info) };
+    guard(&info, || {
+        // SAFETY: this function's bind stored a BindData.
+        let bind = unsafe { info.bind_data::<BindData>() };
+        info.set_init_data(ThreadState { chunk: Mutex::new(Chunk::new(&bind.plan)) });
         Ok(())
     });
 }
@@ -216,60 +249,66 @@ unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_d
     // SAFETY: DuckDB passes the function info and the output chunk of this call.
     let (info, output) = unsafe { (FunctionInfo::from_raw(info), DataChunk::from_raw(output)) };
     guard(&info, || {
-        // SAFETY: this function's bind stored a BindData and its init a ScanState.
-        let (bind, state) = unsafe { (info.bind_data::<BindData>(), info.init_data::<ScanState>()) };
-        scan_chunk(bind, state, &output)
+        // SAFETY: this function's bind stored a BindData, its init a
+        // ScanState and its local init this thread's ThreadState.
+        let (bind, state, thread) = unsafe {
+            (info.bind_data::<BindData>(), info.init_data::<ScanState>(), info.local_init_data::<ThreadState>())
+        };
+        scan_chunk(bind, state, thread, &output)
     });
 }
 
-fn scan_chunk(bind: &BindData, state: &ScanState, output: &DataChunk) -> Result<(), String> {
-    let mut guard = state.inner.lock().map_err(|_| "scan state poisoned by an earlier failure".to_string())?;
-    let inner = &mut *guard;
-    if inner.done {
-        output.set_size(0);
-        return Ok(());
-    }
-    match bind.kind {
-        TableKind::Probe => {
+fn scan_chunk(bind: &BindData, state: &ScanState, thread: &ThreadState, output: &DataChunk) -> Result<(), String> {
+    let mut chunk = thread.chunk.lock().map_err(|_| "scan state poisoned by an earlier failure".to_string())?;
+    let (rows, first) = {
+        let mut guard = state.inner.lock().map_err(|_| "scan state poisoned by an earlier failure".to_string())?;
+        let inner = &mut *guard;
+        if inner.done {
+            output.set_size(0);
+            return Ok(());
+        }
+        if bind.kind == TableKind::Probe {
+            inner.done = true;
+            drop(guard);
             let row = probe_row(&bind.plan);
-            for (j, &p) in inner.projection.iter().enumerate() {
+            for (j, &p) in state.projection.iter().enumerate() {
                 if let Some(text) = row.get(p) {
                     output.vector(j).fill_varchar(text, 1);
                 }
             }
-            inner.done = true;
             output.set_size(1);
+            return Ok(());
         }
-        TableKind::Scan => {
-            let rows = inner.scanner.next_chunk(&mut inner.chunk).map_err(|e| e.message)?;
-            if rows == 0 {
-                inner.done = true;
-                output.set_size(0);
-                return Ok(());
+        // A failed scan ends for every thread.
+        let rows = inner.scanner.next_chunk(&mut chunk).inspect_err(|_| inner.done = true).map_err(|e| e.message)?;
+        inner.done = rows == 0;
+        let first = rows > 0 && !inner.first_row_done;
+        inner.first_row_done |= first;
+        (rows, first)
+    };
+    if rows == 0 {
+        output.set_size(0);
+        return Ok(());
+    }
+    let plan = &bind.plan;
+    for (j, source) in state.sources.iter().enumerate() {
+        let v = output.vector(j);
+        match source {
+            Some(ColumnSource::Chunk(i)) => v.write_column(&chunk.columns[*i], rows)?,
+            Some(ColumnSource::Etl(EtlColumn::SourceFile)) => {
+                v.fill_varchar(&plan.display_files[chunk.file_index], rows)
             }
-            let plan = &bind.plan;
-            let first = !inner.first_row_done;
-            for (j, source) in inner.sources.iter().enumerate() {
-                let v = output.vector(j);
-                match source {
-                    Some(ColumnSource::Chunk(i)) => v.write_column(&inner.chunk.columns[*i], rows)?,
-                    Some(ColumnSource::Etl(EtlColumn::SourceFile)) => {
-                        v.fill_varchar(&plan.display_files[inner.chunk.file_index], rows)
-                    }
-                    Some(ColumnSource::Etl(EtlColumn::IngestionTimestamp)) => v.fill_i64(plan.started_at_micros, rows),
-                    Some(ColumnSource::Etl(EtlColumn::SchemaRegistry)) => {
-                        v.first_row_only(first.then_some(plan.registry_json.as_str()), rows)
-                    }
-                    Some(ColumnSource::Etl(EtlColumn::SchemaDrifts)) => {
-                        v.first_row_only(first.then_some(plan.drifts_json.as_str()), rows)
-                    }
-                    None => {}
-                }
+            Some(ColumnSource::Etl(EtlColumn::IngestionTimestamp)) => v.fill_i64(plan.started_at_micros, rows),
+            Some(ColumnSource::Etl(EtlColumn::SchemaRegistry)) => {
+                v.first_row_only(first.then_some(plan.registry_json.as_str()), rows)
             }
-            inner.first_row_done = true;
-            output.set_size(rows);
+            Some(ColumnSource::Etl(EtlColumn::SchemaDrifts)) => {
+                v.first_row_only(first.then_some(plan.drifts_json.as_str()), rows)
+            }
+            None => {}
         }
     }
+    output.set_size(rows);
     Ok(())
 }
 
@@ -282,7 +321,13 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
         &[],
         &[("all_connections", LogicalType::of(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN))],
         None,
-        TableCallbacks { bind: stats_bind, init: stats_init, scan: stats_scan, projection_pushdown: false },
+        TableCallbacks {
+            bind: stats_bind,
+            init: stats_init,
+            scan: stats_scan,
+            local_init: None,
+            projection_pushdown: false,
+        },
     )
 }
 
@@ -412,7 +457,13 @@ pub fn register_panic_probe(con: &Connection) -> Result<(), String> {
         &[LogicalType::varchar()],
         &[],
         None,
-        TableCallbacks { bind: panic_bind, init: noop_init, scan: panic_scan, projection_pushdown: false },
+        TableCallbacks {
+            bind: panic_bind,
+            init: noop_init,
+            scan: panic_scan,
+            local_init: None,
+            projection_pushdown: false,
+        },
     )
 }
 
