@@ -205,8 +205,10 @@ impl Scanner {
                     run: &plan.run,
                 };
                 let (shared, wanted, skip) = (Arc::clone(&plan), self.wanted.clone(), self.skip.clone());
+                let spares = SpareBatches::default();
                 range_reader(&input, &plan.options, Vec::new(), move |decode, file_index| {
-                    RouteWork::new(decode.skipping(skip.clone()), Arc::clone(&shared), wanted.clone(), file_index)
+                    let decode = decode.skipping(skip.clone());
+                    RouteWork::new(decode, Arc::clone(&shared), wanted.clone(), file_index, spares.clone())
                 })
             });
             let range = match reader.next(&mut self.routed).map_err(|e| e.in_function(function))? {
@@ -440,11 +442,49 @@ pub struct RouteWork {
     /// The file of the range (a rescued bad record's raw text is read back
     /// from it).
     file_index: usize,
+    /// Where `batch` goes when the range is done, for the next range.
+    spares: SpareBatches,
 }
 
 impl RouteWork {
-    fn new(decode: Decode, plan: Arc<ScanPlan>, wanted: Option<Vec<bool>>, file_index: usize) -> Self {
-        RouteWork { decode, batch: Batch::default(), router: consumer_router(&plan, wanted), plan, file_index }
+    fn new(
+        decode: Decode,
+        plan: Arc<ScanPlan>,
+        wanted: Option<Vec<bool>>,
+        file_index: usize,
+        spares: SpareBatches,
+    ) -> Self {
+        let batch = spares.take();
+        RouteWork { decode, batch, router: consumer_router(&plan, wanted), plan, file_index, spares }
+    }
+}
+
+impl Drop for RouteWork {
+    fn drop(&mut self) {
+        self.spares.give(std::mem::take(&mut self.batch));
+    }
+}
+
+/// The decode batches of finished ranges, kept for the ranges opened next:
+/// without them a scan of many small files grows a new tape from nothing
+/// for every file, and reallocation was the largest cost per file.
+#[derive(Clone, Default)]
+pub(crate) struct SpareBatches(Arc<std::sync::Mutex<Vec<Batch>>>);
+
+impl SpareBatches {
+    /// At most this many are kept: about as many ranges as are open at once.
+    const KEPT: usize = 4;
+
+    fn take(&self) -> Batch {
+        self.0.lock().ok().and_then(|mut spares| spares.pop()).unwrap_or_default()
+    }
+
+    fn give(&self, batch: Batch) {
+        if let Ok(mut spares) = self.0.lock() {
+            if spares.len() < Self::KEPT {
+                spares.push(batch);
+            }
+        }
     }
 }
 
