@@ -437,11 +437,13 @@ fn plan_input_ranges(files: &[String], names: &[String], options: &Options, run:
             // A UTF-16 file read under the default encoding is found by its
             // first bytes (scan/readers.rs `detect_encoding`); only the
             // whole-file reader sees them.
-            let cuttable = ranges::splittable(options, name) && readers::head_is_plain(file, &run.opener);
-            (std::fs::metadata(file).ok().map(|m| m.len()), cuttable)
+            let parquet = options.input_format == InputFormat::Parquet;
+            let cuttable = ranges::splittable(options, name) && (parquet || readers::head_is_plain(file, &run.opener));
+            (std::fs::metadata(file).ok().filter(|m| m.is_file()).map(|m| m.len()), cuttable)
         })
         .collect();
-    ranges::plan_ranges(&sizes, options.scan_range_bytes, run.threads)
+    let row_groups = options.input_format == InputFormat::Parquet;
+    ranges::plan_ranges(&sizes, options.scan_range_bytes, run.threads, row_groups)
 }
 
 /// The input of a probe or scan: its files, their names in messages and

@@ -3,7 +3,8 @@
 //! A range is a whole file, or, inside a local uncompressed UTF-8 JSON
 //! Lines or CSV file, a byte range that owns the records *starting* in it
 //! (a record that crosses the range's end is read to its end by this range;
-//! the next range skips it). Ranges are decoded by several threads but consumed in
+//! the next range skips it), or, inside a local Parquet file, a byte range
+//! that owns the row groups starting in it (formats/parquet `RowGroupSlice`). Ranges are decoded by several threads but consumed in
 //! range order (scan/ordered.rs), so the rows, their order, the
 //! registry, the drifts and the first bad record are what a sequential read
 //! gives, whatever the thread count or the range size.
@@ -43,30 +44,56 @@ const AUTO_RANGES_PER_THREAD: u64 = 16;
 /// The most ranges one file is cut into, whatever `scan_range_bytes` says.
 const MAX_RANGES_PER_FILE: u64 = 1 << 16;
 
+/// A Parquet range reads the file's footer and its row groups' page
+/// headers again, and a row group (DuckDB writes 122,880 rows, other
+/// writers up to 128 MiB) is the smallest unit there is: a Parquet file is
+/// cut into at most two ranges per thread, none under 8 MiB.
+const PARQUET_RANGES_PER_THREAD: u64 = 2;
+const PARQUET_MIN_RANGE_BYTES: u64 = 8 << 20;
+
 /// Whether the files of this scan may be cut inside: JSON Lines (a line
 /// end is a record boundary that needs no parsing to find) and CSV (a range
 /// guesses its first record's start, and the guess is checked:
 /// formats/csv/range.rs), not compressed (a compressed stream can only be
 /// read from its start), and UTF-8 (a byte `\n` is a line end; UTF-16
 /// would need the decoder).
+/// Parquet files, whose row groups are the units, are cut too (locally:
+/// their size must be known).
 pub fn splittable(options: &Options, name: &str) -> bool {
+    if options.input_format == InputFormat::Parquet {
+        return true;
+    }
     matches!(options.input_format, InputFormat::Jsonl | InputFormat::Ndjson | InputFormat::Csv)
         && options.compression.of_file(name) == Compression::None
         && options.input_text_encoding == TextEncoding::Utf8
 }
 
 /// The ranges of `files` (with their sizes, `None` when unknown, and
-/// whether each may be cut), in input order.
-pub fn plan_ranges(sizes: &[(Option<u64>, bool)], range_bytes: Option<u64>, threads: usize) -> Vec<Range> {
+/// whether each may be cut), in input order; `row_groups`: the files are
+/// Parquet, cut more coarsely.
+pub fn plan_ranges(
+    sizes: &[(Option<u64>, bool)],
+    range_bytes: Option<u64>,
+    threads: usize,
+    row_groups: bool,
+) -> Vec<Range> {
     let mut ranges = Vec::with_capacity(sizes.len());
     for (file, &(size, cuttable)) in sizes.iter().enumerate() {
         let Some(size) = size.filter(|_| cuttable) else {
             ranges.push(Range::whole(file));
             continue;
         };
-        let step = range_bytes.unwrap_or_else(|| {
-            (size / (AUTO_RANGES_PER_THREAD * threads.max(1) as u64)).clamp(AUTO_MIN_RANGE_BYTES, AUTO_MAX_RANGE_BYTES)
-        });
+        let threads = threads.max(1) as u64;
+        let step = if row_groups {
+            range_bytes
+                .unwrap_or(0)
+                .max(size.div_ceil(PARQUET_RANGES_PER_THREAD * threads))
+                .max(PARQUET_MIN_RANGE_BYTES)
+        } else {
+            range_bytes.unwrap_or_else(|| {
+                (size / (AUTO_RANGES_PER_THREAD * threads)).clamp(AUTO_MIN_RANGE_BYTES, AUTO_MAX_RANGE_BYTES)
+            })
+        };
         // At most MAX_RANGES_PER_FILE ranges: a tiny `scan_range_bytes` on a
         // large file would otherwise cost a range record (and a queue slot)
         // per few bytes.
@@ -91,13 +118,13 @@ mod tests {
 
     #[test]
     fn whole_files_unless_cuttable_and_larger_than_a_range() {
-        let r = plan_ranges(&[(Some(10), false), (None, true), (Some(5), true)], Some(5), 2);
+        let r = plan_ranges(&[(Some(10), false), (None, true), (Some(5), true)], Some(5), 2, false);
         assert_eq!(r, [Range::whole(0), Range::whole(1), Range::whole(2)]);
     }
 
     #[test]
     fn cut_ranges_cover_the_file_in_order_and_the_last_runs_to_the_end() {
-        let r = plan_ranges(&[(Some(11), true)], Some(4), 2);
+        let r = plan_ranges(&[(Some(11), true)], Some(4), 2, false);
         assert_eq!(
             r,
             [
@@ -112,15 +139,27 @@ mod tests {
     #[test]
     fn auto_size_spreads_a_file_over_the_threads_within_bounds() {
         let size = 64u64 << 20;
-        let r = plan_ranges(&[(Some(size), true)], None, 2);
+        let r = plan_ranges(&[(Some(size), true)], None, 2, false);
         assert_eq!(r.len(), 32, "sixteen ranges per thread");
-        let r = plan_ranges(&[(Some(size), true)], None, 64);
+        let r = plan_ranges(&[(Some(size), true)], None, 64, false);
         assert_eq!(r.len(), 64, "no range below 1 MiB");
-        let r = plan_ranges(&[(Some(16 * size), true)], None, 1);
+        let r = plan_ranges(&[(Some(16 * size), true)], None, 1, false);
         assert_eq!(r.len(), 128, "no range above 8 MiB");
-        let r = plan_ranges(&[(Some(1 << 20), true)], None, 8);
+        let r = plan_ranges(&[(Some(1 << 20), true)], None, 8, false);
         assert_eq!(r.len(), 1, "a file below the smallest range stays whole");
-        let r = plan_ranges(&[(Some(1 << 30), true)], Some(1), 8);
+        let r = plan_ranges(&[(Some(1 << 30), true)], Some(1), 8, false);
         assert_eq!(r.len() as u64, MAX_RANGES_PER_FILE, "a tiny range size is capped by the count");
+    }
+
+    #[test]
+    fn parquet_files_are_cut_into_at_most_two_ranges_per_thread_of_8_mib_or_more() {
+        let size = 100u64 << 20;
+        assert_eq!(plan_ranges(&[(Some(size), true)], None, 2, true).len(), 4);
+        assert_eq!(plan_ranges(&[(Some(size), true)], Some(1), 2, true).len(), 4, "scan_range_bytes cannot cut finer");
+        assert_eq!(plan_ranges(&[(Some(size), true)], None, 64, true).len(), 13, "none under 8 MiB");
+        assert_eq!(plan_ranges(&[(Some(8 << 20), true)], None, 8, true).len(), 1);
+        let r = plan_ranges(&[(Some(size), true)], None, 2, true);
+        assert_eq!(r.last().map(|r| r.end), Some(None), "the last range runs to the end");
+        assert!(r.windows(2).all(|w| w[0].end == Some(w[1].start)), "the ranges cover the file");
     }
 }

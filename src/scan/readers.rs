@@ -10,7 +10,7 @@ use crate::formats::csv::range::{open_csv_range, CsvRange};
 use crate::formats::csv::{CsvLayout, CsvReader};
 use crate::formats::json::document::{JsonArrayReader, JsonDocumentReader};
 use crate::formats::json::lines::{JsonLinesReader, LineRange};
-use crate::formats::parquet::ParquetReader;
+use crate::formats::parquet::{ParquetReader, RowGroupSlice};
 use crate::formats::xml::{XmlOptions, XmlReader};
 use crate::formats::RecordReader;
 use crate::formats::{Batch, RecordMeta};
@@ -32,6 +32,19 @@ pub fn open_reader(
     options: &Options,
     opener: &FileOpener,
 ) -> Result<Box<dyn RecordReader + Send>> {
+    open_slice_reader(function, file, name, options, opener, None)
+}
+
+/// [`open_reader`]; a Parquet file with `slice` reads only the row groups
+/// starting in that byte range.
+fn open_slice_reader(
+    function: &str,
+    file: &str,
+    name: &str,
+    options: &Options,
+    opener: &FileOpener,
+    slice: Option<RowGroupSlice>,
+) -> Result<Box<dyn RecordReader + Send>> {
     let mut f = open(function, file, name, opener)?;
     match options.input_format {
         // Parquet is binary: input_text_encoding does not apply.
@@ -41,6 +54,7 @@ pub fn open_reader(
             function,
             super::BATCH_RECORDS,
             crate::formats::parquet::max_page_bytes(options.max_record_bytes),
+            slice,
         )?)),
         _ => {
             // A small file is read in one small read: no `read_chunk_bytes`
@@ -85,6 +99,10 @@ pub fn open_range_reader(
     use std::io::{Seek, SeekFrom};
     if !range.is_split() {
         return open_reader(function, file, name, options, opener);
+    }
+    if options.input_format == InputFormat::Parquet {
+        let slice = RowGroupSlice { start: range.start, end: range.end };
+        return open_slice_reader(function, file, name, options, opener, Some(slice));
     }
     let mut f = open(function, file, name, opener)?;
     let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));

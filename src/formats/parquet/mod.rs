@@ -21,6 +21,8 @@ pub use footer::MAX_FOOTER_BYTES;
 #[cfg(test)]
 mod fuzz;
 mod pages;
+#[cfg(test)]
+mod slice_proptests;
 mod variant;
 
 use super::byte_source::{ByteSource, PatchedSource, SharedSource};
@@ -60,7 +62,10 @@ pub struct ParquetReader {
     /// Rows of the current arrow batch not yet handed out, with its months batch.
     current: Option<(RecordBatch, Option<RecordBatch>, usize)>,
     rows_seen: u64,
-    /// Rows the footer declares.
+    /// Rows of the row groups before this reader's first (a range of the
+    /// file): its rows are numbered in the file, from there.
+    first_row: u64,
+    /// Rows the footer declares (for this reader's row groups).
     declared_rows: u64,
     bytes: u64,
     /// Reused text buffer for values written as text.
@@ -77,6 +82,39 @@ pub struct ParquetReader {
     /// For each top-level column, whether it is a VARIANT group: its rows
     /// are decoded (formats/parquet/variant.rs), not read as raw columns.
     variant: Vec<bool>,
+}
+
+/// A byte range of a Parquet file cut into ranges (scan/ranges.rs): the
+/// range reads the row groups whose first column chunk starts in it, so
+/// the ranges of a file read each row group once, in the footer's order.
+/// A footer whose row groups do not start in increasing order gives them
+/// all to the range at the file's start (and none to the others).
+#[derive(Clone, Copy, Debug)]
+pub struct RowGroupSlice {
+    pub start: u64,
+    /// Exclusive; `None`: to the end of the file.
+    pub end: Option<u64>,
+}
+
+impl RowGroupSlice {
+    fn row_groups(self, meta: &ParquetMetaData) -> Vec<usize> {
+        let starts: Vec<u64> = meta
+            .row_groups()
+            .iter()
+            .map(|g| {
+                g.columns()
+                    .iter()
+                    .map(|c| c.dictionary_page_offset().unwrap_or_else(|| c.data_page_offset()).max(0) as u64)
+                    .min()
+                    .unwrap_or(0)
+            })
+            .collect();
+        if !starts.windows(2).all(|w| w[0] < w[1]) {
+            return if self.start == 0 { (0..starts.len()).collect() } else { Vec::new() };
+        }
+        let owns = |at: u64| (self.start == 0 || at >= self.start) && self.end.is_none_or(|end| at < end);
+        starts.iter().enumerate().filter(|(_, &at)| owns(at)).map(|(g, _)| g).collect()
+    }
 }
 
 /// One key of a Parquet file's footer key-value metadata, read by the same
@@ -108,17 +146,20 @@ impl ParquetReader {
     /// footer is an error naming the file.
     #[cfg(test)]
     pub fn open(file: std::fs::File, path: &str, function: &str, batch_rows: usize) -> Result<Self> {
-        Self::open_with_page_limit(Box::new(file), path, function, batch_rows, DEFAULT_MAX_PAGE_BYTES)
+        Self::open_with_page_limit(Box::new(file), path, function, batch_rows, DEFAULT_MAX_PAGE_BYTES, None)
     }
 
     /// [`ParquetReader::open`], refusing pages that decompress to more than
-    /// `max_page_bytes` (see [`max_page_bytes`]).
+    /// `max_page_bytes` (see [`max_page_bytes`]); with `slice`, only the
+    /// row groups that start in that byte range of the file
+    /// ([`RowGroupSlice`]).
     pub fn open_with_page_limit(
         file: Box<dyn ByteSource>,
         path: &str,
         function: &str,
         batch_rows: usize,
         max_page_bytes: u64,
+        slice: Option<RowGroupSlice>,
     ) -> Result<Self> {
         let cannot = |e: &dyn std::fmt::Display| {
             SanitizeError::input(format!(
@@ -148,9 +189,10 @@ impl ParquetReader {
             .map_err(|e| cannot(&e))
         };
         let mut plain = decode(&footer)?;
+        let groups = slice.map(|s| s.row_groups(plain.metadata()));
         // Nor from a page size the file cannot back (see parquet_pages).
         let check_pages = |plain: &ArrowReaderMetadata, data_end: u64| {
-            guarded(|| pages::check_pages(&file, data_end, plain.metadata(), max_page_bytes))
+            guarded(|| pages::check_pages(&file, data_end, plain.metadata(), max_page_bytes, groups.as_deref()))
                 .map_err(|e| cannot(&e))?
                 .map_err(|e| cannot(&format!("corrupt page: {e}")))
         };
@@ -215,7 +257,15 @@ impl ParquetReader {
         };
         let variant = variant_columns(&plain);
         let batch_rows = rows_per_batch(plain.metadata(), batch_rows);
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, metadata)
+        let group_rows =
+            |gs: &[usize]| gs.iter().map(|&g| plain.metadata().row_group(g).num_rows().max(0) as u64).sum::<u64>();
+        let all_groups: Vec<usize> = (0..plain.metadata().num_row_groups()).collect();
+        let first_row = group_rows(&all_groups[..groups.as_ref().and_then(|g| g.first().copied()).unwrap_or(0)]);
+        let only = |builder: ParquetRecordBatchReaderBuilder<PatchedSource>| match &groups {
+            Some(g) => builder.with_row_groups(g.clone()),
+            None => builder,
+        };
+        let reader = only(ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, metadata))
             .with_batch_size(batch_rows.max(1))
             .build()
             .map_err(|e| cannot(&e))?;
@@ -228,7 +278,7 @@ impl ParquetReader {
             months_column =
                 (0..plain.schema().fields().len()).map(|i| interval_roots.iter().position(|&r| r == i)).collect();
             Some(
-                ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, with_schema(months_schema)?)
+                only(ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, with_schema(months_schema)?))
                     .with_projection(mask)
                     .with_batch_size(batch_rows.max(1))
                     .build()
@@ -242,11 +292,12 @@ impl ParquetReader {
             months_reader,
             months_column,
             current: None,
-            rows_seen: 0,
+            rows_seen: first_row,
+            first_row,
             // The row groups' counts, as DuckDB reads them: some writers leave
             // the file-level num_rows at 0 (parquet-testing's repeated_no_annotation).
-            declared_rows: plain.metadata().row_groups().iter().map(|g| g.num_rows().max(0) as u64).sum(),
-            bytes,
+            declared_rows: group_rows(groups.as_deref().unwrap_or(&all_groups)),
+            bytes: slice.map_or(bytes, |s| s.end.unwrap_or(bytes).min(bytes).saturating_sub(s.start)),
             scratch: String::new(),
             keys,
             // Wide decimals are decimals too, but always text: exact.
@@ -281,10 +332,13 @@ impl ParquetReader {
                 self.reader = None;
                 // Every earlier batch was handed out in full before this call:
                 // a short file must never look like a short table.
-                if self.rows_seen != self.declared_rows {
+                if self.rows_seen - self.first_row != self.declared_rows {
                     return Err(SanitizeError::input(format!(
                         "{}: Parquet file \"{}\" gave {} rows but its footer declares {}; the file is corrupt or uses a layout this reader does not support",
-                        self.function, self.file, self.rows_seen, self.declared_rows
+                        self.function,
+                        self.file,
+                        self.rows_seen - self.first_row,
+                        self.declared_rows
                     )));
                 }
                 return Ok(None);
@@ -295,7 +349,7 @@ impl ParquetReader {
             }
             Some(Ok(b)) => b,
         };
-        if self.rows_seen + batch.num_rows() as u64 > self.declared_rows {
+        if self.rows_seen - self.first_row + batch.num_rows() as u64 > self.declared_rows {
             self.reader = None;
             return Err(SanitizeError::input(format!(
                 "{}: Parquet file \"{}\" gave more than the {} rows its footer declares; the file is corrupt",

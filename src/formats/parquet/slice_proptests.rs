@@ -1,0 +1,101 @@
+//! A Parquet file read as byte ranges (`RowGroupSlice`) gives every row
+//! once, in the file's order, wherever the cuts fall.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+use proptest::prelude::*;
+
+use super::{ParquetReader, RowGroupSlice, DEFAULT_MAX_PAGE_BYTES};
+use crate::formats::{Batch, RecordReader};
+use crate::value::Node;
+
+/// A file of `rows` rows (an id and a text) in row groups of
+/// `group_rows`, removed when dropped.
+struct GroupedFile(std::path::PathBuf);
+
+impl GroupedFile {
+    fn new(rows: i64, group_rows: usize) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("ss-pq-slices-{}-{n}.parquet", std::process::id()));
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..rows));
+        let texts: ArrayRef = Arc::new(StringArray::from_iter_values((0..rows).map(|i| format!("row {i}"))));
+        let batch = RecordBatch::try_from_iter([("id", ids), ("text", texts)]).unwrap();
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(group_rows)).build();
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        GroupedFile(path)
+    }
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for GroupedFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The ids and row numbers one reader gives, and the bytes it reports.
+fn read(path: &std::path::Path, slice: Option<RowGroupSlice>) -> (Vec<i64>, Vec<u64>, u64) {
+    let f = std::fs::File::open(path).unwrap();
+    let mut reader =
+        ParquetReader::open_with_page_limit(Box::new(f), "f", "sanitize_parquet", 100, DEFAULT_MAX_PAGE_BYTES, slice)
+            .unwrap();
+    let (mut ids, mut lines) = (Vec::new(), Vec::new());
+    let mut batch = Batch::default();
+    loop {
+        batch.clear();
+        let n = reader.next_batch(&mut batch, 64).unwrap();
+        if n == 0 {
+            break;
+        }
+        for i in 0..n {
+            let record = batch.tape.record(i);
+            let id = record.entries().find(|(k, _)| *k == "id").map(|(_, v)| v.node());
+            ids.push(match id {
+                Some(Node::Int(i)) => i,
+                _ => -1,
+            });
+            lines.push(batch.meta[i].line);
+        }
+    }
+    (ids, lines, reader.bytes_read())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn ranges_of_a_parquet_file_read_each_row_once_in_order(
+        rows in 1i64..2000,
+        group_rows in 1usize..400,
+        cuts in proptest::collection::vec(0.0f64..1.0, 0..6),
+    ) {
+        let file = GroupedFile::new(rows, group_rows);
+        let size = std::fs::metadata(file.path()).unwrap().len();
+        let (whole, whole_lines, whole_bytes) = read(file.path(), None);
+        prop_assert_eq!(&whole, &(0..rows).collect::<Vec<_>>());
+        let mut points: Vec<u64> = cuts.iter().map(|c| (c * size as f64) as u64).filter(|p| *p > 0).collect();
+        points.sort_unstable();
+        points.dedup();
+        let mut starts = vec![0];
+        starts.extend(&points);
+        let (mut ids, mut lines, mut bytes) = (Vec::new(), Vec::new(), 0);
+        for (i, &start) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).copied();
+            let (got, got_lines, got_bytes) = read(file.path(), Some(RowGroupSlice { start, end }));
+            ids.extend(got);
+            lines.extend(got_lines);
+            bytes += got_bytes;
+        }
+        prop_assert_eq!(ids, whole);
+        prop_assert_eq!(lines, whole_lines, "rows are numbered in the file");
+        prop_assert_eq!(bytes, whole_bytes, "the ranges' bytes add up to the file's");
+    }
+}
