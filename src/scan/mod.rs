@@ -438,7 +438,12 @@ fn plan_input_ranges(files: &[String], names: &[String], options: &Options, run:
             // first bytes (scan/readers.rs `detect_encoding`); only the
             // whole-file reader sees them.
             let parquet = options.input_format == InputFormat::Parquet;
-            let cuttable = ranges::splittable(options, name) && (parquet || readers::head_is_plain(file, &run.opener));
+            let cuttable = ranges::splittable(options, name)
+                && if parquet {
+                    readers::parquet_footer_allows_cuts(file, &run.opener)
+                } else {
+                    readers::head_is_plain(file, &run.opener)
+                };
             (std::fs::metadata(file).ok().filter(|m| m.is_file()).map(|m| m.len()), cuttable)
         })
         .collect();

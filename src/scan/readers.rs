@@ -456,6 +456,26 @@ pub fn head_is_plain(file: &str, opener: &FileOpener) -> bool {
     }
 }
 
+/// A Parquet file is cut into ranges only when its footer is at most this
+/// long: each range decodes the footer again, so what one file can make a
+/// scan hold is this much per open range, and a footer up to
+/// `MAX_FOOTER_BYTES` is read once, by a file read whole.
+const MAX_CUT_FOOTER_BYTES: u64 = 16 << 20;
+
+/// Whether a Parquet file may be cut into ranges: its last 8 bytes end in
+/// `PAR1` and give a footer length of at most [`MAX_CUT_FOOTER_BYTES`].
+/// Anything else is read whole (and a bad tail is reported then).
+pub fn parquet_footer_allows_cuts(file: &str, opener: &FileOpener) -> bool {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = opener.open(file) else { return false };
+    let Some(size) = f.size().ok().filter(|s| *s >= 12) else { return false };
+    let mut tail = [0u8; 8];
+    if f.seek(SeekFrom::Start(size - 8)).and_then(|_| f.read_exact(&mut tail)).is_err() || &tail[4..] != b"PAR1" {
+        return false;
+    }
+    u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]])) <= MAX_CUT_FOOTER_BYTES
+}
+
 /// Whether the bytes of local, uncompressed `file` are the UTF-8 text its
 /// reader decodes, so that a record's text can be read back from them
 /// (rejects): [`head_is_plain`], and for an XML document without a given
@@ -487,6 +507,27 @@ pub(crate) fn open(function: &str, file: &str, name: &str, opener: &FileOpener) 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_parquet_file_claiming_a_long_footer_is_not_cut() {
+        let dir = std::env::temp_dir().join(format!("ss-footer-cut-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, footer_len: u32, magic: &[u8]| {
+            let path = dir.join(name);
+            let mut bytes = b"PAR1".to_vec();
+            bytes.extend(std::iter::repeat_n(0u8, 64));
+            bytes.extend(footer_len.to_le_bytes());
+            bytes.extend(magic);
+            std::fs::write(&path, bytes).unwrap();
+            path.to_str().unwrap().to_string()
+        };
+        let opener = FileOpener::default();
+        assert!(parquet_footer_allows_cuts(&write("small.parquet", 40, b"PAR1"), &opener));
+        assert!(!parquet_footer_allows_cuts(&write("long.parquet", 100 << 20, b"PAR1"), &opener));
+        assert!(!parquet_footer_allows_cuts(&write("bad.parquet", 40, b"PARX"), &opener));
+        assert!(!parquet_footer_allows_cuts(&dir.join("missing.parquet").to_string_lossy(), &opener));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     use super::*;
     use crate::options::ParamValue;
 
