@@ -430,24 +430,26 @@ fn too_many_columns(function: &str, root: &StructNode, options: &Options) -> San
 
 /// The ranges of this scan's files (scan/ranges.rs).
 fn plan_input_ranges(files: &[String], names: &[String], options: &Options, run: &RunSettings) -> Vec<ranges::Range> {
+    let row_groups = options.input_format == InputFormat::Parquet;
     let sizes: Vec<(Option<u64>, bool)> = files
         .iter()
         .zip(names)
         .map(|(file, name)| {
+            let size = std::fs::metadata(file).ok().filter(|m| m.is_file()).map(|m| m.len());
+            let cut = |size| ranges::would_cut(size, options.scan_range_bytes, run.threads, row_groups);
             // A UTF-16 file read under the default encoding is found by its
             // first bytes (scan/readers.rs `detect_encoding`); only the
             // whole-file reader sees them.
-            let parquet = options.input_format == InputFormat::Parquet;
             let cuttable = ranges::splittable(options, name)
-                && if parquet {
+                && size.is_some_and(cut)
+                && if row_groups {
                     readers::parquet_footer_allows_cuts(file, &run.opener)
                 } else {
                     readers::head_is_plain(file, &run.opener)
                 };
-            (std::fs::metadata(file).ok().filter(|m| m.is_file()).map(|m| m.len()), cuttable)
+            (size, cuttable)
         })
         .collect();
-    let row_groups = options.input_format == InputFormat::Parquet;
     ranges::plan_ranges(&sizes, options.scan_range_bytes, run.threads, row_groups)
 }
 

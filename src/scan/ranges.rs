@@ -68,6 +68,29 @@ pub fn splittable(options: &Options, name: &str) -> bool {
         && options.input_text_encoding == TextEncoding::Utf8
 }
 
+/// The size of the ranges a file of `size` bytes is cut into.
+fn range_step(size: u64, range_bytes: Option<u64>, threads: usize, row_groups: bool) -> u64 {
+    let threads = threads.max(1) as u64;
+    let step = if row_groups {
+        range_bytes.unwrap_or(0).max(size.div_ceil(PARQUET_RANGES_PER_THREAD * threads)).max(PARQUET_MIN_RANGE_BYTES)
+    } else {
+        range_bytes.unwrap_or_else(|| {
+            (size / (AUTO_RANGES_PER_THREAD * threads)).clamp(AUTO_MIN_RANGE_BYTES, AUTO_MAX_RANGE_BYTES)
+        })
+    };
+    // At most MAX_RANGES_PER_FILE ranges: a tiny `scan_range_bytes` on a
+    // large file would otherwise cost a range record (and a queue slot)
+    // per few bytes.
+    step.max(1).max(size.div_ceil(MAX_RANGES_PER_FILE))
+}
+
+/// Whether [`plan_ranges`] would cut a cuttable file of `size` bytes: a
+/// file that stays whole needs no look at its bytes to decide (for many
+/// small files, that look was an open and a read each at bind).
+pub fn would_cut(size: u64, range_bytes: Option<u64>, threads: usize, row_groups: bool) -> bool {
+    size > range_step(size, range_bytes, threads, row_groups)
+}
+
 /// The ranges of `files` (with their sizes, `None` when unknown, and
 /// whether each may be cut), in input order; `row_groups`: the files are
 /// Parquet, cut more coarsely.
@@ -83,21 +106,7 @@ pub fn plan_ranges(
             ranges.push(Range::whole(file));
             continue;
         };
-        let threads = threads.max(1) as u64;
-        let step = if row_groups {
-            range_bytes
-                .unwrap_or(0)
-                .max(size.div_ceil(PARQUET_RANGES_PER_THREAD * threads))
-                .max(PARQUET_MIN_RANGE_BYTES)
-        } else {
-            range_bytes.unwrap_or_else(|| {
-                (size / (AUTO_RANGES_PER_THREAD * threads)).clamp(AUTO_MIN_RANGE_BYTES, AUTO_MAX_RANGE_BYTES)
-            })
-        };
-        // At most MAX_RANGES_PER_FILE ranges: a tiny `scan_range_bytes` on a
-        // large file would otherwise cost a range record (and a queue slot)
-        // per few bytes.
-        let step = step.max(1).max(size.div_ceil(MAX_RANGES_PER_FILE));
+        let step = range_step(size, range_bytes, threads, row_groups);
         if size <= step {
             ranges.push(Range::whole(file));
             continue;
@@ -161,5 +170,17 @@ mod tests {
         let r = plan_ranges(&[(Some(size), true)], None, 2, true);
         assert_eq!(r.last().map(|r| r.end), Some(None), "the last range runs to the end");
         assert!(r.windows(2).all(|w| w[0].end == Some(w[1].start)), "the ranges cover the file");
+    }
+
+    #[test]
+    fn would_cut_agrees_with_the_plan() {
+        for size in [0u64, 1, 1 << 20, (1 << 20) + 1, 9 << 20, 100 << 20] {
+            for (bytes, threads, row_groups) in
+                [(None, 2, false), (Some(7), 8, false), (None, 2, true), (Some(1), 64, true)]
+            {
+                let planned = plan_ranges(&[(Some(size), true)], bytes, threads, row_groups).len() > 1;
+                assert_eq!(would_cut(size, bytes, threads, row_groups), planned, "size {size}, {bytes:?}, {threads}");
+            }
+        }
     }
 }
