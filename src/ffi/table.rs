@@ -295,10 +295,8 @@ fn scan_chunk(bind: &BindData, state: &ScanState, thread: &ThreadState, output: 
         let v = output.vector(j);
         match source {
             Some(ColumnSource::Chunk(i)) => v.write_column(&chunk.columns[*i], rows)?,
-            Some(ColumnSource::Etl(EtlColumn::SourceFile)) => {
-                v.fill_varchar(&plan.display_files[chunk.file_index], rows)
-            }
-            Some(ColumnSource::Etl(EtlColumn::IngestionTimestamp)) => v.fill_i64(plan.started_at_micros, rows),
+            Some(ColumnSource::Etl(EtlColumn::SourceFile)) => v.constant_varchar(&plan.display_files[chunk.file_index]),
+            Some(ColumnSource::Etl(EtlColumn::IngestionTimestamp)) => v.constant_timestamp_tz(plan.started_at_micros),
             Some(ColumnSource::Etl(EtlColumn::SchemaRegistry)) => {
                 v.first_row_only(first.then_some(plan.registry_json.as_str()), rows)
             }

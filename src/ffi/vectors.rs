@@ -197,10 +197,27 @@ impl Vector<'_> {
         }
     }
 
-    /// Sets `rows` rows of an 8-byte vector (BIGINT, TIMESTAMPTZ) to one value.
-    pub fn fill_i64(&self, value: i64, rows: usize) {
-        for row in 0..rows {
-            self.set_i64(row, value);
+    /// Makes a VARCHAR vector a constant vector of `text`: every row of the
+    /// chunk has it, and it is stored once (a file's name on each of 2,048
+    /// rows was 2,048 string copies).
+    pub fn constant_varchar(&self, text: &str) {
+        // SAFETY: the value is created from a pointer and length that live
+        // across the call (DuckDB copies the bytes), referenced by this
+        // live vector (DuckDB keeps its own copy) and destroyed once.
+        unsafe {
+            let mut value = ffi::duckdb_create_varchar_length(text.as_ptr().cast(), text.len() as ffi::idx_t);
+            ffi::duckdb_vector_reference_value(self.raw, value);
+            ffi::duckdb_destroy_value(&mut value);
+        }
+    }
+
+    /// Makes a TIMESTAMPTZ vector a constant vector of `micros` since the epoch.
+    pub fn constant_timestamp_tz(&self, micros: i64) {
+        // SAFETY: as in `constant_varchar`.
+        unsafe {
+            let mut value = ffi::duckdb_create_timestamp_tz(ffi::duckdb_timestamp { micros });
+            ffi::duckdb_vector_reference_value(self.raw, value);
+            ffi::duckdb_destroy_value(&mut value);
         }
     }
 
