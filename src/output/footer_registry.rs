@@ -70,7 +70,7 @@ fn footer_source(
 ) -> Result<crate::formats::byte_source::SharedSource> {
     use crate::formats::byte_source::SharedSource;
     let shared = |source| SharedSource::new(source).map_err(|e| not_parquet(function, path, &e));
-    if let Some(mut tail) = crate::source::remote_tail(function, path, FOOTER_GUESS_BYTES)? {
+    if let Some(mut tail) = crate::source::remote_tail(path, FOOTER_GUESS_BYTES).map_err(|e| e.in_function(function))? {
         let n = tail.len();
         if n >= 8 && &tail[n - 4..] == b"PAR1" {
             // The footer, its length and both magics.
@@ -87,7 +87,7 @@ fn footer_source(
                 ));
             }
             if needed > n as u64 && n as u64 == FOOTER_GUESS_BYTES {
-                tail = crate::source::remote_tail(function, path, needed)?.unwrap_or_default();
+                tail = crate::source::remote_tail(path, needed).map_err(|e| e.in_function(function))?.unwrap_or_default();
             }
         }
         return shared(Box::new(std::io::Cursor::new(tail)));

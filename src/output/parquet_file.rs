@@ -252,7 +252,7 @@ impl ParquetSink {
                     path.display()
                 ))
             })?,
-            Target::Remote(uri) => upload_file(&self.function, &self.temp, uri)?,
+            Target::Remote(uri) => upload_file(&self.temp, uri).map_err(|e| e.in_function(&self.function))?,
         }
         Ok(WrittenFile { rows: self.rows, bytes })
     }

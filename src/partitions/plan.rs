@@ -304,7 +304,7 @@ pub fn plan(source_prefix: &str, o: &PlanOptions) -> Vec<Partition> {
 /// `single_file` mode a partition may hold one such file at most.
 pub fn discover(partitions: &[Partition], o: &PlanOptions) -> Result<Vec<Found>> {
     let dirs: Vec<String> = partitions.iter().map(|p| p.source_path.clone()).collect();
-    let listings = list_partition_dirs(FUNCTION, &dirs)?;
+    let listings = list_partition_dirs(&dirs).map_err(|e| e.in_function(FUNCTION))?;
     let mut found = Vec::with_capacity(partitions.len());
     for (p, listing) in partitions.iter().zip(listings) {
         found.push(judge(p, listing, o)?);
@@ -339,7 +339,7 @@ fn judge(p: &Partition, listing: Option<Listing>, o: &PlanOptions) -> Result<Fou
 /// Empty when the prefix holds no such directory (or cannot be listed: the
 /// caller's error stands without the hint).
 pub fn layout_hint(source_prefix: &str, o: &PlanOptions) -> String {
-    let Ok(files) = crate::source::list_tree(FUNCTION, source_prefix) else { return String::new() };
+    let Ok(files) = crate::source::list_tree(source_prefix) else { return String::new() };
     let shown = crate::source::display_uri(source_prefix);
     let roots = [
         crate::source::file_uri_path(source_prefix).unwrap_or(source_prefix).trim_end_matches('/').to_string(),
@@ -436,7 +436,7 @@ pub fn latest_in_layout(
     let shown = crate::source::display_uri(output_prefix);
     let root = shown.trim_end_matches('/');
     let mut candidates: Vec<(Stamp, String, String)> = Vec::new();
-    for file in crate::source::list_tree(LATEST_FUNCTION, output_prefix)? {
+    for file in crate::source::list_tree(output_prefix).map_err(|e| e.in_function(LATEST_FUNCTION))? {
         let Some(relative) = file.strip_prefix(root).map(|r| r.trim_start_matches('/')) else { continue };
         let Some((dir, name)) = relative.rsplit_once('/') else { continue };
         if !name.to_ascii_lowercase().ends_with(".parquet") {
@@ -655,7 +655,7 @@ mod tests {
         let o = options(&[("end_date", s("2026-06-29"))]).unwrap();
         let found = discover(&plan(root.to_str().unwrap(), &o), &o).unwrap();
         assert_eq!((found[0].status, found[0].files.len(), found[0].bytes), (Status::Ready, 1, 9));
-        let files = crate::source::list_tree("t", root.to_str().unwrap()).unwrap();
+        let files = crate::source::list_tree(root.to_str().unwrap()).unwrap();
         assert_eq!(files.iter().filter(|f| f.ends_with("e.jsonl")).count(), 1, "{files:?}");
         let _ = std::fs::remove_dir_all(&root);
     }

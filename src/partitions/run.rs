@@ -365,7 +365,7 @@ impl PipelineRun {
             .output_path
             .clone()
             .ok_or_else(|| SanitizeError::internal("a pipeline partition without an output path"))?;
-        if !self.options.overwrite && output_exists(FUNCTION, &output)? {
+        if !self.options.overwrite && output_exists(&output).map_err(|e| e.in_function(FUNCTION))? {
             // Resuming: the file there is complete (writes are atomic), and
             // its footer holds the registry after it.
             report.status = "skipped_exists";

@@ -245,6 +245,11 @@ pub(crate) fn plan_with(
     run: RunSettings,
     for_scan: bool,
 ) -> Result<ScanPlan> {
+    // The one place a plan's messages get the function's name.
+    plan_named(function, paths, options, run, for_scan).map_err(|e| e.in_function(function))
+}
+
+fn plan_named(function: &str, paths: &[String], options: Options, run: RunSettings, for_scan: bool) -> Result<ScanPlan> {
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
         None => Registry::empty(options.field_name_policy),
@@ -268,7 +273,7 @@ pub(crate) fn plan_with(
         && options.input_format == InputFormat::Parquet
         && options.schema_mode == SchemaMode::Additive
         && options.timestamp_precision != TimeUnit::Nanos;
-    let resolved = resolve(function, paths, &options, &run.opener)?;
+    let resolved = resolve(paths, &options, &run.opener).map_err(|e| e.in_function(function))?;
     let files = resolved.files;
     let names = resolved.display;
     sniff_csv_dialect(function, &files, &names, &mut options, &run.opener)?;
@@ -276,7 +281,7 @@ pub(crate) fn plan_with(
     registry.contract = Some(options.contract_json());
     check_directory_consistency(function, &files, &names, &options, &run.opener)?;
     let policy = options.field_name_policy;
-    let partitions = plan_partitions(function, &names, &options, &registry.partitions, |key| {
+    let partitions = plan_partitions(&names, &options, &registry.partitions, |key| {
         let name = sanitize(key, policy);
         if name.is_empty() {
             empty_name(key)

@@ -82,7 +82,7 @@ fn key_of(
     {
         return None;
     }
-    let resolved = resolve(function, paths, options, &run.opener).ok()?;
+    let resolved = resolve(paths, options, &run.opener).ok()?;
     // Every parsed option (the format, the registry text, the compiled
     // parsers, ...): two calls that would plan differently never share a key.
     let Session { database, connection } = session;

@@ -65,7 +65,6 @@ pub fn key_values(path: &str) -> Vec<(&str, &str)> {
 /// (their types win over autocast, so a table keeps its types); `name_of`
 /// applies the field-name policy.
 pub fn plan(
-    function: &str,
     files: &[String],
     options: &Options,
     recorded: &[PartitionColumn],
@@ -91,7 +90,7 @@ pub fn plan(
             }
         };
         return Err(SanitizeError::options(format!(
-            "{function}: hive_partitioning needs the same key=value directories in every file, but \"{}\" has {} and \"{}\" has {}",
+            "hive_partitioning needs the same key=value directories in every file, but \"{}\" has {} and \"{}\" has {}",
             files[0],
             show(0),
             files[other],
@@ -103,14 +102,14 @@ pub fn plan(
     }
     if let Some(dup) = first_keys.iter().enumerate().find(|(i, k)| first_keys[..*i].contains(k)) {
         return Err(SanitizeError::options(format!(
-            "{function}: the partition key '{}' appears twice in \"{}\"",
+            "the partition key '{}' appears twice in \"{}\"",
             dup.1, files[0]
         )));
     }
     for (key, _) in &options.hive_types {
         if !first_keys.contains(&key.as_str()) {
             return Err(SanitizeError::options(format!(
-                "{function}: hive_types names the key '{key}', which is no partition key of \"{}\" (keys: {})",
+                "hive_types names the key '{key}', which is no partition key of \"{}\" (keys: {})",
                 files[0],
                 first_keys.join(", ")
             )));
@@ -129,7 +128,7 @@ pub fn plan(
         let name = name_of(key);
         if let Some(clash) = columns.iter().find(|c: &&PartitionColumn| c.name == name) {
             return Err(SanitizeError::options(format!(
-                "{function}: the partition keys '{}' and '{key}' both clean to the column name \"{name}\" under the field-name policy",
+                "the partition keys '{}' and '{key}' both clean to the column name \"{name}\" under the field-name policy",
                 clash.key
             )));
         }
@@ -141,7 +140,7 @@ pub fn plan(
         for (column, (_, text)) in columns.iter().zip(kv) {
             row.push(typed(text, column.ty).ok_or_else(|| {
                 SanitizeError::input(format!(
-                    "{function}: the partition value '{text}' of key '{}' in \"{file}\" is not a {} (the key's type{})",
+                    "the partition value '{text}' of key '{}' in \"{file}\" is not a {} (the key's type{})",
                     column.key,
                     column.ty.name(),
                     if options.hive_types.iter().any(|(k, _)| *k == column.key) {
@@ -266,7 +265,7 @@ mod tests {
     fn run(paths: &[&str], set: impl Fn(&mut Options)) -> Result<Partitions> {
         let mut o = Options::defaults(InputFormat::Jsonl);
         set(&mut o);
-        plan("f", &files(paths), &o, &[], |k| k.to_ascii_lowercase())
+        plan(&files(paths), &o, &[], |k| k.to_ascii_lowercase())
     }
 
     #[test]
@@ -338,10 +337,10 @@ mod tests {
     fn recorded_types_win_over_autocast() {
         let o = Options::defaults(InputFormat::Jsonl);
         let recorded = [PartitionColumn { key: "k".into(), name: "k".into(), ty: HiveType::Varchar }];
-        let p = plan("f", &files(&["k=1/a"]), &o, &recorded, |k| k.into()).unwrap();
+        let p = plan(&files(&["k=1/a"]), &o, &recorded, |k| k.into()).unwrap();
         assert_eq!(p.values[0][0], PartitionValue::Text("1".into()));
         let recorded = [PartitionColumn { key: "k".into(), name: "k".into(), ty: HiveType::Date }];
-        let e = plan("f", &files(&["k=1/a"]), &o, &recorded, |k| k.into()).unwrap_err();
+        let e = plan(&files(&["k=1/a"]), &o, &recorded, |k| k.into()).unwrap_err();
         assert!(e.message.contains("registry recorded"), "{e}");
     }
 

@@ -50,9 +50,9 @@ impl Identity {
 
 /// The identity of a listed file now (a local path, or a remote URI as the
 /// listing names it), or `None` when it is gone.
-pub fn identity_now(function: &str, path: &str) -> Result<Option<Identity>> {
+pub fn identity_now(path: &str) -> Result<Option<Identity>> {
     let Some(uri) = parse_remote(path) else { return Ok(Identity::of(Path::new(path))) };
-    let remote = Remote::open(function, &uri)?;
+    let remote = Remote::open(&uri)?;
     let object =
         remote.runtime.block_on(remote.store.head_identity(&uri.key)).map_err(|e| remote.failed("read", &e))?;
     Ok(object.as_ref().map(Identity::of_object))
@@ -83,15 +83,15 @@ pub struct SourceListing {
 /// folder any entry starting with `.` or `_` (`_sanitize_checkpoint`,
 /// `_SUCCESS`, `_temporary`). A file that goes away while it is listed is
 /// not in the listing.
-pub fn list_with_identity(function: &str, paths: &[String], names: &Names) -> Result<SourceListing> {
+pub fn list_with_identity(paths: &[String], names: &Names) -> Result<SourceListing> {
     if paths.is_empty() {
-        return Err(SanitizeError::options(format!("{function}: the list of sources is empty")));
+        return Err(SanitizeError::options(format!("the list of sources is empty")));
     }
     let mut out = SourceListing::default();
     let mut seen = HashSet::new();
     for path in paths {
         if let Some(uri) = parse_remote(path) {
-            match list_remote(function, &uri, names)? {
+            match list_remote(&uri, names)? {
                 Some(files) => {
                     for file in files {
                         if seen.insert(file.path.clone()) {
@@ -105,26 +105,26 @@ pub fn list_with_identity(function: &str, paths: &[String], names: &Names) -> Re
         }
         if super::remote::is_remote_scheme(path) && file_uri_path(path).is_none() {
             return Err(SanitizeError::options(format!(
-                "{function}: \"{}\" is not a path this function lists: use a local path, file://, s3://, gs:// or az://",
+                "\"{}\" is not a path this function lists: use a local path, file://, s3://, gs:// or az://",
                 super::display_uri(path)
             )));
         }
         let local = file_uri_path(path).unwrap_or(path);
         if local.is_empty() {
-            return Err(SanitizeError::options(format!("{function}: a source path is empty")));
+            return Err(SanitizeError::options(format!("a source path is empty")));
         }
         let at = Path::new(local);
         let found: Vec<PathBuf> = if glob::is_glob(local) && !at.exists() {
             glob::expand(local)
-                .map_err(|e| SanitizeError::options(format!("{function}: {e}")))?
+                .map_err(|e| SanitizeError::options(format!("{e}")))?
                 .into_iter()
                 .map(PathBuf::from)
                 .filter(|p| !hidden(p, ".") && names.takes(&p.to_string_lossy()))
                 .collect()
         } else if at.is_dir() {
-            walk(function, at, names)?
+            walk(at, names)?
         } else if at.is_file() {
-            names.check(function, local)?;
+            names.check(local)?;
             vec![at.to_path_buf()]
         } else {
             out.missing.push(path.clone());
@@ -146,34 +146,33 @@ pub fn list_with_identity(function: &str, paths: &[String], names: &Names) -> Re
 
 /// A remote store and a runtime to drive its requests.
 struct Remote<'a> {
-    function: &'a str,
     uri: &'a RemoteUri,
     store: Store,
     runtime: tokio::runtime::Runtime,
 }
 
 impl<'a> Remote<'a> {
-    fn open(function: &'a str, uri: &'a RemoteUri) -> Result<Remote<'a>> {
+    fn open(uri: &'a RemoteUri) -> Result<Remote<'a>> {
         let shown = uri.object_uri(&uri.key);
         if uri.backend == Backend::Http {
             return Err(SanitizeError::options(format!(
-                "{function}: \"{shown}\" cannot be listed (HTTP has no listing, and no ETag a run could rely on): use s3://, gs:// or az://"
+                "\"{shown}\" cannot be listed (HTTP has no listing, and no ETag a run could rely on): use s3://, gs:// or az://"
             )));
         }
         let fail = |e: &dyn std::fmt::Display| {
             SanitizeError::io(
-                super::redact_text(&format!("{function}: cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
+                super::redact_text(&format!("cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
                     .into_owned(),
             )
         };
         let store = Store::new(uri, &Settings::from_env()).map_err(|e| fail(&e))?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
-        Ok(Remote { function, uri, store, runtime })
+        Ok(Remote { uri, store, runtime })
     }
 
     fn failed(&self, what: &str, e: &dyn std::fmt::Display) -> SanitizeError {
         let shown = self.uri.object_uri(&self.uri.key);
-        let message = format!("{}: cannot {what} \"{shown}\" ({}): {e}", self.function, self.uri.backend.name());
+        let message = format!("cannot {what} \"{shown}\" ({}): {e}", self.uri.backend.name());
         SanitizeError::io(super::redact_text(&message).into_owned())
     }
 
@@ -190,12 +189,12 @@ impl<'a> Remote<'a> {
 /// (a key ending in `/`, the bucket's root, or a key that names no object),
 /// or one object; `None` when it names nothing. The same names are passed
 /// over as locally (hidden names; `.` and `_` below a prefix).
-fn list_remote(function: &str, uri: &RemoteUri, names: &Names) -> Result<Option<Vec<Listed>>> {
-    let remote = Remote::open(function, uri)?;
+fn list_remote(uri: &RemoteUri, names: &Names) -> Result<Option<Vec<Listed>>> {
+    let remote = Remote::open(uri)?;
     let key = uri.key.as_str();
     let base = |k: &str| k.rsplit('/').next().unwrap_or(k).to_string();
     if glob::is_glob(key) {
-        let matcher = glob::matcher(key).map_err(|e| SanitizeError::options(format!("{function}: {e}")))?;
+        let matcher = glob::matcher(key).map_err(|e| SanitizeError::options(format!("{e}")))?;
         let objects = remote.list(&glob::literal_prefix(key), glob::needs_recursion(key))?;
         return Ok(Some(
             objects
@@ -208,7 +207,7 @@ fn list_remote(function: &str, uri: &RemoteUri, names: &Names) -> Result<Option<
     if !key.is_empty() && !key.ends_with('/') {
         let object = remote.runtime.block_on(remote.store.head_identity(key)).map_err(|e| remote.failed("read", &e))?;
         if let Some(object) = object {
-            names.check(function, key)?;
+            names.check(key)?;
             return Ok(Some(vec![remote.listed(&object)]));
         }
     }
@@ -240,7 +239,7 @@ fn hidden(path: &Path, marks: &str) -> bool {
 /// entries; links are followed, and a directory reached twice (a link
 /// cycle) is walked once. An unreadable directory is an error, never a
 /// listing silently short of its files.
-fn walk(function: &str, root: &Path, names: &Names) -> Result<Vec<PathBuf>> {
+fn walk(root: &Path, names: &Names) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     let mut walked = HashSet::new();
@@ -249,7 +248,7 @@ fn walk(function: &str, root: &Path, names: &Names) -> Result<Vec<PathBuf>> {
             continue;
         }
         let cannot = |e: std::io::Error| {
-            SanitizeError::io(format!("{function}: cannot list directory \"{}\": {e}", dir.display()))
+            SanitizeError::io(format!("cannot list directory \"{}\": {e}", dir.display()))
         };
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
@@ -308,26 +307,26 @@ mod tests {
             &["a.jsonl", "b.jsonl.gz", "c.csv", ".d.jsonl", "_e.jsonl", "x/f.jsonl", "_skip/g.jsonl", ".h/i.jsonl"],
         );
         let names = Names::of(&Options::defaults(InputFormat::Jsonl));
-        let folder = list_with_identity("f", &[root.to_string_lossy().into_owned()], &names).unwrap();
+        let folder = list_with_identity(&[root.to_string_lossy().into_owned()], &names).unwrap();
         assert_eq!(relative(&root, &folder), ["a.jsonl", "b.jsonl.gz", "x/f.jsonl"]);
         // A glob keeps `_` names (the user named them) but never hidden ones.
         let glob = format!("{}/*.jsonl", root.display());
-        let globbed = list_with_identity("f", std::slice::from_ref(&glob), &names).unwrap();
+        let globbed = list_with_identity(std::slice::from_ref(&glob), &names).unwrap();
         assert_eq!(relative(&root, &globbed), ["_e.jsonl", "a.jsonl"]);
         // A list: each file once, whatever its spelling.
         let file = format!("file://{}/a.jsonl", root.display());
-        let both = list_with_identity("f", &[glob, file], &names).unwrap();
+        let both = list_with_identity(&[glob, file], &names).unwrap();
         assert_eq!(relative(&root, &both), ["_e.jsonl", "a.jsonl"]);
         // A named file of another format is refused; a missing one is reported.
         let csv = root.join("c.csv").to_string_lossy().into_owned();
-        let e = list_with_identity("f", &[csv], &names).unwrap_err();
+        let e = list_with_identity(&[csv], &names).unwrap_err();
         assert!(e.message.contains("requires .jsonl"), "{e}");
         let gone = root.join("gone.jsonl").to_string_lossy().into_owned();
-        let listing = list_with_identity("f", std::slice::from_ref(&gone), &names).unwrap();
+        let listing = list_with_identity(std::slice::from_ref(&gone), &names).unwrap();
         assert!(listing.files.is_empty());
         assert_eq!(listing.missing, [gone]);
         // HTTP has no listing.
-        let e = list_with_identity("f", &["https://example.invalid/raw/".to_string()], &names).unwrap_err();
+        let e = list_with_identity(&["https://example.invalid/raw/".to_string()], &names).unwrap_err();
         assert!(e.message.contains("cannot be listed"), "{e}");
         std::fs::remove_dir_all(&root).unwrap();
     }

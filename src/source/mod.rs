@@ -45,20 +45,20 @@ pub struct Resolved {
 /// to read: list order, each glob's matches sorted by path; a file named
 /// twice is read once, at its first place. The format's extension is
 /// checked before anything is read.
-pub fn resolve(function: &str, paths: &[String], options: &Options, opener: &FileOpener) -> Result<Resolved> {
+pub fn resolve(paths: &[String], options: &Options, opener: &FileOpener) -> Result<Resolved> {
     if paths.is_empty() {
-        return Err(SanitizeError::options(format!("{function}: the list of paths is empty")));
+        return Err(SanitizeError::options(format!("the list of paths is empty")));
     }
     let named = paths.len() > 1 || paths.iter().any(|p| glob::is_glob(p));
     if named && options.input_mode == InputMode::Directory {
         return Err(SanitizeError::options(format!(
-            "{function}: input_mode 'directory' reads one directory's files, and a glob or a list names the files itself; use one or the other"
+            "input_mode 'directory' reads one directory's files, and a glob or a list names the files itself; use one or the other"
         )));
     }
     let mut out = Resolved::default();
     let mut seen = std::collections::HashSet::new();
     for path in paths {
-        let one = resolve_one(function, path, options, opener)?;
+        let one = resolve_one(path, options, opener)?;
         for (file, display) in one.files.into_iter().zip(one.display) {
             // A local file by another spelling (`./a.jsonl`) is the same file;
             // a remote one is its URI (each staged copy is new).
@@ -79,15 +79,15 @@ pub fn resolve(function: &str, paths: &[String], options: &Options, opener: &Fil
 
 /// One path of [`resolve`]: a file, a directory (in directory mode), a
 /// local glob, or a remote object or prefix.
-fn resolve_one(function: &str, path: &str, options: &Options, opener: &FileOpener) -> Result<Resolved> {
+fn resolve_one(path: &str, options: &Options, opener: &FileOpener) -> Result<Resolved> {
     let names = Names::of(options);
     let (format, mode) = (options.input_format, options.input_mode);
     if let Some(uri) = parse_remote(path) {
-        if let Some(resolved) = remote_by_duckdb(function, path, &uri, options, opener, &names)? {
+        if let Some(resolved) = remote_by_duckdb(path, &uri, options, opener, &names)? {
             return Ok(resolved);
         }
-        let check = |name: &str| names.check(function, name);
-        let staged = spool::stage(function, &uri, format, mode, &check)?;
+        let check = |name: &str| names.check(name);
+        let staged = spool::stage(&uri, format, mode, &check)?;
         return Ok(Resolved { files: staged.files, display: staged.uris, spools: vec![staged.spool] });
     }
     if remote::is_remote_scheme(path) && file_uri_path(path).is_none() {
@@ -95,12 +95,12 @@ fn resolve_one(function: &str, path: &str, options: &Options, opener: &FileOpene
         let path = display_uri(path);
         if remote::REMOTE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
             return Err(SanitizeError::options(format!(
-                "{function}: \"{path}\" has no bucket or container (expected {scheme}://<bucket>/<key>)"
+                "\"{path}\" has no bucket or container (expected {scheme}://<bucket>/<key>)"
             )));
         }
         let unsupported = |why: &str| {
             SanitizeError::options(format!(
-                "{function}: unsupported URI scheme \"{scheme}://\" in \"{path}\"{why}; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://, or a file system registered in DuckDB"
+                "unsupported URI scheme \"{scheme}://\" in \"{path}\"{why}; use a local path, file://, s3://, gs://, gcs://, az://, azure://, abfs(s)://, wasb(s):// or http(s)://, or a file system registered in DuckDB"
             ))
         };
         // A scheme DuckDB's file system serves (a registered one) opens
@@ -116,12 +116,12 @@ fn resolve_one(function: &str, path: &str, options: &Options, opener: &FileOpene
                     )));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                    return Err(SanitizeError::io(format!("{function}: cannot open file \"{path}\": {e}")));
+                    return Err(SanitizeError::io(format!("cannot open file \"{path}\": {e}")));
                 }
                 Err(e) => return Err(unsupported(&format!(" (DuckDB's file system cannot open it either: {e})"))),
             }
         }
-        if let Some(resolved) = resolve_by_duckdb(function, &path, options, opener, &names)? {
+        if let Some(resolved) = resolve_by_duckdb(&path, options, opener, &names)? {
             return Ok(resolved);
         }
         return Err(unsupported(""));
@@ -129,9 +129,9 @@ fn resolve_one(function: &str, path: &str, options: &Options, opener: &FileOpene
     // A file whose name holds a glob character is read by that name, as
     // DuckDB reads `[lit].jsonl`; only a path that names no file is a glob.
     let files = if glob::is_glob(path) && !Path::new(file_uri_path(path).unwrap_or(path)).exists() {
-        glob_files(function, path, &names)?
+        glob_files(path, &names)?
     } else {
-        resolve_files(function, path, &names, mode)?
+        resolve_files(path, &names, mode)?
     };
     let display = files.iter().map(|f| display_name(path, f)).collect();
     Ok(Resolved { files, display, spools: Vec::new() })
@@ -150,7 +150,6 @@ fn resolve_one(function: &str, path: &str, options: &Options, opener: &FileOpene
 /// to list it with `glob()`; otherwise object_store lists it, as without
 /// DuckDB. `None`: object_store reads the path.
 fn remote_by_duckdb(
-    function: &str,
     path: &str,
     uri: &remote::RemoteUri,
     options: &Options,
@@ -176,21 +175,21 @@ fn remote_by_duckdb(
             true => String::new(),
             false => format!(" (no environment variable configures the extension's own {} client)", uri.backend.name()),
         };
-        return Err(cannot_list(function, &display_uri(path), &why));
+        return Err(cannot_list(&display_uri(path), &why));
     }
     match opener.open(path) {
         Ok(_) => {
-            names.check(function, path)?;
+            names.check(path)?;
             let files = vec![path.to_string()];
             let display = vec![display_uri(path).into_owned()];
             Ok(Some(Resolved { files, display, spools: Vec::new() }))
         }
         // DuckDB's file system served the scheme and found no such object.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(SanitizeError::io(format!("{function}: no such file \"{}\"", display_uri(path))))
+            Err(SanitizeError::io(format!("no such file \"{}\"", display_uri(path))))
         }
         Err(e) if loaded || e.kind() == std::io::ErrorKind::PermissionDenied => Err(SanitizeError::io(format!(
-            "{function}: cannot open \"{}\" through DuckDB's file system: {}",
+            "cannot open \"{}\" through DuckDB's file system: {}",
             display_uri(path),
             redact_text(&e.to_string())
         ))),
@@ -205,7 +204,6 @@ fn remote_by_duckdb(
 /// call): an error that says how to list them with DuckDB's own `glob()`.
 /// `None` where DuckDB serves no other scheme (the engine's tests).
 fn resolve_by_duckdb(
-    function: &str,
     path: &str,
     options: &Options,
     opener: &FileOpener,
@@ -215,34 +213,34 @@ fn resolve_by_duckdb(
         return Ok(None);
     }
     if glob::is_glob(path) || options.input_mode == InputMode::Directory {
-        return Err(cannot_list(function, path, ""));
+        return Err(cannot_list(path, ""));
     }
-    names.check(function, path)?;
+    names.check(path)?;
     let files = vec![path.to_string()];
     Ok(Some(Resolved { display: files.clone(), files, spools: Vec::new() }))
 }
 
 /// A glob or directory only DuckDB's file system could list: the C API has
 /// no listing, so the message says how to list it with DuckDB's `glob()`.
-fn cannot_list(function: &str, path: &str, why: &str) -> SanitizeError {
+fn cannot_list(path: &str, why: &str) -> SanitizeError {
     SanitizeError::options(format!(
-        "{function}: \"{path}\" is a glob or a directory of a file system only DuckDB serves{why}, and an extension cannot list one; list it with DuckDB's glob(): SET VARIABLE files = (SELECT list(file) FROM glob('{path}')), then pass getvariable('files')"
+        "\"{path}\" is a glob or a directory of a file system only DuckDB serves{why}, and an extension cannot list one; list it with DuckDB's glob(): SET VARIABLE files = (SELECT list(file) FROM glob('{path}')), then pass getvariable('files')"
     ))
 }
 
 /// The files a local glob matches that the format takes; none is an error
 /// naming the pattern (and the extension, when files matched without it).
-fn glob_files(function: &str, path: &str, names: &Names) -> Result<Vec<String>> {
+fn glob_files(path: &str, names: &Names) -> Result<Vec<String>> {
     let pattern = file_uri_path(path).unwrap_or(path);
-    let matched = glob::expand(pattern).map_err(|e| SanitizeError::options(format!("{function}: {e}")))?;
+    let matched = glob::expand(pattern).map_err(|e| SanitizeError::options(format!("{e}")))?;
     if matched.is_empty() {
-        return Err(SanitizeError::io(format!("{function}: no file matches \"{path}\"")));
+        return Err(SanitizeError::io(format!("no file matches \"{path}\"")));
     }
     let n = matched.len();
     let files: Vec<String> = matched.into_iter().filter(|f| names.takes(f)).collect();
     if files.is_empty() {
         return Err(SanitizeError::options(format!(
-            "{function}: {n} file(s) match \"{path}\" but none has the extension input_format '{}' requires ({}); pass validate_extension := false to read them anyway",
+            "{n} file(s) match \"{path}\" but none has the extension input_format '{}' requires ({}); pass validate_extension := false to read them anyway",
             names.format.name(),
             names.format.extensions().join(" or ")
         )));
@@ -282,7 +280,7 @@ impl Names {
     /// Refuses a name the format does not take, before anything is read:
     /// the extension found is the one under any compression suffix, the
     /// file is named as the user wrote it.
-    fn check(&self, function: &str, name: &str) -> Result<()> {
+    fn check(&self, name: &str) -> Result<()> {
         if self.takes(name) {
             return Ok(());
         }
@@ -294,7 +292,7 @@ impl Names {
         });
         if let Some(codec) = unknown_codec {
             return Err(SanitizeError::options(format!(
-                "{function}: \"{name}\" is a .{codec} file, and this reader decompresses gzip (.gz) and zstd (.zst) only; decompress it first"
+                "\"{name}\" is a .{codec} file, and this reader decompresses gzip (.gz) and zstd (.zst) only; decompress it first"
             )));
         }
         let format = self.format.name();
@@ -318,17 +316,17 @@ impl Names {
             ""
         };
         Err(SanitizeError::options(format!(
-            "{function}: input_format '{format}' requires {}, not {found} (\"{name}\"); {reader}pass validate_extension := false to read it as {format} anyway{tabs}",
+            "input_format '{format}' requires {}, not {found} (\"{name}\"); {reader}pass validate_extension := false to read it as {format} anyway{tabs}",
             self.format.extensions().join(" or ")
         )))
     }
 }
 
 /// The local files of a local path (see [`resolve`]).
-pub fn resolve_files(function: &str, path: &str, names: &Names, mode: InputMode) -> Result<Vec<String>> {
+pub fn resolve_files(path: &str, names: &Names, mode: InputMode) -> Result<Vec<String>> {
     let format = names.format;
     if path.is_empty() {
-        return Err(SanitizeError::options(format!("{function}: the path argument is empty")));
+        return Err(SanitizeError::options(format!("the path argument is empty")));
     }
     let local = file_uri_path(path).unwrap_or(path);
     match mode {
@@ -336,23 +334,23 @@ pub fn resolve_files(function: &str, path: &str, names: &Names, mode: InputMode)
             let p = Path::new(local);
             if p.is_dir() {
                 return Err(SanitizeError::options(format!(
-                    "{function}: \"{path}\" is a directory; pass input_mode := 'directory' to read its files"
+                    "\"{path}\" is a directory; pass input_mode := 'directory' to read its files"
                 )));
             }
-            names.check(function, local)?;
+            names.check(local)?;
             if !p.exists() {
-                return Err(SanitizeError::io(format!("{function}: no such file \"{path}\"")));
+                return Err(SanitizeError::io(format!("no such file \"{path}\"")));
             }
             Ok(vec![local.to_string()])
         }
         InputMode::Directory => {
             let dir = Path::new(local);
             let entries = std::fs::read_dir(dir)
-                .map_err(|e| SanitizeError::io(format!("{function}: cannot list directory \"{path}\": {e}")))?;
+                .map_err(|e| SanitizeError::io(format!("cannot list directory \"{path}\": {e}")))?;
             let mut files = Vec::new();
             for entry in entries {
                 let entry = entry
-                    .map_err(|e| SanitizeError::io(format!("{function}: cannot list directory \"{path}\": {e}")))?;
+                    .map_err(|e| SanitizeError::io(format!("cannot list directory \"{path}\": {e}")))?;
                 let p = entry.path();
                 if p.is_file() && names.takes(&p.to_string_lossy()) {
                     files.push(p.to_string_lossy().into_owned());
@@ -361,7 +359,7 @@ pub fn resolve_files(function: &str, path: &str, names: &Names, mode: InputMode)
             files.sort();
             if files.is_empty() {
                 return Err(SanitizeError::input(format!(
-                    "{function}: directory \"{path}\" has no {} files (direct children only, never recursive)",
+                    "directory \"{path}\" has no {} files (direct children only, never recursive)",
                     format.extensions().join(" or ")
                 )));
             }
@@ -416,7 +414,7 @@ mod tests {
     fn a_compression_this_reader_lacks_is_named_as_such() {
         let xml = names(InputFormat::Xml, |_| {});
         for name in ["cars.xml.bz2", "cars.xml.XZ", "cars.zip"] {
-            let e = resolve_files("sanitize_xml", name, &xml, InputMode::SingleFile).unwrap_err();
+            let e = resolve_files(name, &xml, InputMode::SingleFile).unwrap_err();
             assert!(e.message.contains("this reader decompresses gzip (.gz) and zstd (.zst) only"), "{e}");
             assert!(!e.message.contains("requires"), "{e}");
         }
@@ -435,39 +433,41 @@ mod tests {
             ("http://reader:s3cret@127.0.0.1:9/raw/*.jsonl?sig=s3cret", &jsonl),
             ("http://reader:s3cret@127.0.0.1:9/raw/x.csv?sig=s3cret", &jsonl),
         ] {
-            let e = resolve("sanitize_jsonl", &[path.to_string()], options, &FileOpener::default()).unwrap_err();
+            let e = resolve(&[path.to_string()], options, &FileOpener::default()).unwrap_err();
             assert!(!e.message.contains("s3cret"), "{path}: {e}");
-            assert!(e.message.starts_with("sanitize_jsonl: "), "{e}");
+            // The name is the boundary's to add (scan::plan_with), once.
+            let named = e.in_function("sanitize_jsonl").message;
+            assert_eq!(named.matches("sanitize_jsonl").count(), 1, "{named}");
         }
     }
 
     #[test]
     fn extension_is_checked_before_reading() {
         let jsonl = names(InputFormat::Jsonl, |_| {});
-        let e = resolve_files("sanitize_jsonl", "events.ndjson", &jsonl, InputMode::SingleFile).unwrap_err();
+        let e = resolve_files("events.ndjson", &jsonl, InputMode::SingleFile).unwrap_err();
         assert!(e.message.contains("requires .jsonl, not .ndjson"), "{e}");
         let parquet = names(InputFormat::Parquet, |_| {});
-        let e = resolve_files("sanitize_parquet", "x.csv", &parquet, InputMode::SingleFile).unwrap_err();
+        let e = resolve_files("x.csv", &parquet, InputMode::SingleFile).unwrap_err();
         assert!(e.message.contains(".parquet or .pq"), "{e}");
         // The way out, and the function that reads the extension found.
-        let e = resolve_files("sanitize_jsonl", "events.json", &jsonl, InputMode::SingleFile).unwrap_err();
+        let e = resolve_files("events.json", &jsonl, InputMode::SingleFile).unwrap_err();
         assert!(
             e.message.ends_with(
                 "requires .jsonl, not .json (\"events.json\"); sanitize_json and sanitize_json_array read .json files; pass validate_extension := false to read it as jsonl anyway"
             ),
             "{e}"
         );
-        let e = resolve_files("sanitize_parquet", "x.csv", &parquet, InputMode::SingleFile).unwrap_err();
+        let e = resolve_files("x.csv", &parquet, InputMode::SingleFile).unwrap_err();
         assert!(e.message.contains("sanitize_csv reads .csv files; pass validate_extension := false"), "{e}");
         let csv = names(InputFormat::Csv, |_| {});
-        let e = resolve_files("sanitize_csv", "rows.tsv", &csv, InputMode::SingleFile).unwrap_err();
+        let e = resolve_files("rows.tsv", &csv, InputMode::SingleFile).unwrap_err();
         assert!(
             e.message.ends_with(
                 "pass validate_extension := false to read it as csv anyway (with csv_delimiter := '\\t' for its tabs)"
             ),
             "{e}"
         );
-        let e = resolve_files("sanitize_csv", "notes", &csv, InputMode::SingleFile).unwrap_err();
+        let e = resolve_files("notes", &csv, InputMode::SingleFile).unwrap_err();
         assert!(
             e.message
                 .ends_with("not no extension (\"notes\"); pass validate_extension := false to read it as csv anyway"),
@@ -480,7 +480,7 @@ mod tests {
         let jsonl = names(InputFormat::Jsonl, |_| {});
         assert!(jsonl.takes("a.jsonl.gz") && jsonl.takes("a.JSONL.ZST") && jsonl.takes("a.jsonl"));
         assert!(!jsonl.takes("a.json.gz") && !jsonl.takes("a.gz"));
-        let e = jsonl.check("f", "a.csv.gz").unwrap_err();
+        let e = jsonl.check("a.csv.gz").unwrap_err();
         assert!(e.message.contains("not .csv"), "{e}");
         // Forced gzip: only .gz is its suffix; 'none' reads names as they are.
         assert!(!names(InputFormat::Jsonl, |o| o.compression = Compression::Gzip).takes("a.jsonl.zst"));

@@ -64,7 +64,6 @@ pub struct Staged {
 /// `check_name` validates a file name's extension before anything is
 /// downloaded.
 pub fn stage(
-    function: &str,
     uri: &RemoteUri,
     format: InputFormat,
     mode: InputMode,
@@ -74,17 +73,17 @@ pub fn stage(
     // Messages never show a URL's query: it may hold a signature.
     let user_path = &uri.object_uri(&uri.key);
     let fail = |what: &str, e: &dyn std::fmt::Display| {
-        io_error(format!("{function}: cannot {what} \"{user_path}\" ({}): {e}", uri.backend.name()))
+        io_error(format!("cannot {what} \"{user_path}\" ({}): {e}", uri.backend.name()))
     };
     // Everything that needs no request is decided first: the mode, the
     // extension, the HTTP listing refusal, the glob's syntax.
     let glob = if super::glob::is_glob(&uri.key) {
         if uri.backend == Backend::Http {
             return Err(SanitizeError::options(format!(
-                "{function}: globs are not supported for http(s):// paths: HTTP has no portable listing (\"{user_path}\")"
+                "globs are not supported for http(s):// paths: HTTP has no portable listing (\"{user_path}\")"
             )));
         }
-        Some(super::glob::matcher(&uri.key).map_err(|e| SanitizeError::options(format!("{function}: {e}")))?)
+        Some(super::glob::matcher(&uri.key).map_err(|e| SanitizeError::options(format!("{e}")))?)
     } else {
         None
     };
@@ -93,14 +92,14 @@ pub fn stage(
         InputMode::SingleFile => {
             if uri.key.is_empty() || uri.key.ends_with('/') {
                 return Err(SanitizeError::options(format!(
-                    "{function}: \"{user_path}\" names a directory; pass input_mode := 'directory' to read its files"
+                    "\"{user_path}\" names a directory; pass input_mode := 'directory' to read its files"
                 )));
             }
             check_name(&uri.key)?;
         }
         InputMode::Directory if uri.backend == Backend::Http => {
             return Err(SanitizeError::options(format!(
-                "{function}: input_mode 'directory' is not supported for http(s):// paths: HTTP has no portable directory listing (\"{user_path}\")"
+                "input_mode 'directory' is not supported for http(s):// paths: HTTP has no portable directory listing (\"{user_path}\")"
             )));
         }
         InputMode::Directory => {}
@@ -123,14 +122,14 @@ pub fn stage(
                 .filter(|k| matcher.is_match(k))
                 .collect();
             if matched.is_empty() {
-                return Err(io_error(format!("{function}: no file matches \"{user_path}\"")));
+                return Err(io_error(format!("no file matches \"{user_path}\"")));
             }
             let n = matched.len();
             let mut keys: Vec<String> = matched.into_iter().filter(|k| check_name(k).is_ok()).collect();
             keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
             if keys.is_empty() {
                 return Err(SanitizeError::options(format!(
-                    "{function}: {n} file(s) match \"{user_path}\" but none has the extension input_format '{}' requires ({}); pass validate_extension := false to read them anyway",
+                    "{n} file(s) match \"{user_path}\" but none has the extension input_format '{}' requires ({}); pass validate_extension := false to read them anyway",
                     format.name(),
                     format.extensions().join(" or ")
                 )));
@@ -149,7 +148,7 @@ pub fn stage(
             keys.sort();
             if keys.is_empty() {
                 return Err(SanitizeError::input(format!(
-                    "{function}: directory \"{user_path}\" has no {} files (direct children only, never recursive)",
+                    "directory \"{user_path}\" has no {} files (direct children only, never recursive)",
                     format.extensions().join(" or ")
                 )));
             }
@@ -170,9 +169,9 @@ pub fn stage(
             match e {
                 // The store's message carries the whole response body; the URI says enough.
                 DownloadError::Store(object_store::Error::NotFound { .. }) | DownloadError::NotFound => {
-                    io_error(format!("{function}: no such file \"{shown}\" ({})", uri.backend.name()))
+                    io_error(format!("no such file \"{shown}\" ({})", uri.backend.name()))
                 }
-                e => io_error(format!("{function}: cannot download \"{shown}\" ({}): {e}", uri.backend.name())),
+                e => io_error(format!("cannot download \"{shown}\" ({}): {e}", uri.backend.name())),
             }
         })?;
     Ok(Staged {
@@ -292,7 +291,7 @@ pub struct Listing {
 /// `None` for one that does not exist (remote: nothing at all below the
 /// prefix). Remote listings run concurrently, bounded by
 /// `SCHEMA_SANITIZER_ASYNC_CONCURRENCY`.
-pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option<Listing>>> {
+pub fn list_partition_dirs(dirs: &[String]) -> Result<Vec<Option<Listing>>> {
     let mut out: Vec<Option<Listing>> = Vec::with_capacity(dirs.len());
     let mut remote: Vec<(usize, RemoteUri)> = Vec::new();
     for (i, dir) in dirs.iter().enumerate() {
@@ -300,7 +299,7 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
         if let Some(uri) = super::parse_remote(dir) {
             if uri.backend == Backend::Http {
                 return Err(SanitizeError::options(format!(
-                    "{function}: http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{}\"",
+                    "http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{}\"",
                     super::display_uri(dir)
                 )));
             }
@@ -308,7 +307,7 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
             continue;
         }
         let local = super::file_uri_path(dir).unwrap_or(dir);
-        let cannot = |e: std::io::Error| io_error(format!("{function}: cannot list directory \"{dir}\": {e}"));
+        let cannot = |e: std::io::Error| io_error(format!("cannot list directory \"{dir}\": {e}"));
         // Only a directory that is not there is "missing"; any other failure
         // (permissions, I/O) is an error, never a partition shown as empty.
         let entries = match std::fs::read_dir(local) {
@@ -336,13 +335,13 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| io_error(format!("{function}: cannot start the listing runtime: {e}")))?;
+        .map_err(|e| io_error(format!("cannot start the listing runtime: {e}")))?;
     let listings = remote.iter().map(|(i, uri)| {
         let settings = &settings;
         async move {
             let shown = uri.object_uri(&uri.key);
             let fail =
-                |e: String| io_error(format!("{function}: cannot list \"{shown}\" ({}): {e}", uri.backend.name()));
+                |e: String| io_error(format!("cannot list \"{shown}\" ({}): {e}", uri.backend.name()));
             let store = Store::new(uri, settings).map_err(fail)?;
             let sized = store.list_sized(uri.key.trim_end_matches('/'), false).await.map_err(fail)?;
             let listing = sized.any_below.then(|| Listing {
@@ -362,7 +361,7 @@ pub fn list_partition_dirs(function: &str, dirs: &[String]) -> Result<Vec<Option
 /// Every file below a prefix, at any depth (sanitize_latest_registry): local
 /// paths walked, remote keys listed (never downloaded). Empty when the
 /// prefix does not exist.
-pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
+pub fn list_tree(prefix: &str) -> Result<Vec<String>> {
     let Some(uri) = super::parse_remote(prefix) else {
         let local = super::file_uri_path(prefix).unwrap_or(prefix);
         let mut out = Vec::new();
@@ -373,7 +372,7 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
                 continue;
             }
             let cannot =
-                |e: std::io::Error| io_error(format!("{function}: cannot list directory \"{}\": {e}", dir.display()));
+                |e: std::io::Error| io_error(format!("cannot list directory \"{}\": {e}", dir.display()));
             // A prefix that does not exist has no files; an unreadable
             // directory below it is an error, not a silently older answer.
             let entries = match std::fs::read_dir(&dir) {
@@ -396,14 +395,14 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
     };
     if uri.backend == Backend::Http {
         return Err(SanitizeError::options(format!(
-            "{function}: http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{}\"",
+            "http(s):// prefixes cannot be listed (HTTP has no portable listing): \"{}\"",
             uri.object_uri(&uri.key)
         )));
     }
     let settings = Settings::from_env();
     let shown = uri.object_uri(&uri.key);
     let fail = |e: &dyn std::fmt::Display| {
-        io_error(format!("{function}: cannot list \"{shown}\" ({}): {e}", uri.backend.name()))
+        io_error(format!("cannot list \"{shown}\" ({}): {e}", uri.backend.name()))
     };
     let store = Store::new(&uri, &settings).map_err(|e| fail(&e))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
@@ -413,19 +412,19 @@ pub fn list_tree(function: &str, prefix: &str) -> Result<Vec<String>> {
 
 /// The last `n` bytes of a remote object (a Parquet footer), or `None` for
 /// a local path. Nothing else of the object is downloaded.
-pub fn remote_tail(function: &str, path: &str, n: u64) -> Result<Option<Vec<u8>>> {
+pub fn remote_tail(path: &str, n: u64) -> Result<Option<Vec<u8>>> {
     let Some(uri) = super::parse_remote(path) else { return Ok(None) };
     let settings = Settings::from_env();
     let shown = uri.object_uri(&uri.key);
     let fail = |e: &dyn std::fmt::Display| {
-        io_error(format!("{function}: cannot read \"{shown}\" ({}): {e}", uri.backend.name()))
+        io_error(format!("cannot read \"{shown}\" ({}): {e}", uri.backend.name()))
     };
     let store = Store::new(&uri, &settings).map_err(|e| fail(&e))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
     match runtime.block_on(store.tail(&uri.key, n)) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(DownloadError::Store(object_store::Error::NotFound { .. }) | DownloadError::NotFound) => {
-            Err(io_error(format!("{function}: no such file \"{shown}\" ({})", uri.backend.name())))
+            Err(io_error(format!("no such file \"{shown}\" ({})", uri.backend.name())))
         }
         Err(e) => Err(fail(&e)),
     }
@@ -438,15 +437,15 @@ pub fn staging_root() -> PathBuf {
 }
 
 /// A remote URI with a store for it, and a runtime to drive its requests.
-fn remote_store(function: &str, uri: &RemoteUri) -> Result<(Store, tokio::runtime::Runtime, Settings)> {
+fn remote_store(uri: &RemoteUri) -> Result<(Store, tokio::runtime::Runtime, Settings)> {
     let settings = Settings::from_env();
     let shown = uri.object_uri(&uri.key);
     let fail = |e: &dyn std::fmt::Display| {
-        io_error(format!("{function}: cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
+        io_error(format!("cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
     };
     if uri.backend == Backend::Http {
         return Err(SanitizeError::options(format!(
-            "{function}: http(s):// URLs cannot be written (\"{shown}\"); write to a local path, s3://, gs:// or az://"
+            "http(s):// URLs cannot be written (\"{shown}\"); write to a local path, s3://, gs:// or az://"
         )));
     }
     let store = Store::new(uri, &settings).map_err(|e| fail(&e))?;
@@ -456,14 +455,14 @@ fn remote_store(function: &str, uri: &RemoteUri) -> Result<(Store, tokio::runtim
 
 /// Uploads the local file `local` to the object-store URI `uri`, atomically
 /// (fetch.rs `Store::upload`).
-pub fn upload_file(function: &str, local: &Path, uri: &str) -> Result<()> {
+pub fn upload_file(local: &Path, uri: &str) -> Result<()> {
     let Some(remote) = super::parse_remote(uri) else {
         return Err(SanitizeError::internal(format!("an upload to a local path \"{uri}\"")));
     };
-    let (store, runtime, settings) = remote_store(function, &remote)?;
+    let (store, runtime, settings) = remote_store(&remote)?;
     runtime.block_on(store.upload(&remote.key, local, settings.concurrency)).map_err(|e| {
         io_error(format!(
-            "{function}: cannot upload \"{}\" ({}): {e}",
+            "cannot upload \"{}\" ({}): {e}",
             remote.object_uri(&remote.key),
             remote.backend.name()
         ))
@@ -471,14 +470,14 @@ pub fn upload_file(function: &str, local: &Path, uri: &str) -> Result<()> {
 }
 
 /// Whether a file exists at a local path, `file://` URI or object-store URI.
-pub fn output_exists(function: &str, path: &str) -> Result<bool> {
+pub fn output_exists(path: &str) -> Result<bool> {
     let Some(remote) = super::parse_remote(path) else {
         return Ok(Path::new(super::file_uri_path(path).unwrap_or(path)).exists());
     };
-    let (store, runtime, _) = remote_store(function, &remote)?;
+    let (store, runtime, _) = remote_store(&remote)?;
     runtime.block_on(store.exists(&remote.key)).map_err(|e| {
         io_error(format!(
-            "{function}: cannot look up \"{}\" ({}): {e}",
+            "cannot look up \"{}\" ({}): {e}",
             remote.object_uri(&remote.key),
             remote.backend.name()
         ))

@@ -358,7 +358,7 @@ impl IngestRun {
         recover(&log, dir, &o.checkpoint, None)?;
 
         let names = crate::source::Names::of(&o.scan);
-        let mut listing = crate::source::list_with_identity(FUNCTION, &o.source, &names)?;
+        let mut listing = crate::source::list_with_identity(&o.source, &names).map_err(|e| e.in_function(FUNCTION))?;
         // A source above the output never takes the run's own parts or
         // entries (a Parquet source folder holding its output folder).
         let own: Vec<String> = [dir, &o.checkpoint]
@@ -406,7 +406,7 @@ impl IngestRun {
         // A file that changed while it was read holds rows its recorded
         // identity does not describe: nothing is committed.
         for f in &scanned.files {
-            let now = crate::source::identity_now(FUNCTION, &f.taken.file.path)?;
+            let now = crate::source::identity_now(&f.taken.file.path).map_err(|e| e.in_function(FUNCTION))?;
             if now.as_ref().is_some_and(|now| *now != f.taken.file.identity) {
                 return Err(SanitizeError::input(format!(
                     "{FUNCTION}: \"{}\" changed while this run read it (it was {}, it is {}); nothing was committed. Producers must publish whole files: write elsewhere, then rename into the source",

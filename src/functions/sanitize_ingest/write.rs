@@ -139,7 +139,7 @@ impl Writer<'_> {
                 }
                 Err(Failure::Output(e)) => return Err(e),
                 Err(Failure::Read(e)) => {
-                    if crate::source::identity_now(FUNCTION, &t.file.path)?.is_none() {
+                    if crate::source::identity_now(&t.file.path).map_err(|e| e.in_function(FUNCTION))?.is_none() {
                         // Gone before it was read: not part of the run.
                         continue;
                     }
@@ -230,7 +230,7 @@ fn drop_vanished(taken: &mut Vec<Taken>) -> Result<bool> {
     let before = taken.len();
     let mut kept = Vec::with_capacity(before);
     for t in taken.drain(..) {
-        if crate::source::identity_now(FUNCTION, &t.file.path)?.is_some() {
+        if crate::source::identity_now(&t.file.path).map_err(|e| e.in_function(FUNCTION))?.is_some() {
             kept.push(t);
         }
     }
