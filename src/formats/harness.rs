@@ -55,9 +55,8 @@ pub fn records(format: InputFormat, input: &[u8], configure: impl Fn(&mut Option
 
 /// One read with `options` as they are, `max` records per batch.
 pub fn read_once(options: &Options, input: &[u8], max: usize) -> Result<Vec<Record>, String> {
-    let function = "sanitize";
     let cursor = Cursor::new(input.to_vec());
-    let mut reader = crate::scan::text_reader(function, cursor, "t", options).map_err(|e| e.message)?;
+    let mut reader = crate::scan::text_reader(cursor, "t", options).map_err(|e| e.message)?;
     let mut out: Vec<Record> = Vec::new();
     let mut batch = Batch::default();
     // A reader that never ends is a bug: give up after far more batches

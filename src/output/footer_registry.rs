@@ -87,7 +87,8 @@ fn footer_source(
                 ));
             }
             if needed > n as u64 && n as u64 == FOOTER_GUESS_BYTES {
-                tail = crate::source::remote_tail(path, needed).map_err(|e| e.in_function(function))?.unwrap_or_default();
+                tail =
+                    crate::source::remote_tail(path, needed).map_err(|e| e.in_function(function))?.unwrap_or_default();
             }
         }
         return shared(Box::new(std::io::Cursor::new(tail)));

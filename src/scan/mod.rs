@@ -249,7 +249,13 @@ pub(crate) fn plan_with(
     plan_named(function, paths, options, run, for_scan).map_err(|e| e.in_function(function))
 }
 
-fn plan_named(function: &str, paths: &[String], options: Options, run: RunSettings, for_scan: bool) -> Result<ScanPlan> {
+fn plan_named(
+    function: &str,
+    paths: &[String],
+    options: Options,
+    run: RunSettings,
+    for_scan: bool,
+) -> Result<ScanPlan> {
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
         None => Registry::empty(options.field_name_policy),
@@ -478,13 +484,8 @@ pub(crate) fn range_reader<W: ordered::RangeWork>(
     no_rows: Vec<bool>,
     work: impl Fn(ordered::Decode, usize) -> W + Send + Sync + 'static,
 ) -> ordered::OrderedReader<W> {
-    let (function, files, names, ranges, opts) = (
-        input.function.to_string(),
-        input.files.to_vec(),
-        input.names.to_vec(),
-        input.ranges.to_vec(),
-        options.clone(),
-    );
+    let (files, names, ranges, opts) =
+        (input.files.to_vec(), input.names.to_vec(), input.ranges.to_vec(), options.clone());
     let (threads, file_system) = (input.run.threads, input.run.opener.clone());
     let heads = readers::CsvHeads::default();
     let opener: Box<ordered::Opener<W>> = Box::new(move |i, at| {
@@ -492,7 +493,7 @@ pub(crate) fn range_reader<W: ordered::RangeWork>(
         let reader: ordered::SendReader = if no_rows.get(r.file).copied().unwrap_or(false) {
             Box::new(ordered::NoRecords)
         } else {
-            readers::open_range_reader(&function, (&files[r.file], &names[r.file]), &opts, &file_system, r, at, &heads)?
+            readers::open_range_reader((&files[r.file], &names[r.file]), &opts, &file_system, r, at, &heads)?
         };
         Ok(work(ordered::Decode::new(reader, opts.batch_memory_limit_bytes).reshaping(opts.bigquery_profile), r.file))
     });
@@ -565,7 +566,7 @@ fn probe(
     let mut declarations = Vec::with_capacity(input.files.len());
     if options.input_format == InputFormat::Parquet {
         for (path, file) in input.files.iter().zip(input.names) {
-            declarations.push(open_reader(function, path, file, options, &input.run.opener)?.declaration());
+            declarations.push(open_reader(path, file, options, &input.run.opener)?.declaration());
         }
     }
     let no_rows: Vec<bool> =
@@ -698,7 +699,7 @@ fn sniff_csv_dialect(
     };
     let (mut sample, mut cut) = (Vec::new(), false);
     for (file, name) in files.iter().zip(names) {
-        (sample, cut) = readers::text_sample(function, file, name, options, opener, SNIFF_SAMPLE_BYTES)?;
+        (sample, cut) = readers::text_sample(file, name, options, opener, SNIFF_SAMPLE_BYTES)?;
         if sample.iter().any(|b| !b.is_ascii_whitespace()) {
             break;
         }
@@ -786,7 +787,7 @@ fn check_directory_consistency(
     // An empty file has no signature and agrees with anything.
     let mut reference: Option<(&String, crate::formats::Signature)> = None;
     for (path, file) in files.iter().zip(names) {
-        let mut reader = open_reader(function, path, file, options, opener)?;
+        let mut reader = open_reader(path, file, options, opener)?;
         let Some(signature) = reader.signature().map_err(|e| e.in_function(function))? else { continue };
         match &reference {
             None => reference = Some((file, signature)),

@@ -26,32 +26,29 @@ use crate::value::Node;
 /// Opens local `file` for reading; messages call it `name` (a remote file's
 /// URI rather than its staged copy).
 pub fn open_reader(
-    function: &str,
     file: &str,
     name: &str,
     options: &Options,
     opener: &FileOpener,
 ) -> Result<Box<dyn RecordReader + Send>> {
-    open_slice_reader(function, file, name, options, opener, None)
+    open_slice_reader(file, name, options, opener, None)
 }
 
 /// [`open_reader`]; a Parquet file with `slice` reads only the row groups
 /// starting in that byte range.
 fn open_slice_reader(
-    function: &str,
     file: &str,
     name: &str,
     options: &Options,
     opener: &FileOpener,
     slice: Option<RowGroupSlice>,
 ) -> Result<Box<dyn RecordReader + Send>> {
-    let mut f = open(function, file, name, opener)?;
+    let mut f = open(file, name, opener)?;
     match options.input_format {
         // Parquet is binary: input_text_encoding does not apply.
         InputFormat::Parquet => Ok(Box::new(ParquetReader::open_with_page_limit(
             f,
             name,
-            function,
             super::BATCH_RECORDS,
             crate::formats::parquet::max_page_bytes(options.max_record_bytes),
             slice,
@@ -63,7 +60,7 @@ fn open_slice_reader(
             let chunk = size.map_or(options.read_chunk_bytes, |n| {
                 options.read_chunk_bytes.min((n as usize).saturating_add(1).max(MIN_CHUNK_BYTES))
             });
-            text_reader_with_chunk(function, f, name, options, chunk)
+            text_reader_with_chunk(f, name, options, chunk)
         }
     }
 }
@@ -88,7 +85,6 @@ impl CsvHeads {
 }
 
 pub fn open_range_reader(
-    function: &str,
     (file, name): (&str, &str),
     options: &Options,
     opener: &FileOpener,
@@ -98,14 +94,14 @@ pub fn open_range_reader(
 ) -> Result<Box<dyn RecordReader + Send>> {
     use std::io::{Seek, SeekFrom};
     if !range.is_split() {
-        return open_reader(function, file, name, options, opener);
+        return open_reader(file, name, options, opener);
     }
     if options.input_format == InputFormat::Parquet {
         let slice = RowGroupSlice { start: range.start, end: range.end };
-        return open_slice_reader(function, file, name, options, opener, Some(slice));
+        return open_slice_reader(file, name, options, opener, Some(slice));
     }
-    let mut f = open(function, file, name, opener)?;
-    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    let mut f = open(file, name, opener)?;
+    let io = |e: std::io::Error| SanitizeError::io(format!("cannot read file \"{name}\": {e}"));
     let mut head = [0u8; 3];
     let bom = match f.read_exact(&mut head) {
         Ok(()) if head == [0xEF, 0xBB, 0xBF] => 3,
@@ -122,7 +118,7 @@ pub fn open_range_reader(
         // from the file's head, read as the first range reads it.
         let layout = if range.start > 0 {
             Some(heads.get_or_read(range.file, || {
-                let mut head = open(function, file, name, opener)?;
+                let mut head = open(file, name, opener)?;
                 head.seek(SeekFrom::Start(bom)).map_err(io)?;
                 CsvReader::new(head, name, CSV_HEAD_CHUNK_BYTES, options.csv_dialect()).layout()
             })?)
@@ -130,7 +126,7 @@ pub fn open_range_reader(
             None
         };
         let place = CsvRange { start: range.start, end: range.end, bom, layout };
-        return open_csv_range(f, name, chunk, options.csv_dialect(), place, at).map_err(|e| e.in_function(function));
+        return open_csv_range(f, name, chunk, options.csv_dialect(), place, at);
     }
     // From the byte before the range: if it ends a line, the line starting
     // at the range's first byte is this range's.
@@ -155,23 +151,21 @@ const CSV_HEAD_CHUNK_BYTES: usize = 64 << 10;
 /// bytes in memory.
 #[cfg(test)]
 pub fn text_reader<R: Read + Send + 'static>(
-    function: &str,
     input: R,
     name: &str,
     options: &Options,
 ) -> Result<Box<dyn RecordReader + Send>> {
-    text_reader_with_chunk(function, input, name, options, options.read_chunk_bytes)
+    text_reader_with_chunk(input, name, options, options.read_chunk_bytes)
 }
 
 /// [`text_reader`] reading `chunk` bytes at a time.
 fn text_reader_with_chunk<R: Read + Send + 'static>(
-    function: &str,
     input: R,
     name: &str,
     options: &Options,
     chunk: usize,
 ) -> Result<Box<dyn RecordReader + Send>> {
-    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    let io = |e: std::io::Error| SanitizeError::io(format!("cannot read file \"{name}\": {e}"));
     // Under skip_row / emit_null_row a damaged compressed stream keeps the
     // rows before the damage, and the rest of the file is one bad record.
     let (mut input, failure) = if options.on_error == OnError::Stop {
@@ -180,18 +174,18 @@ fn text_reader_with_chunk<R: Read + Send + 'static>(
         let by_line = matches!(options.input_format, InputFormat::Jsonl | InputFormat::Ndjson | InputFormat::Csv);
         decompressing_tolerant(input, options.compression.of_file(name), by_line).map_err(io)?
     };
-    let encoding = detect_encoding(function, &mut input, name, options)?;
+    let encoding = detect_encoding(&mut input, name, options)?;
     let text = TextDecoder::new(input, encoding, chunk);
     let reader: Box<dyn RecordReader + Send> = match options.input_format {
         InputFormat::Jsonl | InputFormat::Ndjson => {
             Box::new(JsonLinesReader::new(text, name, chunk).with_max_record_bytes(options.max_record_bytes))
         }
         InputFormat::Csv => Box::new(CsvReader::new(text, name, chunk, options.csv_dialect())),
-        InputFormat::Json => Box::new(
-            JsonDocumentReader::new(text, name, chunk, function).with_max_record_bytes(options.max_record_bytes),
-        ),
+        InputFormat::Json => {
+            Box::new(JsonDocumentReader::new(text, name, chunk).with_max_record_bytes(options.max_record_bytes))
+        }
         InputFormat::JsonArray => {
-            Box::new(JsonArrayReader::new(text, name, chunk, function).with_max_record_bytes(options.max_record_bytes))
+            Box::new(JsonArrayReader::new(text, name, chunk).with_max_record_bytes(options.max_record_bytes))
         }
         InputFormat::Xml => Box::new(XmlReader::new(
             text,
@@ -204,7 +198,7 @@ fn text_reader_with_chunk<R: Read + Send + 'static>(
             },
         )),
         InputFormat::Parquet => {
-            return Err(SanitizeError::internal(format!("{function}: Parquet is not a text format")));
+            return Err(SanitizeError::internal("Parquet is not a text format".to_string()));
         }
     };
     // The decoders name what the text decoder could not decode "invalid
@@ -334,17 +328,12 @@ impl RecordReader for StreamChecked {
 /// [`head_mark`]) and an XML document's declaration. UTF-32, and a UTF-16
 /// byte-order mark under a given `input_text_encoding` of 'utf-8', are
 /// errors: such bytes read as UTF-8 give garbage, not bad records.
-fn detect_encoding(
-    function: &str,
-    input: &mut Box<dyn Read + Send>,
-    name: &str,
-    options: &Options,
-) -> Result<TextEncoding> {
+fn detect_encoding(input: &mut Box<dyn Read + Send>, name: &str, options: &Options) -> Result<TextEncoding> {
     let given = options.is_given("input_text_encoding");
     let encoding = options.input_text_encoding;
     let mut head = Vec::with_capacity(512);
     let wanted = if options.input_format == InputFormat::Xml { 512 } else { HEAD_BYTES };
-    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    let io = |e: std::io::Error| SanitizeError::io(format!("cannot read file \"{name}\": {e}"));
     input.by_ref().take(wanted).read_to_end(&mut head).map_err(io)?;
     let put_back = |input: &mut Box<dyn Read + Send>, head: Vec<u8>| {
         let rest = std::mem::replace(input, Box::new(std::io::empty()));
@@ -353,9 +342,9 @@ fn detect_encoding(
     if let Some((codec, what)) = compressed_mark(&head) {
         // Whatever the text encoding: compressed bytes are no text.
         let message = match options.compression.of_file(name) {
-            crate::options::Compression::None => format!("{function}: file \"{name}\" is {what}"),
+            crate::options::Compression::None => format!("file \"{name}\" is {what}"),
             outer => format!(
-                "{function}: file \"{name}\" holds {codec}-compressed data inside its {} stream (compressed twice); decompress it once first",
+                "file \"{name}\" holds {codec}-compressed data inside its {} stream (compressed twice); decompress it once first",
                 outer.name()
             ),
         };
@@ -367,7 +356,7 @@ fn detect_encoding(
     }
     let refuse = |what: &str| {
         SanitizeError::input(format!(
-            "{function}: file \"{name}\" {what}; pass input_text_encoding := 'utf-16' (or 'utf-16-le' / 'utf-16-be') if it is UTF-16, or convert it to UTF-8"
+            "file \"{name}\" {what}; pass input_text_encoding := 'utf-16' (or 'utf-16-le' / 'utf-16-be') if it is UTF-16, or convert it to UTF-8"
         ))
     };
     // A UTF-16 byte-order mark (the one mark `head_mark` reads as plain
@@ -377,14 +366,14 @@ fn detect_encoding(
         HeadMark::Utf32 => Err(refuse("starts with a UTF-32 byte-order mark: UTF-32, which this reader cannot decode")),
         // A guess yields to a given encoding, as a UTF-16 guess does.
         HeadMark::Utf32Unmarked(order) if !given => Err(SanitizeError::input(format!(
-            "{function}: file \"{name}\" looks like UTF-32{order} without a byte-order mark (four bytes a character, most of them zero), which this reader cannot decode; convert it to UTF-8 (iconv -f UTF-32{order} -t UTF-8)"
+            "file \"{name}\" looks like UTF-32{order} without a byte-order mark (four bytes a character, most of them zero), which this reader cannot decode; convert it to UTF-8 (iconv -f UTF-32{order} -t UTF-8)"
         ))),
         HeadMark::Utf16(TextEncoding::Utf16) if given => {
             Err(refuse("starts with a UTF-16 byte-order mark, but input_text_encoding is 'utf-8'"))
         }
         HeadMark::Utf16(utf16) if !given => Ok(utf16),
         _ if options.input_format == InputFormat::Xml && !given => {
-            declared_xml_encoding(function, &head, name).map(|declared| declared.unwrap_or(encoding))
+            declared_xml_encoding(&head, name).map(|declared| declared.unwrap_or(encoding))
         }
         _ => Ok(encoding),
     };
@@ -396,10 +385,10 @@ fn detect_encoding(
 /// The encoding an XML document declares (`<?xml ... encoding="..."?>` or
 /// UTF-16 bytes) in its first bytes `head`, honoured when
 /// `input_text_encoding` is not given.
-fn declared_xml_encoding(function: &str, head: &[u8], name: &str) -> Result<Option<TextEncoding>> {
+fn declared_xml_encoding(head: &[u8], name: &str) -> Result<Option<TextEncoding>> {
     sniff_xml_encoding(head).map_err(|declared| {
         SanitizeError::input(format!(
-            "{function}: file \"{name}\" declares encoding=\"{declared}\", which this reader cannot decode; convert it to UTF-8, or pass input_text_encoding := 'utf-8', 'utf-16', 'latin-1' or 'windows-1252' to read it as one of those"
+            "file \"{name}\" declares encoding=\"{declared}\", which this reader cannot decode; convert it to UTF-8, or pass input_text_encoding := 'utf-8', 'utf-16', 'latin-1' or 'windows-1252' to read it as one of those"
         ))
     })
 }
@@ -411,17 +400,16 @@ fn declared_xml_encoding(function: &str, head: &[u8], name: &str) -> Result<Opti
 /// compressed stream gives the text before the damage (the scan decides
 /// what the damage means, by `on_error`).
 pub fn text_sample(
-    function: &str,
     file: &str,
     name: &str,
     options: &Options,
     opener: &FileOpener,
     max_bytes: usize,
 ) -> Result<(Vec<u8>, bool)> {
-    let f = open(function, file, name, opener)?;
-    let io = |e: std::io::Error| SanitizeError::io(format!("{function}: cannot read file \"{name}\": {e}"));
+    let f = open(file, name, opener)?;
+    let io = |e: std::io::Error| SanitizeError::io(format!("cannot read file \"{name}\": {e}"));
     let (mut input, _failure) = decompressing_tolerant(f, options.compression.of_file(name), true).map_err(io)?;
-    let encoding = detect_encoding(function, &mut input, name, options)?;
+    let encoding = detect_encoding(&mut input, name, options)?;
     let mut text = TextDecoder::new(input, encoding, options.read_chunk_bytes);
     let mut sample = Vec::new();
     // One byte more than asked tells whether the file goes on.
@@ -501,8 +489,8 @@ const HEAD_BYTES: u64 = HEAD_MARK_BYTES as u64;
 /// Opens `file` through the scan's file system (DuckDB's in the extension:
 /// its lockdowns and registered file systems apply, checked now, at bind
 /// for the probe and again when a scan reads).
-pub(crate) fn open(function: &str, file: &str, name: &str, opener: &FileOpener) -> Result<Box<dyn ByteSource>> {
-    opener.open(file).map_err(|e| SanitizeError::io(format!("{function}: cannot open file \"{name}\": {e}")))
+pub(crate) fn open(file: &str, name: &str, opener: &FileOpener) -> Result<Box<dyn ByteSource>> {
+    opener.open(file).map_err(|e| SanitizeError::io(format!("cannot open file \"{name}\": {e}")))
 }
 
 #[cfg(test)]
@@ -534,7 +522,7 @@ mod tests {
     /// The header notice of CSV `bytes` read with `params`, and the rows.
     fn header_notice(bytes: &[u8], params: &[(&str, ParamValue)]) -> (Option<crate::formats::HeaderNotice>, usize) {
         let options = Options::parse("sanitize_csv", Some(InputFormat::Csv), params).unwrap();
-        let mut reader = text_reader("sanitize_csv", Cursor::new(bytes.to_vec()), "h.csv", &options).unwrap();
+        let mut reader = text_reader(Cursor::new(bytes.to_vec()), "h.csv", &options).unwrap();
         let mut batch = Batch::default();
         let rows = reader.next_batch(&mut batch, 100).unwrap();
         (reader.take_header_notice(), rows)

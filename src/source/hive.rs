@@ -101,10 +101,7 @@ pub fn plan(
         return Ok(Partitions::default());
     }
     if let Some(dup) = first_keys.iter().enumerate().find(|(i, k)| first_keys[..*i].contains(k)) {
-        return Err(SanitizeError::options(format!(
-            "the partition key '{}' appears twice in \"{}\"",
-            dup.1, files[0]
-        )));
+        return Err(SanitizeError::options(format!("the partition key '{}' appears twice in \"{}\"", dup.1, files[0])));
     }
     for (key, _) in &options.hive_types {
         if !first_keys.contains(&key.as_str()) {

@@ -85,7 +85,7 @@ pub struct SourceListing {
 /// not in the listing.
 pub fn list_with_identity(paths: &[String], names: &Names) -> Result<SourceListing> {
     if paths.is_empty() {
-        return Err(SanitizeError::options(format!("the list of sources is empty")));
+        return Err(SanitizeError::options("the list of sources is empty".to_string()));
     }
     let mut out = SourceListing::default();
     let mut seen = HashSet::new();
@@ -111,12 +111,12 @@ pub fn list_with_identity(paths: &[String], names: &Names) -> Result<SourceListi
         }
         let local = file_uri_path(path).unwrap_or(path);
         if local.is_empty() {
-            return Err(SanitizeError::options(format!("a source path is empty")));
+            return Err(SanitizeError::options("a source path is empty".to_string()));
         }
         let at = Path::new(local);
         let found: Vec<PathBuf> = if glob::is_glob(local) && !at.exists() {
             glob::expand(local)
-                .map_err(|e| SanitizeError::options(format!("{e}")))?
+                .map_err(|e| SanitizeError::options(e.to_string()))?
                 .into_iter()
                 .map(PathBuf::from)
                 .filter(|p| !hidden(p, ".") && names.takes(&p.to_string_lossy()))
@@ -161,8 +161,7 @@ impl<'a> Remote<'a> {
         }
         let fail = |e: &dyn std::fmt::Display| {
             SanitizeError::io(
-                super::redact_text(&format!("cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
-                    .into_owned(),
+                super::redact_text(&format!("cannot reach \"{shown}\" ({}): {e}", uri.backend.name())).into_owned(),
             )
         };
         let store = Store::new(uri, &Settings::from_env()).map_err(|e| fail(&e))?;
@@ -194,7 +193,7 @@ fn list_remote(uri: &RemoteUri, names: &Names) -> Result<Option<Vec<Listed>>> {
     let key = uri.key.as_str();
     let base = |k: &str| k.rsplit('/').next().unwrap_or(k).to_string();
     if glob::is_glob(key) {
-        let matcher = glob::matcher(key).map_err(|e| SanitizeError::options(format!("{e}")))?;
+        let matcher = glob::matcher(key).map_err(|e| SanitizeError::options(e.to_string()))?;
         let objects = remote.list(&glob::literal_prefix(key), glob::needs_recursion(key))?;
         return Ok(Some(
             objects
@@ -247,9 +246,7 @@ fn walk(root: &Path, names: &Names) -> Result<Vec<PathBuf>> {
         if !walked.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
             continue;
         }
-        let cannot = |e: std::io::Error| {
-            SanitizeError::io(format!("cannot list directory \"{}\": {e}", dir.display()))
-        };
+        let cannot = |e: std::io::Error| SanitizeError::io(format!("cannot list directory \"{}\": {e}", dir.display()));
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             // Gone since its parent was listed.

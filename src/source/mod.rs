@@ -47,13 +47,11 @@ pub struct Resolved {
 /// checked before anything is read.
 pub fn resolve(paths: &[String], options: &Options, opener: &FileOpener) -> Result<Resolved> {
     if paths.is_empty() {
-        return Err(SanitizeError::options(format!("the list of paths is empty")));
+        return Err(SanitizeError::options("the list of paths is empty".to_string()));
     }
     let named = paths.len() > 1 || paths.iter().any(|p| glob::is_glob(p));
     if named && options.input_mode == InputMode::Directory {
-        return Err(SanitizeError::options(format!(
-            "input_mode 'directory' reads one directory's files, and a glob or a list names the files itself; use one or the other"
-        )));
+        return Err(SanitizeError::options("input_mode 'directory' reads one directory's files, and a glob or a list names the files itself; use one or the other".to_string()));
     }
     let mut out = Resolved::default();
     let mut seen = std::collections::HashSet::new();
@@ -203,12 +201,7 @@ fn remote_by_duckdb(
 /// listing, which the C API does not give an extension (it has no glob
 /// call): an error that says how to list them with DuckDB's own `glob()`.
 /// `None` where DuckDB serves no other scheme (the engine's tests).
-fn resolve_by_duckdb(
-    path: &str,
-    options: &Options,
-    opener: &FileOpener,
-    names: &Names,
-) -> Result<Option<Resolved>> {
+fn resolve_by_duckdb(path: &str, options: &Options, opener: &FileOpener, names: &Names) -> Result<Option<Resolved>> {
     if !opener.serves_other_schemes() {
         return Ok(None);
     }
@@ -232,7 +225,7 @@ fn cannot_list(path: &str, why: &str) -> SanitizeError {
 /// naming the pattern (and the extension, when files matched without it).
 fn glob_files(path: &str, names: &Names) -> Result<Vec<String>> {
     let pattern = file_uri_path(path).unwrap_or(path);
-    let matched = glob::expand(pattern).map_err(|e| SanitizeError::options(format!("{e}")))?;
+    let matched = glob::expand(pattern).map_err(|e| SanitizeError::options(e.to_string()))?;
     if matched.is_empty() {
         return Err(SanitizeError::io(format!("no file matches \"{path}\"")));
     }
@@ -326,7 +319,7 @@ impl Names {
 pub fn resolve_files(path: &str, names: &Names, mode: InputMode) -> Result<Vec<String>> {
     let format = names.format;
     if path.is_empty() {
-        return Err(SanitizeError::options(format!("the path argument is empty")));
+        return Err(SanitizeError::options("the path argument is empty".to_string()));
     }
     let local = file_uri_path(path).unwrap_or(path);
     match mode {
@@ -349,8 +342,7 @@ pub fn resolve_files(path: &str, names: &Names, mode: InputMode) -> Result<Vec<S
                 .map_err(|e| SanitizeError::io(format!("cannot list directory \"{path}\": {e}")))?;
             let mut files = Vec::new();
             for entry in entries {
-                let entry = entry
-                    .map_err(|e| SanitizeError::io(format!("cannot list directory \"{path}\": {e}")))?;
+                let entry = entry.map_err(|e| SanitizeError::io(format!("cannot list directory \"{path}\": {e}")))?;
                 let p = entry.path();
                 if p.is_file() && names.takes(&p.to_string_lossy()) {
                     files.push(p.to_string_lossy().into_owned());

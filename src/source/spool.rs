@@ -83,7 +83,7 @@ pub fn stage(
                 "globs are not supported for http(s):// paths: HTTP has no portable listing (\"{user_path}\")"
             )));
         }
-        Some(super::glob::matcher(&uri.key).map_err(|e| SanitizeError::options(format!("{e}")))?)
+        Some(super::glob::matcher(&uri.key).map_err(|e| SanitizeError::options(e.to_string()))?)
     } else {
         None
     };
@@ -340,8 +340,7 @@ pub fn list_partition_dirs(dirs: &[String]) -> Result<Vec<Option<Listing>>> {
         let settings = &settings;
         async move {
             let shown = uri.object_uri(&uri.key);
-            let fail =
-                |e: String| io_error(format!("cannot list \"{shown}\" ({}): {e}", uri.backend.name()));
+            let fail = |e: String| io_error(format!("cannot list \"{shown}\" ({}): {e}", uri.backend.name()));
             let store = Store::new(uri, settings).map_err(fail)?;
             let sized = store.list_sized(uri.key.trim_end_matches('/'), false).await.map_err(fail)?;
             let listing = sized.any_below.then(|| Listing {
@@ -371,8 +370,7 @@ pub fn list_tree(prefix: &str) -> Result<Vec<String>> {
             if !walked.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
                 continue;
             }
-            let cannot =
-                |e: std::io::Error| io_error(format!("cannot list directory \"{}\": {e}", dir.display()));
+            let cannot = |e: std::io::Error| io_error(format!("cannot list directory \"{}\": {e}", dir.display()));
             // A prefix that does not exist has no files; an unreadable
             // directory below it is an error, not a silently older answer.
             let entries = match std::fs::read_dir(&dir) {
@@ -401,9 +399,7 @@ pub fn list_tree(prefix: &str) -> Result<Vec<String>> {
     }
     let settings = Settings::from_env();
     let shown = uri.object_uri(&uri.key);
-    let fail = |e: &dyn std::fmt::Display| {
-        io_error(format!("cannot list \"{shown}\" ({}): {e}", uri.backend.name()))
-    };
+    let fail = |e: &dyn std::fmt::Display| io_error(format!("cannot list \"{shown}\" ({}): {e}", uri.backend.name()));
     let store = Store::new(&uri, &settings).map_err(|e| fail(&e))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
     let keys = runtime.block_on(store.list(uri.key.trim_end_matches('/'), true)).map_err(|e| fail(&e))?;
@@ -416,9 +412,7 @@ pub fn remote_tail(path: &str, n: u64) -> Result<Option<Vec<u8>>> {
     let Some(uri) = super::parse_remote(path) else { return Ok(None) };
     let settings = Settings::from_env();
     let shown = uri.object_uri(&uri.key);
-    let fail = |e: &dyn std::fmt::Display| {
-        io_error(format!("cannot read \"{shown}\" ({}): {e}", uri.backend.name()))
-    };
+    let fail = |e: &dyn std::fmt::Display| io_error(format!("cannot read \"{shown}\" ({}): {e}", uri.backend.name()));
     let store = Store::new(&uri, &settings).map_err(|e| fail(&e))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| fail(&e))?;
     match runtime.block_on(store.tail(&uri.key, n)) {
@@ -440,9 +434,7 @@ pub fn staging_root() -> PathBuf {
 fn remote_store(uri: &RemoteUri) -> Result<(Store, tokio::runtime::Runtime, Settings)> {
     let settings = Settings::from_env();
     let shown = uri.object_uri(&uri.key);
-    let fail = |e: &dyn std::fmt::Display| {
-        io_error(format!("cannot reach \"{shown}\" ({}): {e}", uri.backend.name()))
-    };
+    let fail = |e: &dyn std::fmt::Display| io_error(format!("cannot reach \"{shown}\" ({}): {e}", uri.backend.name()));
     if uri.backend == Backend::Http {
         return Err(SanitizeError::options(format!(
             "http(s):// URLs cannot be written (\"{shown}\"); write to a local path, s3://, gs:// or az://"
@@ -461,11 +453,7 @@ pub fn upload_file(local: &Path, uri: &str) -> Result<()> {
     };
     let (store, runtime, settings) = remote_store(&remote)?;
     runtime.block_on(store.upload(&remote.key, local, settings.concurrency)).map_err(|e| {
-        io_error(format!(
-            "cannot upload \"{}\" ({}): {e}",
-            remote.object_uri(&remote.key),
-            remote.backend.name()
-        ))
+        io_error(format!("cannot upload \"{}\" ({}): {e}", remote.object_uri(&remote.key), remote.backend.name()))
     })
 }
 
@@ -476,10 +464,6 @@ pub fn output_exists(path: &str) -> Result<bool> {
     };
     let (store, runtime, _) = remote_store(&remote)?;
     runtime.block_on(store.exists(&remote.key)).map_err(|e| {
-        io_error(format!(
-            "cannot look up \"{}\" ({}): {e}",
-            remote.object_uri(&remote.key),
-            remote.backend.name()
-        ))
+        io_error(format!("cannot look up \"{}\" ({}): {e}", remote.object_uri(&remote.key), remote.backend.name()))
     })
 }

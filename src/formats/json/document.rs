@@ -80,7 +80,6 @@ pub struct JsonDocumentReader<R: Read> {
     started: bool,
     done: bool,
     documents: u64,
-    function: String,
     max_record: usize,
 }
 
@@ -146,14 +145,13 @@ impl DocumentEnd {
 }
 
 impl<R: Read> JsonDocumentReader<R> {
-    pub fn new(reader: R, file: &str, chunk_bytes: usize, function: &str) -> Self {
+    pub fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
         JsonDocumentReader {
             input: Input::new(reader, file, chunk_bytes),
             run: None,
             started: false,
             done: false,
             documents: 0,
-            function: function.to_string(),
             max_record: crate::formats::DEFAULT_MAX_RECORD_BYTES,
         }
     }
@@ -337,8 +335,8 @@ impl<R: Read> RecordReader for JsonDocumentReader<R> {
             if self.documents == 0 && matches!(decoded, Decoded::NotObject(Node::List { .. })) {
                 // The wrong function, not a bad row: say which one reads arrays.
                 return Err(SanitizeError::input(format!(
-                    "{}: file \"{}\" holds a top-level JSON array, not one object; use sanitize_json_array (input_format := 'json_array') to read its elements as rows",
-                    self.function, self.input.file
+                    "file \"{}\" holds a top-level JSON array, not one object; use sanitize_json_array (input_format := 'json_array') to read its elements as rows",
+                    self.input.file
                 )));
             }
             self.documents += 1;
@@ -392,7 +390,6 @@ fn next_document_line(text: &str) -> usize {
 /// `json_array`: `[ {...}, {...} ]`, each element a row.
 pub struct JsonArrayReader<R: Read> {
     input: Input<R>,
-    function: String,
     state: ArrayState,
     /// Elements seen so far, for messages ("element 3").
     elements: u64,
@@ -418,10 +415,9 @@ enum ArrayState {
 }
 
 impl<R: Read> JsonArrayReader<R> {
-    pub fn new(reader: R, file: &str, chunk_bytes: usize, function: &str) -> Self {
+    pub fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
         JsonArrayReader {
             input: Input::new(reader, file, chunk_bytes),
-            function: function.to_string(),
             state: ArrayState::BeforeArray,
             elements: 0,
             last_was_bad: false,
@@ -485,8 +481,8 @@ impl<R: Read> JsonArrayReader<R> {
 
     fn not_an_array(&self, found: &str) -> SanitizeError {
         SanitizeError::input(format!(
-            "{}: file \"{}\" does not start with a JSON array (found {found}); use sanitize_json (input_format := 'json') for one document per file",
-            self.function, self.input.file
+            "file \"{}\" does not start with a JSON array (found {found}); use sanitize_json (input_format := 'json') for one document per file",
+            self.input.file
         ))
     }
 }

@@ -90,7 +90,7 @@ fn read_all(bytes: &[u8]) -> Result<(u64, u64), String> {
     f.1.write_all(bytes).unwrap();
     let file = std::fs::File::open(&f.0).unwrap();
     let result = (|| {
-        let mut reader = ParquetReader::open(file, "fuzz.parquet", "sanitize_parquet", 256).map_err(|e| e.message)?;
+        let mut reader = ParquetReader::open(file, "fuzz.parquet", 256).map_err(|e| e.message)?;
         let declared = reader.declaration().map_or(0, |d| d.rows);
         let mut batch = Batch::default();
         let mut rows = 0u64;

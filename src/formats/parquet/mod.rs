@@ -53,7 +53,6 @@ use crate::value::TimeUnit as Ticks;
 
 pub struct ParquetReader {
     file: String,
-    function: String,
     reader: Option<ParquetRecordBatchReader>,
     /// The INTERVAL columns again, with their months (see the module doc).
     months_reader: Option<ParquetRecordBatchReader>,
@@ -145,8 +144,8 @@ impl ParquetReader {
     /// Opens the file and reads its footer; a truncated file or a corrupt
     /// footer is an error naming the file.
     #[cfg(test)]
-    pub fn open(file: std::fs::File, path: &str, function: &str, batch_rows: usize) -> Result<Self> {
-        Self::open_with_page_limit(Box::new(file), path, function, batch_rows, DEFAULT_MAX_PAGE_BYTES, None)
+    pub fn open(file: std::fs::File, path: &str, batch_rows: usize) -> Result<Self> {
+        Self::open_with_page_limit(Box::new(file), path, batch_rows, DEFAULT_MAX_PAGE_BYTES, None)
     }
 
     /// [`ParquetReader::open`], refusing pages that decompress to more than
@@ -156,15 +155,12 @@ impl ParquetReader {
     pub fn open_with_page_limit(
         file: Box<dyn ByteSource>,
         path: &str,
-        function: &str,
         batch_rows: usize,
         max_page_bytes: u64,
         slice: Option<RowGroupSlice>,
     ) -> Result<Self> {
         let cannot = |e: &dyn std::fmt::Display| {
-            SanitizeError::input(format!(
-                "{function}: cannot read Parquet file \"{path}\": {e} (truncated or not a Parquet file?)"
-            ))
+            SanitizeError::input(format!("cannot read Parquet file \"{path}\": {e} (truncated or not a Parquet file?)"))
         };
         // Read at offsets through one handle (footer, page headers, column
         // chunks), in large reads: formats/byte_source.rs.
@@ -287,7 +283,6 @@ impl ParquetReader {
         };
         Ok(ParquetReader {
             file: path.to_string(),
-            function: function.to_string(),
             reader: Some(reader),
             months_reader,
             months_column,
@@ -310,10 +305,7 @@ impl ParquetReader {
     }
 
     fn read_error(&self, e: &dyn std::fmt::Display) -> SanitizeError {
-        SanitizeError::input(format!(
-            "{}: cannot read Parquet file \"{}\" after row {}: {e}",
-            self.function, self.file, self.rows_seen
-        ))
+        SanitizeError::input(format!("cannot read Parquet file \"{}\" after row {}: {e}", self.file, self.rows_seen))
     }
 
     /// The next arrow batch and its months batch; `None` at the end, after
@@ -334,8 +326,7 @@ impl ParquetReader {
                 // a short file must never look like a short table.
                 if self.rows_seen - self.first_row != self.declared_rows {
                     return Err(SanitizeError::input(format!(
-                        "{}: Parquet file \"{}\" gave {} rows but its footer declares {}; the file is corrupt or uses a layout this reader does not support",
-                        self.function,
+                        "Parquet file \"{}\" gave {} rows but its footer declares {}; the file is corrupt or uses a layout this reader does not support",
                         self.file,
                         self.rows_seen - self.first_row,
                         self.declared_rows
@@ -352,8 +343,8 @@ impl ParquetReader {
         if self.rows_seen - self.first_row + batch.num_rows() as u64 > self.declared_rows {
             self.reader = None;
             return Err(SanitizeError::input(format!(
-                "{}: Parquet file \"{}\" gave more than the {} rows its footer declares; the file is corrupt",
-                self.function, self.file, self.declared_rows
+                "Parquet file \"{}\" gave more than the {} rows its footer declares; the file is corrupt",
+                self.file, self.declared_rows
             )));
         }
         let months = match self.months_reader.as_mut().map(|r| guarded(|| r.next()).unwrap_or(None)) {

@@ -45,9 +45,7 @@ impl Drop for GroupedFile {
 /// The ids and row numbers one reader gives, and the bytes it reports.
 fn read(path: &std::path::Path, slice: Option<RowGroupSlice>) -> (Vec<i64>, Vec<u64>, u64) {
     let f = std::fs::File::open(path).unwrap();
-    let mut reader =
-        ParquetReader::open_with_page_limit(Box::new(f), "f", "sanitize_parquet", 100, DEFAULT_MAX_PAGE_BYTES, slice)
-            .unwrap();
+    let mut reader = ParquetReader::open_with_page_limit(Box::new(f), "f", 100, DEFAULT_MAX_PAGE_BYTES, slice).unwrap();
     let (mut ids, mut lines) = (Vec::new(), Vec::new());
     let mut batch = Batch::default();
     loop {
