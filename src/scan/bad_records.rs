@@ -44,7 +44,6 @@ impl BadRecords {
     /// file, line and byte.
     pub fn handle(
         &mut self,
-        function: &str,
         file: &str,
         meta: &RecordMeta,
         bad: &BadRecord,
@@ -66,7 +65,7 @@ impl BadRecords {
         }
         self.classify(file, meta, bad);
         match on_error {
-            OnError::Stop => Err(bad_record_error(function, file, meta.line, meta.byte, cause)),
+            OnError::Stop => Err(bad_record_error(file, meta.line, meta.byte, cause)),
             OnError::SkipRow => {
                 stats.rows_skipped += 1;
                 Ok(())
@@ -86,7 +85,6 @@ impl BadRecords {
     /// for the all-bad rule: it was read.
     pub fn handle_violation(
         &self,
-        function: &str,
         file: &str,
         meta: &RecordMeta,
         violation: &str,
@@ -94,13 +92,9 @@ impl BadRecords {
         stats: &mut Stats,
     ) -> Result<bool> {
         match on_error {
-            OnError::Stop => Err(bad_record_error(
-                function,
-                file,
-                meta.line,
-                meta.byte,
-                &format!("{violation} (schema_mode 'strict')"),
-            )),
+            OnError::Stop => {
+                Err(bad_record_error(file, meta.line, meta.byte, &format!("{violation} (schema_mode 'strict')")))
+            }
             OnError::SkipRow => {
                 stats.rows_skipped += 1;
                 Ok(false)
@@ -145,7 +139,7 @@ impl BadRecords {
     /// empty result, the rows before the damage are what they asked for).
     /// The name stays from when only the all-bad rule existed; the probe
     /// and the scan both call it, so they judge alike.
-    pub fn check_not_all_bad(&self, function: &str, rows_read: u64, options: &Options) -> Result<()> {
+    pub fn check_not_all_bad(&self, rows_read: u64, options: &Options) -> Result<()> {
         // Skipped lines were read, but they are neither good nor bad records.
         let rows_read = rows_read.saturating_sub(self.skipped_lines);
         if options.is_given("on_error") {
@@ -153,7 +147,7 @@ impl BadRecords {
         }
         if let Some(damaged) = &self.damaged {
             return Err(SanitizeError::input(format!(
-                "{function}: {damaged}. Fetch or repair the file again, or pass on_error := 'emit_null_row' (or 'skip_row') to keep the records read before the damage"
+                "{damaged}. Fetch or repair the file again, or pass on_error := 'emit_null_row' (or 'skip_row') to keep the records read before the damage"
             )));
         }
         let all = rows_read > 0 && self.count >= rows_read;
@@ -168,7 +162,7 @@ impl BadRecords {
             format!("most records read were bad ({} of {rows_read})", self.count)
         };
         Err(SanitizeError::input(format!(
-            "{function}: {what}; the first {first}. {}, or pass on_error := 'skip_row' or on_error := 'emit_null_row' explicitly to accept the result",
+            "{what}; the first {first}. {}, or pass on_error := 'skip_row' or on_error := 'emit_null_row' explicitly to accept the result",
             self.advice(options)
         )))
     }
@@ -207,14 +201,14 @@ impl BadRecords {
     }
 }
 
-fn bad_record_error(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
-    SanitizeError::input(bad_record_message(function, file, line, byte, cause))
+fn bad_record_error(file: &str, line: u64, byte: u64, cause: &str) -> SanitizeError {
+    SanitizeError::input(bad_record_message(file, line, byte, cause))
 }
 
 /// What `on_error := 'stop'` says of a bad record (also a reject's message).
-pub(crate) fn bad_record_message(function: &str, file: &str, line: u64, byte: u64, cause: &str) -> String {
+pub(crate) fn bad_record_message(file: &str, line: u64, byte: u64, cause: &str) -> String {
     format!(
-        "{function}: bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
+        "bad record in file \"{file}\" at line {line} (byte {byte}): {cause}. Pass on_error := 'skip_row' to drop such rows or on_error := 'emit_null_row' to keep them as NULLs"
     )
 }
 

@@ -272,7 +272,7 @@ fn plan_named(
     if let Some(policies) = &options.policies {
         policies.apply_pins(&mut registry.root).map_err(|m| SanitizeError::options(format!("{function}: {m}")))?;
     }
-    check_registry_width(function, &registry.root, &options)?;
+    check_registry_width(&registry.root, &options)?;
     // A pin or a freeze decides value by value, which only the rows can tell.
     let declared_probe = for_scan
         && options.policies.is_none()
@@ -282,10 +282,10 @@ fn plan_named(
     let resolved = resolve(paths, &options, &run.opener).map_err(|e| e.in_function(function))?;
     let files = resolved.files;
     let names = resolved.display;
-    sniff_csv_dialect(function, &files, &names, &mut options, &run.opener)?;
+    sniff_csv_dialect(&files, &names, &mut options, &run.opener)?;
     // After sniffing: the sniffed dialect is part of the contract.
     registry.contract = Some(options.contract_json());
-    check_directory_consistency(function, &files, &names, &options, &run.opener)?;
+    check_directory_consistency(&files, &names, &options, &run.opener)?;
     let policy = options.field_name_policy;
     let partitions = plan_partitions(&names, &options, &registry.partitions, |key| {
         let name = sanitize(key, policy);
@@ -348,7 +348,7 @@ fn plan_named(
     // could take; the fields of structs that might have become maps are
     // counted now that the maps are made.
     if schema_width(&registry.root) > options.max_columns {
-        return Err(too_many_columns(function, &registry.root, &options));
+        return Err(too_many_columns(&registry.root, &options));
     }
     // A policy path that names no field would silently not apply.
     let pinned: Vec<String> = options.pin_types.iter().map(|(p, _)| p.clone()).collect();
@@ -373,10 +373,10 @@ fn plan_named(
         registry.schema_generation += 1;
         registry.stamp_run(start_generation);
     }
-    check_rescue_name(function, &registry.root, &options)?;
+    check_rescue_name(&registry.root, &options)?;
     // A clash is an error when partitioning was asked for; detected, it
     // turns partitioning off (the data field keeps its name, as before).
-    let partitions = match check_partition_names(function, &registry.root, &partitions) {
+    let partitions = match check_partition_names(&registry.root, &partitions) {
         Err(_) if options.hive_partitioning.is_none() => Partitions::default(),
         Err(e) => return Err(e),
         Ok(()) => partitions,
@@ -409,11 +409,11 @@ fn plan_named(
 /// read: the limit bounds the scan's schema, and a registry's columns are
 /// all in it. A registry made under a larger `max_columns` (which is no
 /// part of its contract) needs that larger value again.
-fn check_registry_width(function: &str, root: &StructNode, options: &Options) -> Result<()> {
+fn check_registry_width(root: &StructNode, options: &Options) -> Result<()> {
     let width = schema_width(root);
     if width > options.max_columns {
         return Err(SanitizeError::options(format!(
-            "{function}: the registry has {width} columns and struct fields, more than max_columns ({}); pass max_columns := {width} or more to scan with it",
+            "the registry has {width} columns and struct fields, more than max_columns ({}); pass max_columns := {width} or more to scan with it",
             options.max_columns
         )));
     }
@@ -422,11 +422,11 @@ fn check_registry_width(function: &str, root: &StructNode, options: &Options) ->
 
 /// The error of a schema grown past `max_columns`, naming the widest
 /// object, which is usually the one keyed by ids.
-fn too_many_columns(function: &str, root: &StructNode, options: &Options) -> SanitizeError {
+fn too_many_columns(root: &StructNode, options: &Options) -> SanitizeError {
     let max = options.max_columns;
     let (path, keys) = widest_object(root);
     let mut message = format!(
-        "{function}: the input has more than {max} columns and struct fields (max_columns); an object keyed by ids should be a MAP: name its path in map_paths or lower map_inference_threshold"
+        "the input has more than {max} columns and struct fields (max_columns); an object keyed by ids should be a MAP: name its path in map_paths or lower map_inference_threshold"
     );
     if path.is_empty() {
         // The record is the row: its keys are columns, never a map.
@@ -589,7 +589,7 @@ fn probe(
                 }
                 infer.columns = sample_stats.columns;
                 if infer.columns > options.max_columns {
-                    return Err(too_many_columns(function, root, options));
+                    return Err(too_many_columns(root, options));
                 }
                 if no_rows[absorbed] {
                     infer.max_depth_seen = infer.max_depth_seen.max(sample_stats.max_depth_seen);
@@ -639,7 +639,7 @@ fn probe(
             stats.rows_read += 1;
             let meta = &batch.meta[i];
             if let Some(err) = &meta.error {
-                bad.handle(function, file, meta, err, options.on_error, stats)?;
+                bad.handle(file, meta, err, options.on_error, stats)?;
                 continue;
             }
             if batch.tape.roots[i] == crate::formats::KNOWN_SHAPE {
@@ -653,12 +653,12 @@ fn probe(
             if infer_stats.columns > options.max_columns {
                 // Absorbing stopped at the first column past the limit:
                 // the rest of the input would only make more.
-                return Err(too_many_columns(function, root, options));
+                return Err(too_many_columns(root, options));
             }
             stats.rows_emitted += 1;
         }
     }
-    bad.check_not_all_bad(function, stats.rows_read, options)?;
+    bad.check_not_all_bad(stats.rows_read, options)?;
     stats.max_depth_seen = infer_stats.max_depth_seen as u64;
     stats.values_flattened = infer_stats.values_flattened;
     stats.duplicate_keys = infer_stats.duplicate_keys;
@@ -673,7 +673,6 @@ const SNIFF_SAMPLE_BYTES: usize = 8 << 20;
 /// file that has any text (formats/csv/sniff.rs), as `read_csv` sniffs the
 /// first file of a multi-file read.
 fn sniff_csv_dialect(
-    function: &str,
     files: &[String],
     names: &[String],
     options: &mut Options,
@@ -712,24 +711,22 @@ fn sniff_csv_dialect(
     options.csv_skip_lines = d.skip_lines;
     options.csv_has_header = Some(d.has_header);
     // The sniffed bytes must not clash with the ones given.
-    options
-        .check_csv_dialect()
-        .map_err(|e| SanitizeError::options(format!("{function}: {e} (after csv_auto_detect)")))?;
+    options.check_csv_dialect().map_err(|e| SanitizeError::options(format!("{e} (after csv_auto_detect)")))?;
     Ok(())
 }
 
 /// The rescue column may not take a data column's or an ETL column's name.
-fn check_rescue_name(function: &str, root: &StructNode, options: &Options) -> Result<()> {
+fn check_rescue_name(root: &StructNode, options: &Options) -> Result<()> {
     let Some(name) = &options.rescue_column else { return Ok(()) };
     let lower = name.to_lowercase();
     if RESERVED_COLUMNS.contains(&lower.as_str()) {
         return Err(SanitizeError::options(format!(
-            "{function}: the \"rescue_column\" parameter names \"{name}\", a column every scan already adds"
+            "the \"rescue_column\" parameter names \"{name}\", a column every scan already adds"
         )));
     }
     if let Some(v) = root.output_versions().find(|v| v.output_name.to_lowercase() == lower) {
         return Err(SanitizeError::options(format!(
-            "{function}: the \"rescue_column\" parameter names \"{name}\", and a data field already makes the column \"{}\"; choose another name",
+            "the \"rescue_column\" parameter names \"{name}\", and a data field already makes the column \"{}\"; choose another name",
             v.output_name
         )));
     }
@@ -738,20 +735,20 @@ fn check_rescue_name(function: &str, root: &StructNode, options: &Options) -> Re
 
 /// A partition column may not take a data column's name, nor an ETL
 /// column's: the table would have two columns of one name.
-fn check_partition_names(function: &str, root: &StructNode, partitions: &Partitions) -> Result<()> {
+fn check_partition_names(root: &StructNode, partitions: &Partitions) -> Result<()> {
     // By DuckDB's rules: column names are case-insensitive, so under
     // field_name_policy 'preserve' `COL1` and `col1` are one name.
     for column in &partitions.columns {
         let lower = column.name.to_lowercase();
         if RESERVED_COLUMNS.contains(&lower.as_str()) {
             return Err(SanitizeError::options(format!(
-                "{function}: the hive partition key '{}' makes the column \"{}\", which every scan already adds; pass hive_partitioning := false, or rename the directory key",
+                "the hive partition key '{}' makes the column \"{}\", which every scan already adds; pass hive_partitioning := false, or rename the directory key",
                 column.key, column.name
             )));
         }
         if let Some(v) = root.output_versions().find(|v| v.output_name.to_lowercase() == lower) {
             return Err(SanitizeError::options(format!(
-                "{function}: a data field and the hive partition key '{}' both make the column \"{}\"; pass hive_partitioning := false to read the field without partition columns, or rename the field or the directory key",
+                "a data field and the hive partition key '{}' both make the column \"{}\"; pass hive_partitioning := false to read the field without partition columns, or rename the field or the directory key",
                 column.key, v.output_name
             )));
         }
@@ -775,7 +772,6 @@ fn record_partitions(recorded: &mut Vec<crate::source::PartitionColumn>, partiti
 /// records by its own file's names (a CSV range takes its file's header,
 /// readers::CsvHeads), so files that differ need nothing more than that.
 fn check_directory_consistency(
-    function: &str,
     files: &[String],
     names: &[String],
     options: &Options,
@@ -788,11 +784,11 @@ fn check_directory_consistency(
     let mut reference: Option<(&String, crate::formats::Signature)> = None;
     for (path, file) in files.iter().zip(names) {
         let mut reader = open_reader(path, file, options, opener)?;
-        let Some(signature) = reader.signature().map_err(|e| e.in_function(function))? else { continue };
+        let Some(signature) = reader.signature()? else { continue };
         match &reference {
             None => reference = Some((file, signature)),
             Some((first, expected)) if *expected != signature => {
-                return Err(SanitizeError::input(format!("{function}: {}", signature.mismatch(file, expected, first))));
+                return Err(SanitizeError::input(signature.mismatch(file, expected, first)));
             }
             Some(_) => {}
         }

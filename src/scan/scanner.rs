@@ -176,6 +176,12 @@ impl Scanner {
     /// all of one file. Returns the row count; 0 only once every file is
     /// exhausted.
     pub fn next_chunk(&mut self, chunk: &mut Chunk) -> Result<usize> {
+        // The one place a scan's messages get the function's name.
+        let plan = Arc::clone(&self.plan);
+        self.fill_chunk(chunk).map_err(|e| e.in_function(&plan.function))
+    }
+
+    fn fill_chunk(&mut self, chunk: &mut Chunk) -> Result<usize> {
         let plan = Arc::clone(&self.plan);
         let function = plan.function.as_str();
         if self.reader.is_none() && self.counting.is_none() {
@@ -211,12 +217,12 @@ impl Scanner {
                     RouteWork::new(decode, Arc::clone(&shared), wanted.clone(), file_index, spares.clone())
                 })
             });
-            let range = match reader.next(&mut self.routed).map_err(|e| e.in_function(function))? {
+            let range = match reader.next(&mut self.routed)? {
                 None => {
                     self.publish(true);
                     super::rejects::record(std::mem::take(&mut self.rejects));
                     // A probe that read the rows has checked this at bind.
-                    self.bad.check_not_all_bad(function, self.stats.rows_read, &plan.options)?;
+                    self.bad.check_not_all_bad(self.stats.rows_read, &plan.options)?;
                     chunk.clear();
                     return Ok(0);
                 }
@@ -367,7 +373,7 @@ impl Scanner {
                 )));
             }
             if event.violation {
-                self.bad.handle_violation(function, file, &event.meta, &event.cause, on_error, &mut self.stats)?;
+                self.bad.handle_violation(file, &event.meta, &event.cause, on_error, &mut self.stats)?;
             } else {
                 // A bad record's event carries its decoder's fault.
                 let fallback;
@@ -378,7 +384,7 @@ impl Scanner {
                         &fallback
                     }
                 };
-                self.bad.handle(function, file, &event.meta, bad, on_error, &mut self.stats)?;
+                self.bad.handle(file, &event.meta, bad, on_error, &mut self.stats)?;
             }
         }
         Ok(())
@@ -788,7 +794,11 @@ fn reject(
             OnError::EmitNullRow => "value_nulled",
         };
         let cause = format!("{} (schema_mode 'strict')", event.cause);
-        (kind, action, super::bad_records::bad_record_message(function, file, meta.line, meta.byte, &cause))
+        (
+            kind,
+            action,
+            format!("{function}: {}", super::bad_records::bad_record_message(file, meta.line, meta.byte, &cause)),
+        )
     } else if event.meta.error.as_ref().is_some_and(|e| e.fault == crate::formats::RecordFault::SkippedLine) {
         // Skipped whatever `on_error` says: it stops nothing and is no row.
         let message = format!(
@@ -812,7 +822,8 @@ fn reject(
             OnError::SkipRow => "row_skipped",
             OnError::EmitNullRow => "row_nulled",
         };
-        let message = super::bad_records::bad_record_message(function, file, meta.line, meta.byte, &event.cause);
+        let message =
+            format!("{function}: {}", super::bad_records::bad_record_message(file, meta.line, meta.byte, &event.cause));
         (record_kind(event), action, message)
     };
     // A value's own text; a record's, read back from its file.
