@@ -99,7 +99,7 @@ fn from_parquet(input: &DataChunk, output: &Vector<'_>, files: &super::handles::
                 crate::source::display_uri(path)
             ));
         }
-        registry_from_parquet_with(FROM_PARQUET, path, &files.opener).map_err(|e| e.message)
+        registry_from_parquet_with(path, &files.opener).map_err(|e| e.in_function(FROM_PARQUET).message)
     })
 }
 

@@ -35,25 +35,24 @@ pub fn canonical_registry(text: &str) -> Result<String> {
 /// when SQL calls it: its lockdowns apply), remotely by range requests for
 /// the file's last bytes.
 pub fn registry_from_parquet_with(
-    function: &str,
     path: &str,
     opener: &crate::formats::byte_source::FileOpener,
 ) -> Result<Option<String>> {
-    let source = footer_source(function, path, opener)?;
-    let Some(text) = crate::formats::parquet::footer_value(&source, PARQUET_REGISTRY_KEY)
-        .map_err(|e| not_parquet(function, path, &e))?
+    let source = footer_source(path, opener)?;
+    let Some(text) =
+        crate::formats::parquet::footer_value(&source, PARQUET_REGISTRY_KEY).map_err(|e| not_parquet(path, &e))?
     else {
         return Ok(None);
     };
     canonical_registry(&text).map(Some).map_err(|e| {
         let path = crate::source::display_uri(path);
-        SanitizeError::input(format!("{function}: the registry in the footer of \"{path}\" is invalid: {}", e.message))
+        SanitizeError::input(format!("the registry in the footer of \"{path}\" is invalid: {}", e.message))
     })
 }
 
-fn not_parquet(function: &str, path: &str, e: &dyn std::fmt::Display) -> SanitizeError {
+fn not_parquet(path: &str, e: &dyn std::fmt::Display) -> SanitizeError {
     let path = crate::source::display_uri(path);
-    SanitizeError::input(format!("{function}: cannot read the Parquet footer of \"{path}\": {e}"))
+    SanitizeError::input(format!("cannot read the Parquet footer of \"{path}\": {e}"))
 }
 
 /// Bytes read at first from the end of a remote file: most footers fit, so
@@ -64,20 +63,18 @@ const FOOTER_GUESS_BYTES: u64 = 64 << 10;
 /// a remote file's tail that holds its whole footer (a second request when
 /// the first tail was too short).
 fn footer_source(
-    function: &str,
     path: &str,
     opener: &crate::formats::byte_source::FileOpener,
 ) -> Result<crate::formats::byte_source::SharedSource> {
     use crate::formats::byte_source::SharedSource;
-    let shared = |source| SharedSource::new(source).map_err(|e| not_parquet(function, path, &e));
-    if let Some(mut tail) = crate::source::remote_tail(path, FOOTER_GUESS_BYTES).map_err(|e| e.in_function(function))? {
+    let shared = |source| SharedSource::new(source).map_err(|e| not_parquet(path, &e));
+    if let Some(mut tail) = crate::source::remote_tail(path, FOOTER_GUESS_BYTES)? {
         let n = tail.len();
         if n >= 8 && &tail[n - 4..] == b"PAR1" {
             // The footer, its length and both magics.
             let needed = u64::from(u32::from_le_bytes([tail[n - 8], tail[n - 7], tail[n - 6], tail[n - 5]])) + 12;
             if needed > crate::formats::parquet::MAX_FOOTER_BYTES + 12 {
                 return Err(not_parquet(
-                    function,
                     path,
                     &format!(
                         "the footer claims {} bytes, more than the {} bytes read at most",
@@ -87,16 +84,15 @@ fn footer_source(
                 ));
             }
             if needed > n as u64 && n as u64 == FOOTER_GUESS_BYTES {
-                tail =
-                    crate::source::remote_tail(path, needed).map_err(|e| e.in_function(function))?.unwrap_or_default();
+                tail = crate::source::remote_tail(path, needed)?.unwrap_or_default();
             }
         }
         return shared(Box::new(std::io::Cursor::new(tail)));
     }
     let local = crate::source::file_uri_path(path).unwrap_or(path);
     let file = opener.open(local).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => SanitizeError::io(format!("{function}: no such file \"{path}\"")),
-        _ => SanitizeError::io(format!("{function}: cannot open file \"{path}\": {e}")),
+        std::io::ErrorKind::NotFound => SanitizeError::io(format!("no such file \"{path}\"")),
+        _ => SanitizeError::io(format!("cannot open file \"{path}\": {e}")),
     })?;
     shared(file)
 }

@@ -88,7 +88,6 @@ enum Target {
 /// An open Parquet file for one plan's rows. Dropping it unfinished
 /// removes the temporary file: nothing reaches the target.
 pub struct ParquetSink {
-    function: String,
     target: Target,
     temp: PathBuf,
     /// Made at the first chunk, which decides the encodings
@@ -107,43 +106,42 @@ impl ParquetSink {
     /// Opens the temporary file for `output` (a local path, `file://` URI or
     /// object-store URI). The footer will carry the plan's registry under
     /// [`PARQUET_REGISTRY_KEY`].
-    pub fn create(function: &str, output: &str, plan: &ScanPlan, compression: ParquetCompression) -> Result<Self> {
-        Self::create_with(function, output, plan, compression, &plan.run.opener)
+    pub fn create(output: &str, plan: &ScanPlan, compression: ParquetCompression) -> Result<Self> {
+        Self::create_with(output, plan, compression, &plan.run.opener)
     }
 
     /// [`ParquetSink::create`], the temporary file created by `opener`.
     pub fn create_with(
-        function: &str,
         output: &str,
         plan: &ScanPlan,
         compression: ParquetCompression,
         opener: &FileOpener,
     ) -> Result<Self> {
-        let schema = arrow_schema(plan).map_err(|e| e.in_function(function))?;
+        let schema = arrow_schema(plan)?;
         let sequence = TEMP_SEQUENCE.fetch_add(1, Ordering::Relaxed);
         let (target, dir, name) = if let Some(uri) = parse_remote(output) {
             if uri.key.is_empty() || uri.key.ends_with('/') {
                 let output = crate::source::display_uri(output);
-                return Err(SanitizeError::options(format!("{function}: the output \"{output}\" names no object")));
+                return Err(SanitizeError::options(format!("the output \"{output}\" names no object")));
             }
             let name = uri.key.rsplit('/').next().unwrap_or("part.parquet").to_string();
             let root = staging_root();
             std::fs::create_dir_all(&root).map_err(|e| {
-                SanitizeError::io(format!("{function}: cannot create the spool directory \"{}\": {e}", root.display()))
+                SanitizeError::io(format!("cannot create the spool directory \"{}\": {e}", root.display()))
             })?;
             (Target::Remote(output.to_string()), root, name)
         } else {
             if crate::source::is_remote_scheme(output) && file_uri_path(output).is_none() {
                 let output = crate::source::display_uri(output);
                 return Err(SanitizeError::options(format!(
-                    "{function}: cannot write \"{output}\": outputs are local paths, file:// or object-store URIs (s3://, gs://, az://, ...)"
+                    "cannot write \"{output}\": outputs are local paths, file:// or object-store URIs (s3://, gs://, az://, ...)"
                 )));
             }
             let local = PathBuf::from(file_uri_path(output).unwrap_or(output));
             let name = local
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
-                .ok_or_else(|| SanitizeError::options(format!("{function}: the output \"{output}\" names no file")))?;
+                .ok_or_else(|| SanitizeError::options(format!("the output \"{output}\" names no file")))?;
             let dir = local.parent().map(Path::to_path_buf).unwrap_or_default();
             (Target::Local(local), dir, name)
         };
@@ -154,10 +152,10 @@ impl ParquetSink {
         let file = match &target {
             // The spool is the extension's own directory.
             Target::Remote(_) => Box::new(File::options().write(true).create_new(true).open(&temp).map_err(|e| {
-                SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
+                SanitizeError::io(format!("cannot create the temporary file \"{}\": {e}", temp.display()))
             })?) as Box<dyn ByteSink>,
             Target::Local(_) => {
-                let file = create_local(function, output, opener, &dir, &temp)?;
+                let file = create_local(output, opener, &dir, &temp)?;
                 // A killed run's leftovers go before this run adds its own
                 // (the directory is one the file system lets us write).
                 remove_stale_temps(&dir, crate::source::process_alive);
@@ -178,16 +176,7 @@ impl ParquetSink {
             )]))
             .set_created_by(format!("schema_sanitizer {}", env!("CARGO_PKG_VERSION")))
             .build();
-        Ok(ParquetSink {
-            function: function.to_string(),
-            target,
-            temp,
-            writer: None,
-            file: Some(file),
-            properties: Some(properties),
-            schema,
-            rows: 0,
-        })
+        Ok(ParquetSink { target, temp, writer: None, file: Some(file), properties: Some(properties), schema, rows: 0 })
     }
 
     /// The Arrow writer, made at the first batch: a top-level column whose
@@ -215,12 +204,12 @@ impl ParquetSink {
     }
 
     fn failed(&self, what: &str, e: &dyn std::fmt::Display) -> SanitizeError {
-        SanitizeError::io(format!("{}: {what} (\"{}\"): {e}", self.function, self.temp.display()))
+        SanitizeError::io(format!("{what} (\"{}\"): {e}", self.temp.display()))
     }
 
     /// Appends a chunk's rows; `first`: it holds the file's first row.
     pub fn write(&mut self, plan: &ScanPlan, chunk: &Chunk, first: bool) -> Result<()> {
-        let batch = chunk_batch(plan, &self.schema, chunk, first).map_err(|e| e.in_function(&self.function))?;
+        let batch = chunk_batch(plan, &self.schema, chunk, first)?;
         if let Err(e) = self.writer_for(&batch)?.write(&batch) {
             return Err(self.failed("cannot write Parquet", &e));
         }
@@ -246,13 +235,9 @@ impl ParquetSink {
         drop(file);
         match &self.target {
             Target::Local(path) => std::fs::rename(&self.temp, path).map_err(|e| {
-                SanitizeError::io(format!(
-                    "{}: cannot move the finished file to \"{}\": {e}",
-                    self.function,
-                    path.display()
-                ))
+                SanitizeError::io(format!("cannot move the finished file to \"{}\": {e}", path.display()))
             })?,
-            Target::Remote(uri) => upload_file(&self.temp, uri).map_err(|e| e.in_function(&self.function))?,
+            Target::Remote(uri) => upload_file(&self.temp, uri)?,
         }
         Ok(WrittenFile { rows: self.rows, bytes })
     }
@@ -261,23 +246,15 @@ impl ParquetSink {
 /// Creates the temporary file `temp` in `dir` through `opener`; when only
 /// the directory is missing (the file system refused nothing else), the
 /// directory is created and the file created again.
-fn create_local(
-    function: &str,
-    output: &str,
-    opener: &FileOpener,
-    dir: &Path,
-    temp: &Path,
-) -> Result<Box<dyn ByteSink>> {
+fn create_local(output: &str, opener: &FileOpener, dir: &Path, temp: &Path) -> Result<Box<dyn ByteSink>> {
     let temp_text = temp.to_string_lossy();
-    let cannot = |e: std::io::Error| {
-        SanitizeError::io(format!("{function}: cannot create the temporary file \"{}\": {e}", temp.display()))
-    };
+    let cannot =
+        |e: std::io::Error| SanitizeError::io(format!("cannot create the temporary file \"{}\": {e}", temp.display()));
     match opener.create_new(&temp_text) {
         Ok(file) => Ok(file),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(if dir.as_os_str().is_empty() { Path::new(".") } else { dir }).map_err(|e| {
-                SanitizeError::io(format!("{function}: cannot create the directory of \"{output}\": {e}"))
-            })?;
+            std::fs::create_dir_all(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })
+                .map_err(|e| SanitizeError::io(format!("cannot create the directory of \"{output}\": {e}")))?;
             opener.create_new(&temp_text).map_err(cannot)
         }
         Err(e) => Err(cannot(e)),

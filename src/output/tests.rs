@@ -34,7 +34,7 @@ fn plan_of(dir: &Path, lines: impl Iterator<Item = String>, params: &[(&str, Par
 /// Scans the plan into a sink at `target`; `stop_after` chunks, if given,
 /// then drops the sink unfinished.
 fn write(plan: &Arc<ScanPlan>, target: &Path, stop_after: Option<usize>) -> Option<super::WrittenFile> {
-    let mut sink = ParquetSink::create("test", target.to_str().unwrap(), plan, ParquetCompression::Zstd).unwrap();
+    let mut sink = ParquetSink::create(target.to_str().unwrap(), plan, ParquetCompression::Zstd).unwrap();
     let mut scanner = Scanner::new(Arc::clone(plan));
     let mut chunk = Chunk::new(plan);
     let mut n = 0;

@@ -55,7 +55,9 @@ pub fn write_plan(
     session: Option<crate::scan::scan_log::Session>,
     mut after_first_chunk: impl FnMut(),
 ) -> Result<Written, Failure> {
-    let mut sink = ParquetSink::create(function, output, &plan, compression).map_err(Failure::Output)?;
+    // The writer's messages are named here, once.
+    let output_failure = |e: SanitizeError| Failure::Output(e.in_function(function));
+    let mut sink = ParquetSink::create(output, &plan, compression).map_err(output_failure)?;
     let mut scanner = Scanner::new(Arc::clone(&plan));
     scanner.log_as(session);
     let mut chunk = Chunk::new(&plan);
@@ -64,7 +66,7 @@ pub fn write_plan(
     let mut rows_by_file = vec![0u64; plan.files.len()];
     let rescuing = plan.options.rescue_column.is_some();
     while scanner.next_chunk(&mut chunk).map_err(Failure::Read)? > 0 {
-        sink.write(&plan, &chunk, first).map_err(Failure::Output)?;
+        sink.write(&plan, &chunk, first).map_err(output_failure)?;
         if first {
             after_first_chunk();
         }
@@ -78,7 +80,7 @@ pub fn write_plan(
             rows_rescued += rescue.valid.iter().take(chunk.rows).filter(|v| **v).count() as u64;
         }
     }
-    let file = sink.finish().map_err(Failure::Output)?;
+    let file = sink.finish().map_err(output_failure)?;
     Ok(Written {
         file,
         stats: scanner.stats,

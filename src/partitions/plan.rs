@@ -449,7 +449,9 @@ pub fn latest_in_layout(
     // Newest first: by (year, month, day, hour), then file name.
     candidates.sort();
     for (_, _, file) in candidates.into_iter().rev() {
-        if let Some(registry) = crate::output::registry_from_parquet_with(LATEST_FUNCTION, &file, opener)? {
+        if let Some(registry) =
+            crate::output::registry_from_parquet_with(&file, opener).map_err(|e| e.in_function(LATEST_FUNCTION))?
+        {
             let key = file.strip_prefix(root).unwrap_or(&file).trim_start_matches('/');
             let key = key.rsplit_once('/').map_or(key, |(dir, _)| dir).to_string();
             return Ok(Some((key, file, registry)));

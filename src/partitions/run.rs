@@ -372,7 +372,9 @@ impl PipelineRun {
             // Its registry is carried only when it is newer than the run's
             // (a warm-up's, or a later partition's, is not thrown away).
             let opener = &self.options.run.opener;
-            if let Some(registry) = crate::output::registry_from_parquet_with(FUNCTION, &output, opener)? {
+            if let Some(registry) =
+                crate::output::registry_from_parquet_with(&output, opener).map_err(|e| e.in_function(FUNCTION))?
+            {
                 let newer = match self.registry.as_deref() {
                     None => true,
                     Some(current) => generation(&registry) > generation(current),
