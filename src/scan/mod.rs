@@ -308,7 +308,7 @@ fn plan_named(
     let mut stats = Stats::default();
     let mut tally = None;
     if options.schema_mode == SchemaMode::Additive {
-        let input = Input { function, files: &files, names: &names, ranges: &ranges, run: &run };
+        let input = Input { files: &files, names: &names, ranges: &ranges, run: &run };
         // Where only a bad record can make a row differ from a count
         // (no rescue column, pin, freeze or reshaping; a text format,
         // whose rows the probe decodes), a scan needing no value may take
@@ -467,7 +467,6 @@ fn plan_input_ranges(files: &[String], names: &[String], options: &Options, run:
 /// The input of a probe or scan: its files, their names in messages and
 /// their ranges.
 pub(crate) struct Input<'a> {
-    pub function: &'a str,
     pub files: &'a [String],
     pub names: &'a [String],
     pub ranges: &'a [ranges::Range],
@@ -557,7 +556,6 @@ fn probe(
     mut tally: Option<&mut tally::ProbeTally>,
 ) -> Result<()> {
     use ordered::Step;
-    let function = input.function;
     let mut rules = options.rules();
     // A new struct version of a map field becomes a map (infer/maps.rs).
     rules.columns.maps_later |= options.input_format != InputFormat::Parquet && has_map(root);
@@ -608,7 +606,7 @@ fn probe(
     let mut reader =
         range_reader(input, options, no_rows.clone(), move |decode, _| decode.knowing_shapes(board.clone()));
     let mut lines = LineCursor::default();
-    while let Some(step) = reader.next(&mut batch).map_err(|e| e.in_function(function))? {
+    while let Some(step) = reader.next(&mut batch)? {
         let range = match step {
             Step::Piece { range } => range,
             Step::RangeEnd { range, bytes_read, lines: consumed } => {

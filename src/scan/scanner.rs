@@ -183,7 +183,6 @@ impl Scanner {
 
     fn fill_chunk(&mut self, chunk: &mut Chunk) -> Result<usize> {
         let plan = Arc::clone(&self.plan);
-        let function = plan.function.as_str();
         if self.reader.is_none() && self.counting.is_none() {
             // The files are the ones the probe read, and it found no bad
             // record in them (scan/tally.rs).
@@ -203,13 +202,8 @@ impl Scanner {
         }
         loop {
             let reader = self.reader.get_or_insert_with(|| {
-                let input = Input {
-                    function,
-                    files: &plan.files,
-                    names: &plan.display_files,
-                    ranges: &plan.ranges,
-                    run: &plan.run,
-                };
+                let input =
+                    Input { files: &plan.files, names: &plan.display_files, ranges: &plan.ranges, run: &plan.run };
                 let (shared, wanted, skip) = (Arc::clone(&plan), self.wanted.clone(), self.skip.clone());
                 let spares = SpareBatches::default();
                 range_reader(&input, &plan.options, Vec::new(), move |decode, file_index| {
