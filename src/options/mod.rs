@@ -10,6 +10,7 @@ use crate::scalar::{CustomPatterns, DateFormats, FloatFormat, ScalarParsers};
 use crate::value::TimeUnit;
 
 mod choices;
+mod origins;
 mod params;
 mod row_params;
 mod specs;
@@ -18,6 +19,7 @@ mod tests;
 mod values;
 
 pub(crate) use choices::*;
+pub use origins::{Origin, Origins};
 pub(crate) use params::*;
 pub(crate) use row_params::*;
 pub(crate) use specs::*;
@@ -66,16 +68,14 @@ pub struct Options {
     pub csv_null_padding: bool,
     /// Sniff the dialect options not given (nor taken from the registry).
     pub csv_auto_detect: bool,
-    /// The options a registry's contract supplied (`with_contract`): like
-    /// given ones, the sniffer leaves them alone.
-    pub adopted: Vec<&'static str>,
     pub input_text_encoding: TextEncoding,
     /// Stream each direct child element with this tag as a row; `None`: the
     /// whole document is one row.
     pub xml_row_tag: Option<String>,
-    /// The parameters the user gave (not NULL): an explicit choice differs
-    /// from a default (on_error, the registry contract).
-    pub given: Vec<(&'static str, ParamValue)>,
+    /// Where each option's value came from (options/origins.rs): an
+    /// explicit choice differs from a default (on_error, the registry
+    /// contract, what the CSV sniffer may decide).
+    pub origins: Origins,
     /// `parse_floats` as given; `parsers.floats` holds the compiled format.
     pub parse_floats: bool,
     /// `parse_float_decimal_separator` and `_thousands_separator` as given
@@ -127,11 +127,6 @@ pub struct Options {
 }
 
 impl Options {
-    /// Whether the user gave the parameter `name` (with a value other than NULL).
-    pub fn is_given(&self, name: &str) -> bool {
-        self.given.iter().any(|(n, _)| *n == name)
-    }
-
     /// The contract options of this scan's format, with their values.
     fn contract_specs(&self) -> impl Iterator<Item = (&'static OptionSpec, ContractValue)> + '_ {
         OPTION_SPECS.iter().filter_map(move |spec| {
@@ -151,18 +146,22 @@ impl Options {
     }
 
     /// Applies a registry's contract: an option the scan does not give takes
-    /// the registry's value; one it gives with another value is an error
-    /// naming the option and both values. `None` (a registry written before
-    /// contracts existed) applies nothing.
+    /// the registry's value (its origin then `Contract`); one it gives with
+    /// another value is an error naming the option and both values. `None`
+    /// (a registry written before contracts existed) applies nothing. The
+    /// values go through each option's own parser and then the checks that
+    /// involve several options, as values the user types do.
     pub fn with_contract(
-        self,
+        mut self,
         function: &str,
         contract: Option<&serde_json::Map<String, serde_json::Value>>,
     ) -> Result<Self> {
         let Some(contract) = contract else { return Ok(self) };
-        let mut params: Vec<(&str, ParamValue)> = self.given.iter().map(|(n, v)| (*n, v.clone())).collect();
-        let mut adopted_names = Vec::new();
-        for (spec, value) in self.contract_specs() {
+        let err =
+            |m: String| SanitizeError::options(format!("{function}: {m} (a value taken from the registry's contract)"));
+        let mut adopted = false;
+        let specs: Vec<_> = self.contract_specs().collect();
+        for (spec, value) in specs {
             let name = spec.name;
             let Some(theirs) = contract.get(name) else { continue };
             // A null in the contract (an option that was off, such as
@@ -170,7 +169,7 @@ impl Options {
             if theirs.is_null() {
                 continue;
             }
-            if self.is_given(name) {
+            if *(spec.origin)(&mut self.origins) == Origin::Given {
                 let ours = value(&self);
                 if &ours != theirs {
                     return Err(SanitizeError::options(format!(
@@ -184,21 +183,14 @@ impl Options {
                     "{function}: invalid registry: contract.{name} has an unusable value {theirs}"
                 ))
             })?;
-            params.push((name, value));
-            adopted_names.push(name);
+            (spec.apply)(&mut self, name, &value).map_err(err)?;
+            *(spec.origin)(&mut self.origins) = Origin::Contract;
+            adopted = true;
         }
-        if adopted_names.is_empty() {
-            return Ok(self);
+        if adopted {
+            self.finish().map_err(err)?;
         }
-        // Parse again with the registry's values: the same validation as
-        // for values the user types.
-        let mut o = Options::parse(function, Some(self.input_format), &params).map_err(|e| {
-            SanitizeError::options(format!("{} (a value taken from the registry's contract)", e.message))
-        })?;
-        // Contract values are not the user's choices.
-        o.given.retain(|(n, _)| self.is_given(n));
-        o.adopted = adopted_names;
-        Ok(o)
+        Ok(self)
     }
 
     /// Every option at its row's default.
@@ -232,10 +224,9 @@ impl Options {
             csv_null_strings: Vec::new(),
             csv_null_padding: false,
             csv_auto_detect: false,
-            adopted: Vec::new(),
             input_text_encoding: TextEncoding::Utf8,
             xml_row_tag: None,
-            given: Vec::new(),
+            origins: Origins::default(),
             parse_floats: false,
             float_separators: (0, 0),
             custom_patterns: [Vec::new(), Vec::new(), Vec::new()],
@@ -298,8 +289,8 @@ impl Options {
                 }
                 continue;
             }
-            o.given.push((spec.name, value.clone()));
             (spec.apply)(&mut o, spec.name, value).map_err(err)?;
+            *(spec.origin)(&mut o.origins) = Origin::Given;
         }
         o.finish().map_err(err)?;
         Ok(o)
@@ -339,13 +330,13 @@ impl Options {
         if self.bigquery_profile {
             // BigQuery reads microseconds at most and 15 RECORD levels.
             if self.timestamp_precision != TimeUnit::Micros {
-                if self.is_given("timestamp_precision") {
+                if self.origins.timestamp_precision == Origin::Given {
                     return Err("bigquery_profile := true needs timestamp_precision 'TIMESTAMP_MICROS' (BigQuery has no nanosecond timestamps)".into());
                 }
                 self.timestamp_precision = TimeUnit::Micros;
             }
             if self.parquet_max_depth > BIGQUERY_MAX_DEPTH {
-                if self.is_given("parquet_max_depth") {
+                if self.origins.parquet_max_depth == Origin::Given {
                     return Err(format!(
                         "bigquery_profile := true needs parquet_max_depth at most {BIGQUERY_MAX_DEPTH} (BigQuery's RECORD nesting), not {}",
                         self.parquet_max_depth

@@ -159,3 +159,40 @@ fn parser_options_are_validated() {
     .unwrap();
     assert_eq!(o.parsers.floats, Some(FloatFormat { decimal: b',', thousands: b'.' }));
 }
+
+fn csv(params: &[(&str, ParamValue)]) -> Result<Options> {
+    Options::parse("sanitize_csv", Some(InputFormat::Csv), params)
+}
+
+#[test]
+fn each_value_keeps_where_it_came_from() {
+    let o = csv(&[("csv_delimiter", ParamValue::Str(";".into())), ("on_error", ParamValue::Null)]).unwrap();
+    assert_eq!(o.origins.csv_delimiter, Origin::Given);
+    assert_eq!(o.origins.on_error, Origin::Default, "NULL keeps the default");
+    assert_eq!(o.origins.csv_quote, Origin::Default);
+    assert!(o.origins.csv_delimiter.is_chosen() && !o.origins.csv_quote.is_chosen());
+}
+
+#[test]
+fn a_contract_fills_what_is_not_given_without_parsing_again() {
+    let o = csv(&[("csv_quote", ParamValue::Str("'".into()))]).unwrap();
+    let contract: serde_json::Map<String, serde_json::Value> = serde_json::from_str(
+        r#"{"csv_delimiter": "|", "csv_quote": "'", "parse_integers": true, "rescue_column": null}"#,
+    )
+    .unwrap();
+    let o = o.with_contract("sanitize_csv", Some(&contract)).unwrap();
+    assert_eq!((o.csv_delimiter.as_slice(), o.origins.csv_delimiter), (&b"|"[..], Origin::Contract));
+    assert_eq!((o.csv_quote, o.origins.csv_quote), (Some(b'\''), Origin::Given), "the same value given stays given");
+    assert!(o.parsers.integers && o.origins.parse_integers == Origin::Contract);
+    assert_eq!(o.origins.rescue_column, Origin::Default, "a null constrains nothing");
+    // A given value the contract contradicts is refused, naming both.
+    let given = csv(&[("csv_quote", ParamValue::Str("\"".into()))]);
+    let e = given.unwrap().with_contract("sanitize_csv", Some(&contract)).unwrap_err();
+    assert!(e.message.starts_with("sanitize_csv: the registry was built with csv_quote"), "{e}");
+    // A contract value that clashes with a given one across options fails
+    // the checks a typed value fails, and says where it came from.
+    let clash: serde_json::Map<String, serde_json::Value> = serde_json::from_str(r#"{"csv_delimiter": "'"}"#).unwrap();
+    let quoted = csv(&[("csv_quote", ParamValue::Str("'".into()))]);
+    let e = quoted.unwrap().with_contract("sanitize_csv", Some(&clash)).unwrap_err();
+    assert!(e.message.ends_with("(a value taken from the registry's contract)"), "{e}");
+}

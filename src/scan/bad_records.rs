@@ -142,7 +142,7 @@ impl BadRecords {
     pub fn check_not_all_bad(&self, rows_read: u64, options: &Options) -> Result<()> {
         // Skipped lines were read, but they are neither good nor bad records.
         let rows_read = rows_read.saturating_sub(self.skipped_lines);
-        if options.is_given("on_error") {
+        if options.origins.on_error == crate::options::Origin::Given {
             return Ok(());
         }
         if let Some(damaged) = &self.damaged {

@@ -57,7 +57,7 @@ use crate::infer::{
     absorb_record, check_paths_name_fields, has_map, infer_maps, running_width, schema_width, widest_object,
     ColumnLimit, DepthLimits, InferStats, MapRules, Rules, ShapeCache, StructNode, TimeUnit,
 };
-use crate::options::{InputFormat, Options, SchemaMode};
+use crate::options::{InputFormat, Options, Origin, SchemaMode};
 use crate::registry::naming::{empty_name, sanitize, RESERVED_COLUMNS};
 use crate::registry::{finalize, parse_registry, DriftEvent, FinalizeOptions, Registry};
 use crate::source::{plan_partitions, resolve, Partitions, Spool};
@@ -265,7 +265,7 @@ fn plan_named(
     // The name policy travels with the registry as the contract's options
     // do: a scan that does not give one continues the registry's (a
     // `lower_snake` registry without `field_name_policy :=` was refused).
-    if !options.is_given("field_name_policy") {
+    if options.origins.field_name_policy != Origin::Given {
         options.field_name_policy = registry.field_name_policy;
     }
     // After the contract: it may set timestamp_precision.
@@ -681,19 +681,28 @@ fn sniff_csv_dialect(
     if options.input_format != InputFormat::Csv || !(options.csv_auto_detect || options.csv_has_header.is_none()) {
         return Ok(());
     }
-    let decided = |name: &str| options.is_given(name) || options.adopted.contains(&name) || !options.csv_auto_detect;
+    // Given, taken from the contract, or not to be sniffed at all.
+    let auto = options.csv_auto_detect;
+    let origins = options.origins.clone();
+    let decided = |origin: Origin| origin.is_chosen() || !auto;
     let fixed = Fixed {
-        delimiter: decided("csv_delimiter").then(|| options.csv_delimiter.clone()),
-        quote: decided("csv_quote").then_some(options.csv_quote),
-        escape: decided("csv_escape").then_some(options.csv_escape),
-        comment: decided("csv_comment").then_some(options.csv_comment),
-        skip_lines: decided("csv_skip_lines").then_some(options.csv_skip_lines),
-        has_header: options
-            .csv_has_header
-            .filter(|_| options.is_given("csv_has_header") || options.adopted.contains(&"csv_has_header")),
+        delimiter: decided(origins.csv_delimiter).then(|| options.csv_delimiter.clone()),
+        quote: decided(origins.csv_quote).then_some(options.csv_quote),
+        escape: decided(origins.csv_escape).then_some(options.csv_escape),
+        comment: decided(origins.csv_comment).then_some(options.csv_comment),
+        skip_lines: decided(origins.csv_skip_lines).then_some(options.csv_skip_lines),
+        has_header: options.csv_has_header.filter(|_| origins.csv_has_header.is_chosen()),
         null_padding: options.csv_null_padding,
         null_strings: options.csv_null_strings.clone(),
     };
+    let open = (
+        fixed.delimiter.is_none(),
+        fixed.quote.is_none(),
+        fixed.escape.is_none(),
+        fixed.comment.is_none(),
+        fixed.skip_lines.is_none(),
+        fixed.has_header.is_none(),
+    );
     let (mut sample, mut cut) = (Vec::new(), false);
     for (file, name) in files.iter().zip(names) {
         (sample, cut) = readers::text_sample(file, name, options, opener, SNIFF_SAMPLE_BYTES)?;
@@ -708,6 +717,20 @@ fn sniff_csv_dialect(
     options.csv_comment = d.comment;
     options.csv_skip_lines = d.skip_lines;
     options.csv_has_header = Some(d.has_header);
+    // What the sniffer decided (what `fixed` left open) is marked so.
+    let o = &mut options.origins;
+    for (origin, sniffed) in [
+        (&mut o.csv_delimiter, open.0),
+        (&mut o.csv_quote, open.1),
+        (&mut o.csv_escape, open.2),
+        (&mut o.csv_comment, open.3),
+        (&mut o.csv_skip_lines, open.4),
+        (&mut o.csv_has_header, open.5),
+    ] {
+        if sniffed {
+            *origin = Origin::Sniffed;
+        }
+    }
     // The sniffed bytes must not clash with the ones given.
     options.check_csv_dialect().map_err(|e| SanitizeError::options(format!("{e} (after csv_auto_detect)")))?;
     Ok(())

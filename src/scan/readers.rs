@@ -329,7 +329,7 @@ impl RecordReader for StreamChecked {
 /// byte-order mark under a given `input_text_encoding` of 'utf-8', are
 /// errors: such bytes read as UTF-8 give garbage, not bad records.
 fn detect_encoding(input: &mut Box<dyn Read + Send>, name: &str, options: &Options) -> Result<TextEncoding> {
-    let given = options.is_given("input_text_encoding");
+    let given = options.origins.input_text_encoding == crate::options::Origin::Given;
     let encoding = options.input_text_encoding;
     let mut head = Vec::with_capacity(512);
     let wanted = if options.input_format == InputFormat::Xml { 512 } else { HEAD_BYTES };
@@ -472,7 +472,8 @@ pub fn bytes_are_text(file: &str, options: &Options, opener: &FileOpener) -> boo
     if !head_is_plain(file, opener) {
         return false;
     }
-    if options.input_format != InputFormat::Xml || options.is_given("input_text_encoding") {
+    if options.input_format != InputFormat::Xml || options.origins.input_text_encoding == crate::options::Origin::Given
+    {
         return true;
     }
     let mut head = Vec::with_capacity(512);

@@ -800,10 +800,7 @@ fn reject(
             meta.line,
             meta.byte,
             options.csv_skip_lines,
-            if options.csv_auto_detect
-                && !options.is_given("csv_skip_lines")
-                && !options.adopted.contains(&"csv_skip_lines")
-            {
+            if options.origins.csv_skip_lines == crate::options::Origin::Sniffed {
                 ", sniffed"
             } else {
                 ""

@@ -661,3 +661,24 @@ fn each_byte_range_of_a_csv_file_takes_its_own_files_header() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn what_the_csv_sniffer_decides_is_marked_sniffed() {
+    use crate::options::Origin;
+    let dir = crate::test_support::scratch_dir("sniffed-origin");
+    let path = dir.join("a.csv");
+    std::fs::write(&path, "id;name\n1;'x'\n2;'y'\n").unwrap();
+    let options = Options::parse(
+        "sanitize_csv",
+        Some(InputFormat::Csv),
+        &[("csv_auto_detect", ParamValue::Bool(true)), ("csv_quote", ParamValue::Str("'".into()))],
+    )
+    .unwrap();
+    let plan = crate::scan::plan("sanitize_csv", path.to_str().unwrap(), options).unwrap();
+    let origins = &plan.options.origins;
+    assert_eq!((plan.options.csv_delimiter.as_slice(), origins.csv_delimiter), (&b";"[..], Origin::Sniffed));
+    assert_eq!(origins.csv_quote, Origin::Given, "a given quote is not the sniffer's");
+    assert_eq!(origins.csv_has_header, Origin::Sniffed);
+    assert_eq!(origins.on_error, Origin::Default);
+    let _ = std::fs::remove_dir_all(&dir);
+}
