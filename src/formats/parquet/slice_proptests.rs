@@ -97,3 +97,34 @@ proptest! {
         prop_assert_eq!(bytes, whole_bytes, "the ranges' bytes add up to the file's");
     }
 }
+
+/// Footer metadata of one INT64 column whose row groups start at `starts`.
+fn groups_starting_at(starts: &[i64]) -> parquet::file::metadata::ParquetMetaData {
+    use parquet::file::metadata::{ColumnChunkMetaData, FileMetaData, ParquetMetaDataBuilder, RowGroupMetaData};
+    use parquet::schema::{parser::parse_message_type, types::SchemaDescriptor};
+    let schema =
+        Arc::new(SchemaDescriptor::new(Arc::new(parse_message_type("message m { required int64 id; }").unwrap())));
+    let groups = starts
+        .iter()
+        .map(|&at| {
+            let column = ColumnChunkMetaData::builder(schema.column(0)).set_data_page_offset(at).build().unwrap();
+            RowGroupMetaData::builder(schema.clone()).set_num_rows(1).set_column_metadata(vec![column]).build().unwrap()
+        })
+        .collect();
+    let file = FileMetaData::new(1, starts.len() as i64, None, None, schema, None);
+    ParquetMetaDataBuilder::new(file).set_row_groups(groups).build()
+}
+
+#[test]
+fn row_groups_out_of_order_all_go_to_the_first_range() {
+    let slice = |start, end| RowGroupSlice { start, end };
+    let ordered = groups_starting_at(&[4, 100, 200]);
+    assert_eq!(slice(0, Some(100)).row_groups(&ordered), [0]);
+    assert_eq!(slice(100, Some(200)).row_groups(&ordered), [1]);
+    assert_eq!(slice(200, None).row_groups(&ordered), [2]);
+    let shuffled = groups_starting_at(&[200, 4, 100]);
+    assert_eq!(slice(0, Some(100)).row_groups(&shuffled), [0, 1, 2]);
+    assert!(slice(100, None).row_groups(&shuffled).is_empty());
+    // A start past every group: the range owns none.
+    assert!(slice(300, None).row_groups(&ordered).is_empty());
+}
