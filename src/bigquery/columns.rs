@@ -32,21 +32,16 @@ pub struct Column {
 /// `list_inference`: the table's `enable_list_inference`; without it
 /// BigQuery reads a Parquet list as the record `list` of repeated records
 /// `element`, as the file lays it out.
-pub fn registry_columns(
-    function: &str,
-    registry: &str,
-    partition_names: &[String],
-    list_inference: bool,
-) -> Result<Vec<Column>> {
-    let mut registry = parse_registry(registry).map_err(|e| e.in_function(function))?;
+pub fn registry_columns(registry: &str, partition_names: &[String], list_inference: bool) -> Result<Vec<Column>> {
+    let mut registry = parse_registry(registry)?;
     let opts = FinalizeOptions {
         policy: registry.field_name_policy,
         order: crate::options::ColumnOrder::SchemaContractFirst,
         bigquery_names: false,
     };
-    finalize(&mut registry.root, &opts).map_err(|e| e.in_function(function))?;
+    finalize(&mut registry.root, &opts)?;
     let refuse = |path: &str, why: String| {
-        SanitizeError::options(format!("{function}: column \"{path}\" cannot be a BigQuery column: {why}"))
+        SanitizeError::options(format!("column \"{path}\" cannot be a BigQuery column: {why}"))
     };
     let mut columns =
         struct_columns(&registry.root, "", 0, list_inference).map_err(|(path, why)| refuse(&path, why))?;

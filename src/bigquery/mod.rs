@@ -45,12 +45,12 @@ fn escape(text: &str, quote: char) -> String {
 
 /// A table path `project.dataset.table` (or `dataset.table`), checked, for
 /// `parameter` of `function`.
-pub fn table_path(function: &str, parameter: &str, path: &str) -> crate::error::Result<String> {
+pub fn table_path(parameter: &str, path: &str) -> crate::error::Result<String> {
     let parts: Vec<&str> = path.split('.').collect();
     let ok = (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.trim().is_empty() && !p.contains('`'));
     if !ok {
         return Err(crate::error::SanitizeError::options(format!(
-            "{function}: the \"{parameter}\" parameter must be a table path 'project.dataset.table' (or 'dataset.table'), not '{path}'"
+            "the \"{parameter}\" parameter must be a table path 'project.dataset.table' (or 'dataset.table'), not '{path}'"
         )));
     }
     Ok(path.to_string())

@@ -17,7 +17,7 @@ fn registry_of(fields: Vec<(&str, Value)>) -> String {
 }
 
 fn column_type(ty: Value) -> Result<String, String> {
-    let columns = registry_columns("t", &registry_of(vec![("x", ty)]), &[], true).map_err(|e| e.message)?;
+    let columns = registry_columns(&registry_of(vec![("x", ty)]), &[], true).map_err(|e| e.message)?;
     Ok(columns.iter().find(|c| c.name == "x").unwrap().ty.clone())
 }
 
@@ -84,7 +84,7 @@ fn every_type_the_engine_emits_maps_or_is_refused_naming_the_column() {
             Ok(want) => assert_eq!(got.as_deref(), Ok(want), "{ty}"),
             Err(word) => {
                 let err = got.unwrap_err();
-                assert!(err.starts_with("t: column \"x\" cannot be a BigQuery column: "), "{err}");
+                assert!(err.starts_with("column \"x\" cannot be a BigQuery column: "), "{err}");
                 assert!(err.contains(word), "{ty}: {err}");
             }
         }
@@ -93,7 +93,7 @@ fn every_type_the_engine_emits_maps_or_is_refused_naming_the_column() {
 
 #[test]
 fn the_etl_columns_follow_the_data_columns() {
-    let columns = registry_columns("t", &registry_of(vec![("id", scalar("int64"))]), &[], true).unwrap();
+    let columns = registry_columns(&registry_of(vec![("id", scalar("int64"))]), &[], true).unwrap();
     let got: Vec<(&str, &str)> = columns.iter().map(|c| (c.name.as_str(), c.ty.as_str())).collect();
     assert_eq!(
         got,
@@ -133,24 +133,22 @@ fn names_bigquery_rejects_are_refused() {
         ("9lives", "start with a letter"),
         ("naïve", "letters, digits and underscores"),
     ] {
-        let err = registry_columns("t", &registry_of(vec![(name, scalar("int64"))]), &[], true).unwrap_err().message;
+        let err = registry_columns(&registry_of(vec![(name, scalar("int64"))]), &[], true).unwrap_err().message;
         assert!(err.contains(word), "{name}: {err}");
     }
     // Case-insensitive collisions: a registry never holds them (its own
     // names are case-insensitive), and a data column may not take an ETL
     // column's name in another case.
-    let err =
-        registry_columns("t", &registry_of(vec![("Amount", scalar("int64")), ("amount", scalar("int64"))]), &[], true)
-            .unwrap_err()
-            .message;
-    assert!(err.contains("case-insensitive"), "{err}");
-    let nested = json!({"kind": "struct", "fields": [field("A", scalar("int64")), field("a", scalar("string"))]});
-    let err = registry_columns("t", &registry_of(vec![("s", nested)]), &[], true).unwrap_err().message;
-    assert!(err.contains("case-insensitive"), "{err}");
-    // A data column named like a partition column.
-    let err = registry_columns("t", &registry_of(vec![("Date", scalar("date"))]), &["date".into()], true)
+    let err = registry_columns(&registry_of(vec![("Amount", scalar("int64")), ("amount", scalar("int64"))]), &[], true)
         .unwrap_err()
         .message;
+    assert!(err.contains("case-insensitive"), "{err}");
+    let nested = json!({"kind": "struct", "fields": [field("A", scalar("int64")), field("a", scalar("string"))]});
+    let err = registry_columns(&registry_of(vec![("s", nested)]), &[], true).unwrap_err().message;
+    assert!(err.contains("case-insensitive"), "{err}");
+    // A data column named like a partition column.
+    let err =
+        registry_columns(&registry_of(vec![("Date", scalar("date"))]), &["date".into()], true).unwrap_err().message;
     assert!(err.contains("Hive partition column \"date\""), "{err}");
 }
 
@@ -163,7 +161,7 @@ fn identifiers_and_literals_are_quoted_and_escaped() {
 
 #[test]
 fn the_external_table_declares_partition_columns_apart() {
-    let columns = registry_columns("t", &registry_of(vec![("id", scalar("int64"))]), &["year".into()], true).unwrap();
+    let columns = registry_columns(&registry_of(vec![("id", scalar("int64"))]), &["year".into()], true).unwrap();
     let t = ExternalTable {
         table: "p.d.events".into(),
         source_uris: vec!["gs://silver/events/*".into()],
@@ -204,7 +202,7 @@ fn the_registry_queries_order_newest_first_and_the_sidecar_one_parses_the_key() 
 #[test]
 fn without_list_inference_a_list_is_the_files_own_records() {
     let list = json!({"kind": "list", "element": scalar("int64")});
-    let columns = registry_columns("t", &registry_of(vec![("x", list)]), &[], false).unwrap();
+    let columns = registry_columns(&registry_of(vec![("x", list)]), &[], false).unwrap();
     assert_eq!(columns[0].ty, "STRUCT<`list` ARRAY<STRUCT<`element` INT64>>>");
 }
 
@@ -272,7 +270,7 @@ mod profile {
                 prop_assume!(!e.contains("reserved column name"), "{}", e);
             }
             let scanned = scanned.map_err(TestCaseError::fail)?;
-            let columns = registry_columns("t", &scanned.plan.registry_json, &[], true);
+            let columns = registry_columns(&scanned.plan.registry_json, &[], true);
             prop_assert!(columns.is_ok(), "{:?}\nregistry: {}", columns.err(), scanned.plan.registry_json);
         }
     }

@@ -49,7 +49,7 @@ pub fn ddl(registry: &str, params: &[(&str, ParamValue)]) -> Result<String> {
             ))
         }
     };
-    let table = table_path(DDL, name, &table)?;
+    let table = table_path(name, &table).map_err(|e| e.in_function(DDL))?;
     let hive_uri_prefix = p.text("hive_uri_prefix")?.map(|p| p.trim_end_matches('/').to_string());
     let source_uris = match p.get("source_uris") {
         None => match &hive_uri_prefix {
@@ -83,7 +83,7 @@ pub fn ddl(registry: &str, params: &[(&str, ParamValue)]) -> Result<String> {
     }
     let names: Vec<String> = partition_columns.iter().map(|(n, _)| n.clone()).collect();
     let enable_list_inference = p.boolean("enable_list_inference")?.unwrap_or(true);
-    let columns = registry_columns(DDL, registry, &names, enable_list_inference)?;
+    let columns = registry_columns(registry, &names, enable_list_inference).map_err(|e| e.in_function(DDL))?;
     let t = ExternalTable {
         table,
         source_uris,
@@ -98,12 +98,13 @@ pub fn ddl(registry: &str, params: &[(&str, ParamValue)]) -> Result<String> {
 
 /// `sanitize_bigquery_registry_query(external_table, ...)`: `(kind, query)` rows.
 pub fn registry_query(external: &str, params: &[(&str, ParamValue)]) -> Result<Vec<(&'static str, String)>> {
-    let external = table_path(REGISTRY_QUERY, "external_table", external)?;
+    let external = table_path("external_table", external).map_err(|e| e.in_function(REGISTRY_QUERY))?;
     let columns = partition_columns(REGISTRY_QUERY, params)?;
     let sidecar = RowParams::new(REGISTRY_QUERY, params)
         .text("sidecar_table")?
-        .map(|s| table_path(REGISTRY_QUERY, "sidecar_table", &s))
-        .transpose()?;
+        .map(|s| table_path("sidecar_table", &s))
+        .transpose()
+        .map_err(|e| e.in_function(REGISTRY_QUERY))?;
     Ok(registry_queries(&external, &columns, sidecar.as_deref()))
 }
 
@@ -127,13 +128,13 @@ pub fn parse_key(key: &str, params: &[(&str, ParamValue)]) -> Result<(bool, Opti
 
 /// `sanitize_bigquery_sidecar_ddl(sidecar_table)`.
 pub fn sidecar_table_ddl(sidecar: &str) -> Result<String> {
-    Ok(sidecar_ddl(&table_path(SIDECAR_DDL, "sidecar_table", sidecar)?))
+    Ok(sidecar_ddl(&table_path("sidecar_table", sidecar).map_err(|e| e.in_function(SIDECAR_DDL))?))
 }
 
 /// `sanitize_bigquery_sidecar_merge(sidecar_table, external_table, partition_key)`.
 pub fn sidecar_table_merge(sidecar: &str, external: &str, key: &str) -> Result<String> {
-    let sidecar = table_path(SIDECAR_MERGE, "sidecar_table", sidecar)?;
-    let external = table_path(SIDECAR_MERGE, "external_table", external)?;
+    let sidecar = table_path("sidecar_table", sidecar).map_err(|e| e.in_function(SIDECAR_MERGE))?;
+    let external = table_path("external_table", external).map_err(|e| e.in_function(SIDECAR_MERGE))?;
     let well_formed = !key.is_empty()
         && key
             .trim_end_matches('/')
