@@ -193,17 +193,16 @@ impl Log {
 /// numbers must run from 1 without a gap, and each entry must parse and
 /// carry its own number: a checkpoint missing an entry would take its
 /// files again, so it is an error naming what is wrong.
-pub fn read_log(function: &str, dir: &Path) -> Result<Log> {
+pub fn read_log(dir: &Path) -> Result<Log> {
     let shown = dir.display();
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Log::default()),
-        Err(e) => return Err(SanitizeError::io(format!("{function}: cannot list the checkpoint \"{shown}\": {e}"))),
+        Err(e) => return Err(SanitizeError::io(format!("cannot list the checkpoint \"{shown}\": {e}"))),
     };
     let mut numbers = Vec::new();
     for entry in entries {
-        let entry =
-            entry.map_err(|e| SanitizeError::io(format!("{function}: cannot list the checkpoint \"{shown}\": {e}")))?;
+        let entry = entry.map_err(|e| SanitizeError::io(format!("cannot list the checkpoint \"{shown}\": {e}")))?;
         if let Some(n) = entry.file_name().to_str().and_then(entry_number) {
             numbers.push(n);
         }
@@ -211,7 +210,7 @@ pub fn read_log(function: &str, dir: &Path) -> Result<Log> {
     numbers.sort_unstable();
     if let Some(gap) = first_gap(&numbers) {
         return Err(SanitizeError::input(format!(
-            "{function}: the checkpoint \"{shown}\" has no entry {} (it has {} of entries 1 to {}): an entry was removed, and the files it took would be taken again; restore it, or start a new checkpoint with a new output folder",
+            "the checkpoint \"{shown}\" has no entry {} (it has {} of entries 1 to {}): an entry was removed, and the files it took would be taken again; restore it, or start a new checkpoint with a new output folder",
             entry_file_name(gap),
             numbers.len(),
             numbers.last().copied().unwrap_or(0)
@@ -220,10 +219,9 @@ pub fn read_log(function: &str, dir: &Path) -> Result<Log> {
     let mut log = Log::default();
     for n in numbers {
         let path = dir.join(entry_file_name(n));
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            SanitizeError::io(format!("{function}: cannot read the checkpoint entry \"{}\": {e}", path.display()))
-        })?;
-        log.entries.push(parse_entry(function, &path, &text, n)?);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| SanitizeError::io(format!("cannot read the checkpoint entry \"{}\": {e}", path.display())))?;
+        log.entries.push(parse_entry(&path, &text, n)?);
     }
     Ok(log)
 }
@@ -234,9 +232,9 @@ pub fn first_gap(numbers: &[u64]) -> Option<u64> {
 }
 
 /// An entry's text, checked: its format and its own number.
-pub fn parse_entry(function: &str, path: &Path, text: &str, number: u64) -> Result<Entry> {
+pub fn parse_entry(path: &Path, text: &str, number: u64) -> Result<Entry> {
     let bad = |why: String| {
-        SanitizeError::input(format!("{function}: the checkpoint entry \"{}\" is not readable: {why}", path.display()))
+        SanitizeError::input(format!("the checkpoint entry \"{}\" is not readable: {why}", path.display()))
     };
     let entry: Entry = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
     if entry.format != ENTRY_FORMAT {
@@ -260,14 +258,9 @@ pub enum CommitError {
 /// synced, then linked to its number (an exclusive create: it fails when
 /// the number exists), and the folder synced so the link survives a crash.
 /// `before_link` runs between the two (a test hook).
-pub fn commit(
-    function: &str,
-    dir: &Path,
-    entry: &Entry,
-    before_link: &dyn Fn() -> Result<()>,
-) -> Result<PathBuf, CommitError> {
+pub fn commit(dir: &Path, entry: &Entry, before_link: &dyn Fn() -> Result<()>) -> Result<PathBuf, CommitError> {
     let io = |what: &str, path: &Path, e: std::io::Error| {
-        CommitError::Io(SanitizeError::io(format!("{function}: cannot {what} \"{}\": {e}", path.display())))
+        CommitError::Io(SanitizeError::io(format!("cannot {what} \"{}\": {e}", path.display())))
     };
     create_dir_durably(dir).map_err(|e| io("create the checkpoint folder", dir, e))?;
     let text = serde_json::to_string_pretty(entry)
@@ -391,7 +384,7 @@ fn files_named(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
 /// runs completing one entry at once both succeed. A file at neither name
 /// was removed by someone: an error, since the entry says it exists.
 /// Returns whether anything was renamed (the folder then needs a sync).
-pub fn complete_outputs(function: &str, entry: &Entry, between: &dyn Fn() -> Result<()>) -> Result<bool> {
+pub fn complete_outputs(entry: &Entry, between: &dyn Fn() -> Result<()>) -> Result<bool> {
     let dir = Path::new(&entry.output_dir);
     let mut renamed = false;
     for output in &entry.outputs {
@@ -405,14 +398,14 @@ pub fn complete_outputs(function: &str, entry: &Entry, between: &dyn Fn() -> Res
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && target.is_file() => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(SanitizeError::input(format!(
-                    "{function}: entry {} of the checkpoint names the output \"{}\", which is missing (and so is its staged copy): the output folder lost a committed file; restore it",
+                    "entry {} of the checkpoint names the output \"{}\", which is missing (and so is its staged copy): the output folder lost a committed file; restore it",
                     entry.entry,
                     target.display()
                 )))
             }
             Err(e) => {
                 return Err(SanitizeError::io(format!(
-                    "{function}: cannot move \"{}\" to \"{}\": {e}",
+                    "cannot move \"{}\" to \"{}\": {e}",
                     staged.display(),
                     target.display()
                 )))

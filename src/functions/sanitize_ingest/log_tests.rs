@@ -94,13 +94,13 @@ fn an_entry_round_trips_and_is_checked() {
     let e = entry(3, "1-2", &dir);
     let text = serde_json::to_string_pretty(&e).unwrap();
     let path = dir.join(entry_file_name(3));
-    assert_eq!(parse_entry("f", &path, &text, 3).unwrap(), e);
-    let err = parse_entry("f", &path, &text, 4).unwrap_err();
+    assert_eq!(parse_entry(&path, &text, 3).unwrap(), e);
+    let err = parse_entry(&path, &text, 4).unwrap_err();
     assert!(err.message.contains("it says it is entry 3"), "{err}");
     let other = text.replace(ENTRY_FORMAT, "schema_sanitizer.ingest.v9");
-    let err = parse_entry("f", &path, &other, 3).unwrap_err();
+    let err = parse_entry(&path, &other, 3).unwrap_err();
     assert!(err.message.contains("its format is 'schema_sanitizer.ingest.v9'"), "{err}");
-    let err = parse_entry("f", &path, "{", 3).unwrap_err();
+    let err = parse_entry(&path, "{", 3).unwrap_err();
     assert!(err.message.contains("is not readable"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -110,19 +110,19 @@ fn a_number_is_committed_once_and_leaves_no_temporary_file() {
     let dir = crate::test_support::scratch_dir("ingest-commit");
     let checkpoint = dir.join("cp");
     let first = entry(1, "1-1", &dir);
-    let path = commit("f", &checkpoint, &first, &|| Ok(())).unwrap();
+    let path = commit(&checkpoint, &first, &|| Ok(())).unwrap();
     assert_eq!(path, checkpoint.join("000000000001.json"));
     // A second run with the same number loses, and its text never lands.
     let second = entry(1, "2-2", &dir);
-    assert!(matches!(commit("f", &checkpoint, &second, &|| Ok(())), Err(CommitError::Taken)));
+    assert!(matches!(commit(&checkpoint, &second, &|| Ok(())), Err(CommitError::Taken)));
     assert_eq!(names_in(&checkpoint), ["000000000001.json"]);
-    let log = read_log("f", &checkpoint).unwrap();
+    let log = read_log(&checkpoint).unwrap();
     assert_eq!(log.entries, [first]);
     assert_eq!(log.last_number(), 1);
     // A hook that fails before the link commits nothing.
     let third = entry(2, "3-3", &dir);
     let failing = || Err(SanitizeError::io("stop"));
-    assert!(matches!(commit("f", &checkpoint, &third, &failing), Err(CommitError::Io(_))));
+    assert!(matches!(commit(&checkpoint, &third, &failing), Err(CommitError::Io(_))));
     assert_eq!(names_in(&checkpoint), ["000000000001.json"]);
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -137,14 +137,14 @@ fn racing_commits_of_one_number_have_one_winner() {
                 .map(|i| {
                     let e = entry(round, &format!("{i}-{round}"), &dir);
                     let checkpoint = &checkpoint;
-                    s.spawn(move || commit("f", checkpoint, &e, &|| Ok(())).is_ok())
+                    s.spawn(move || commit(checkpoint, &e, &|| Ok(())).is_ok())
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).filter(|won| *won).count()
         });
         assert_eq!(winners, 1, "round {round}");
     }
-    let log = read_log("f", &checkpoint).unwrap();
+    let log = read_log(&checkpoint).unwrap();
     assert_eq!(log.entries.len(), 20);
     assert!(names_in(&checkpoint).iter().all(|n| entry_number(n).is_some()));
     std::fs::remove_dir_all(dir).unwrap();
@@ -154,13 +154,13 @@ fn racing_commits_of_one_number_have_one_winner() {
 fn a_missing_entry_is_an_error_naming_it() {
     let dir = crate::test_support::scratch_dir("ingest-gap");
     for n in [1, 2, 3] {
-        commit("f", &dir, &entry(n, &format!("1-{n}"), &dir), &|| Ok(())).unwrap();
+        commit(&dir, &entry(n, &format!("1-{n}"), &dir), &|| Ok(())).unwrap();
     }
     std::fs::remove_file(dir.join(entry_file_name(2))).unwrap();
-    let e = read_log("f", &dir).unwrap_err();
+    let e = read_log(&dir).unwrap_err();
     assert!(e.message.contains("has no entry 000000000002.json (it has 2 of entries 1 to 3)"), "{e}");
     // No folder: no entry yet.
-    assert!(read_log("f", &dir.join("none")).unwrap().entries.is_empty());
+    assert!(read_log(&dir.join("none")).unwrap().entries.is_empty());
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -224,13 +224,13 @@ fn outputs_are_completed_once_whoever_renames_them() {
     std::fs::write(dir.join(staged_name(&part_name(1, 0), "1-1")), b"a").unwrap();
     // Part 1 already renamed (by another run completing the entry).
     std::fs::write(dir.join(part_name(1, 1)), b"b").unwrap();
-    assert!(complete_outputs("f", &e, &|| Ok(())).unwrap());
+    assert!(complete_outputs(&e, &|| Ok(())).unwrap());
     assert_eq!(names_in(&dir), [part_name(1, 0), part_name(1, 1)]);
     // Again: nothing to do.
-    assert!(!complete_outputs("f", &e, &|| Ok(())).unwrap());
+    assert!(!complete_outputs(&e, &|| Ok(())).unwrap());
     // A committed output at neither name is an error naming it.
     std::fs::remove_file(dir.join(part_name(1, 1))).unwrap();
-    let err = complete_outputs("f", &e, &|| Ok(())).unwrap_err();
+    let err = complete_outputs(&e, &|| Ok(())).unwrap_err();
     assert!(err.message.contains("names the output") && err.message.contains(&part_name(1, 1)), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -354,7 +354,7 @@ impl IngestRun {
         log::create_dir_durably(dir).map_err(|e| {
             SanitizeError::io(format!("{FUNCTION}: cannot create the output folder \"{}\": {e}", dir.display()))
         })?;
-        let log = read_log(FUNCTION, &o.checkpoint)?;
+        let log = read_log(&o.checkpoint).map_err(|e| e.in_function(FUNCTION))?;
         recover(&log, dir, &o.checkpoint, None)?;
 
         let names = crate::source::Names::of(&o.scan);
@@ -367,8 +367,9 @@ impl IngestRun {
             .map(|d| format!("{}/", d.to_string_lossy().trim_end_matches('/')))
             .collect();
         listing.files.retain(|f| !own.iter().any(|d| f.path.starts_with(d.as_str())));
-        check_missing(FUNCTION, &listing.missing, &log)?;
-        let selection = select(FUNCTION, listing.files, &log, o.on_changed, o.order, o.max_files)?;
+        check_missing(&listing.missing, &log).map_err(|e| e.in_function(FUNCTION))?;
+        let selection =
+            select(listing.files, &log, o.on_changed, o.order, o.max_files).map_err(|e| e.in_function(FUNCTION))?;
         pause("listing");
         let registry = log.last().and_then(|e| e.registry.clone()).or_else(|| o.scan.registry.clone());
         let mut report = Report {
@@ -457,7 +458,7 @@ impl IngestRun {
             pause("commit");
             Ok(())
         };
-        let committed = match commit(FUNCTION, &o.checkpoint, &entry, &before_link) {
+        let committed = match commit(&o.checkpoint, &entry, &before_link) {
             Ok(path) => path,
             Err(CommitError::Taken) => {
                 return Err(SanitizeError::io(format!(
@@ -466,16 +467,18 @@ impl IngestRun {
                     o.checkpoint.display()
                 )))
             }
-            Err(CommitError::Io(e)) => return Err(e),
+            Err(CommitError::Io(e)) => return Err(e.in_function(FUNCTION)),
         };
         staged.keep();
         pause("rename");
         // Committed: the parts go to their final names. A failure from here
         // on leaves a committed run whose parts the next run publishes.
-        if complete_outputs(FUNCTION, &entry, &|| {
+        if complete_outputs(&entry, &|| {
             pause("renaming");
             Ok(())
-        })? {
+        })
+        .map_err(|e| e.in_function(FUNCTION))?
+        {
             sync_dir(dir).map_err(|e| {
                 SanitizeError::io(format!("{FUNCTION}: cannot sync the output folder \"{}\": {e}", dir.display()))
             })?;
@@ -515,7 +518,7 @@ impl IngestRun {
 fn recover(log: &Log, output_dir: &Path, checkpoint: &Path, just_committed: Option<&Entry>) -> Result<()> {
     if just_committed.is_none() {
         if let Some(last) = log.last() {
-            if complete_outputs(FUNCTION, last, &|| Ok(()))? {
+            if complete_outputs(last, &|| Ok(())).map_err(|e| e.in_function(FUNCTION))? {
                 sync_dir(Path::new(&last.output_dir)).map_err(|e| {
                     SanitizeError::io(format!("{FUNCTION}: cannot sync the output folder \"{}\": {e}", last.output_dir))
                 })?;
@@ -577,7 +580,7 @@ pub fn log_rows(checkpoint: &str) -> Result<Vec<Vec<Cell>>> {
         }
         return Ok(Vec::new());
     };
-    let log = read_log(LOG_FUNCTION, &dir)?;
+    let log = read_log(&dir).map_err(|e| e.in_function(LOG_FUNCTION))?;
     Ok(log
         .entries
         .iter()
@@ -610,7 +613,7 @@ pub fn log_rows(checkpoint: &str) -> Result<Vec<Vec<Cell>>> {
 /// names no checkpoint (or its last entry has no registry).
 pub fn latest_registry(function: &str, path: &str) -> Result<Option<(String, String, String)>> {
     let Some(dir) = find_checkpoint(path) else { return Ok(None) };
-    let log = read_log(function, &dir)?;
+    let log = read_log(&dir).map_err(|e| e.in_function(function))?;
     Ok(log.entries.iter().rev().find_map(|e| {
         let registry = e.registry.clone()?;
         let file = dir.join(entry_file_name(e.entry)).to_string_lossy().into_owned();

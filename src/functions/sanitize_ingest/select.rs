@@ -87,7 +87,6 @@ pub fn describe(identity: &Identity) -> String {
 
 /// Chooses the files of a run (see the module comment).
 pub fn select(
-    function: &str,
     listed: Vec<Listed>,
     log: &Log,
     on_changed: OnChanged,
@@ -116,7 +115,7 @@ pub fn select(
                     n => format!(" ({} more changed files)", n - 1),
                 };
                 return Err(SanitizeError::input(format!(
-                    "{function}: \"{}\" changed since entry {entry} took it: then {}, now {}{more}; pass on_changed := 'skip' to leave it, or 'reingest' to take its new content as a new file",
+                    "\"{}\" changed since entry {entry} took it: then {}, now {}{more}; pass on_changed := 'skip' to leave it, or 'reingest' to take its new content as a new file",
                     file.path,
                     describe(before),
                     describe(&file.identity)
@@ -154,7 +153,7 @@ pub fn sort(files: &mut [Taken], order: FileOrder) {
 /// A path given by name that names nothing now: fine when the log names
 /// it or a file below it (it was taken, then deleted: deleted sources are
 /// never a problem), otherwise most likely a mistyped source.
-pub fn check_missing(function: &str, missing: &[String], log: &Log) -> Result<()> {
+pub fn check_missing(missing: &[String], log: &Log) -> Result<()> {
     let known = known_files(log);
     for path in missing {
         let local = crate::source::file_uri_path(path).unwrap_or(path);
@@ -168,7 +167,7 @@ pub fn check_missing(function: &str, missing: &[String], log: &Log) -> Result<()
         let taken = known.keys().any(|k| *k == absolute || k.starts_with(&dir));
         if !taken {
             return Err(SanitizeError::io(format!(
-                "{function}: no such file or folder \"{path}\" (and no committed entry took a file there)"
+                "no such file or folder \"{path}\" (and no committed entry took a file there)"
             )));
         }
     }

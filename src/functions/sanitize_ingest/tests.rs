@@ -63,22 +63,21 @@ fn taken_paths(selection: &super::select::Selection) -> Vec<&str> {
 fn new_files_are_the_listing_minus_the_log_in_order() {
     let log = log_of(&[&[("/l/b", 1, 10)], &[("/l/d", 1, 40)]]);
     let listing = vec![listed("/l/e", 1, 5), listed("/l/a", 1, 50), listed("/l/b", 1, 10), listed("/l/c", 1, 20)];
-    let s = select("f", listing.clone(), &log, OnChanged::Error, FileOrder::Path, None).unwrap();
+    let s = select(listing.clone(), &log, OnChanged::Error, FileOrder::Path, None).unwrap();
     assert_eq!(taken_paths(&s), ["/l/a", "/l/c", "/l/e"]);
     assert_eq!((s.left, s.changed_skipped), (0, 0));
-    let s = select("f", listing.clone(), &log, OnChanged::Error, FileOrder::Modified, None).unwrap();
+    let s = select(listing.clone(), &log, OnChanged::Error, FileOrder::Modified, None).unwrap();
     assert_eq!(taken_paths(&s), ["/l/e", "/l/c", "/l/a"]);
     // At most two: the first two in the order, the rest left.
-    let s = select("f", listing.clone(), &log, OnChanged::Error, FileOrder::Path, Some(2)).unwrap();
+    let s = select(listing.clone(), &log, OnChanged::Error, FileOrder::Path, Some(2)).unwrap();
     assert_eq!(taken_paths(&s), ["/l/a", "/l/c"]);
     assert_eq!(s.left, 1);
     // Equal times fall back to the path, whatever the listing's order.
     let same_time = vec![listed("/l/z", 1, 7), listed("/l/y", 1, 7), listed("/l/x", 1, 7)];
-    let s = select("f", same_time, &Log::default(), OnChanged::Error, FileOrder::Modified, None).unwrap();
+    let s = select(same_time, &Log::default(), OnChanged::Error, FileOrder::Modified, None).unwrap();
     assert_eq!(taken_paths(&s), ["/l/x", "/l/y", "/l/z"]);
     // Bytes, not characters, decide: upper case before lower case.
     let s = select(
-        "f",
         vec![listed("/l/b", 1, 1), listed("/l/B", 1, 1)],
         &Log::default(),
         OnChanged::Error,
@@ -93,29 +92,28 @@ fn new_files_are_the_listing_minus_the_log_in_order() {
 fn a_changed_file_follows_on_changed() {
     let log = log_of(&[&[("/l/a", 10, 1_000_000_000)], &[("/l/b", 10, 2_000_000_000)]]);
     let listing = vec![listed("/l/a", 12, 3_000_000_123), listed("/l/b", 10, 2_000_000_000), listed("/l/c", 1, 1)];
-    let e = select("f", listing.clone(), &log, OnChanged::Error, FileOrder::Path, None).unwrap_err();
+    let e = select(listing.clone(), &log, OnChanged::Error, FileOrder::Path, None).unwrap_err();
     assert_eq!(
         e.message,
-        "f: \"/l/a\" changed since entry 1 took it: then 10 bytes, modified 1970-01-01T00:00:01.000000000Z, now 12 bytes, modified 1970-01-01T00:00:03.000000123Z; pass on_changed := 'skip' to leave it, or 'reingest' to take its new content as a new file"
+        "\"/l/a\" changed since entry 1 took it: then 10 bytes, modified 1970-01-01T00:00:01.000000000Z, now 12 bytes, modified 1970-01-01T00:00:03.000000123Z; pass on_changed := 'skip' to leave it, or 'reingest' to take its new content as a new file"
     );
-    let s = select("f", listing.clone(), &log, OnChanged::Skip, FileOrder::Path, None).unwrap();
+    let s = select(listing.clone(), &log, OnChanged::Skip, FileOrder::Path, None).unwrap();
     assert_eq!(taken_paths(&s), ["/l/c"]);
     assert_eq!(s.changed_skipped, 1);
-    let s = select("f", listing, &log, OnChanged::Reingest, FileOrder::Path, None).unwrap();
+    let s = select(listing, &log, OnChanged::Reingest, FileOrder::Path, None).unwrap();
     assert_eq!(taken_paths(&s), ["/l/a", "/l/c"]);
     assert_eq!(s.take[0].replaces_entry, Some(1));
     assert_eq!(s.take[1].replaces_entry, None);
     // The latest entry naming a file holds its identity: a reingested
     // file is judged against its new content.
     let log = log_of(&[&[("/l/a", 10, 1)], &[("/l/a", 12, 3)]]);
-    let s = select("f", vec![listed("/l/a", 12, 3)], &log, OnChanged::Error, FileOrder::Path, None).unwrap();
+    let s = select(vec![listed("/l/a", 12, 3)], &log, OnChanged::Error, FileOrder::Path, None).unwrap();
     assert!(s.take.is_empty());
     // Several changed: the first by path is named, with the count of the rest.
     let log = log_of(&[&[("/l/b", 1, 1), ("/l/a", 1, 1)]]);
-    let e =
-        select("f", vec![listed("/l/b", 2, 1), listed("/l/a", 2, 1)], &log, OnChanged::Error, FileOrder::Path, None)
-            .unwrap_err();
-    assert!(e.message.starts_with("f: \"/l/a\" changed") && e.message.contains("(1 more changed files)"), "{e}");
+    let e = select(vec![listed("/l/b", 2, 1), listed("/l/a", 2, 1)], &log, OnChanged::Error, FileOrder::Path, None)
+        .unwrap_err();
+    assert!(e.message.starts_with("\"/l/a\" changed") && e.message.contains("(1 more changed files)"), "{e}");
 }
 
 #[test]
@@ -124,12 +122,12 @@ fn a_missing_source_is_fine_only_where_files_were_taken() {
     let base = std::fs::canonicalize(&root).unwrap().to_string_lossy().into_owned();
     let log = log_of(&[&[(&format!("{base}/gone/a.jsonl"), 1, 1), (&format!("{base}/b.jsonl"), 1, 1)]]);
     let missing = |p: &str| vec![format!("{}/{p}", root.display())];
-    check_missing("f", &missing("gone"), &log).unwrap();
-    check_missing("f", &missing("gone/"), &log).unwrap();
-    check_missing("f", &missing("b.jsonl"), &log).unwrap();
-    let e = check_missing("f", &missing("typo"), &log).unwrap_err();
+    check_missing(&missing("gone"), &log).unwrap();
+    check_missing(&missing("gone/"), &log).unwrap();
+    check_missing(&missing("b.jsonl"), &log).unwrap();
+    let e = check_missing(&missing("typo"), &log).unwrap_err();
     assert!(e.message.contains("no such file or folder") && e.message.contains("typo"), "{e}");
-    assert!(check_missing("f", &missing("gon"), &log).is_err());
+    assert!(check_missing(&missing("gon"), &log).is_err());
     std::fs::remove_dir_all(root).unwrap();
 }
 
@@ -246,7 +244,7 @@ fn max_files_per_run_leaves_the_rest_in_order() {
         taken.push((r.files_taken, r.files_left));
     }
     assert_eq!(taken, [(2, 3), (2, 1), (1, 0)]);
-    let log = super::log::read_log("f", &out.join(DEFAULT_CHECKPOINT)).unwrap();
+    let log = super::log::read_log(&out.join(DEFAULT_CHECKPOINT)).unwrap();
     let order: Vec<String> = log
         .entries
         .iter()
@@ -263,7 +261,7 @@ fn a_run_killed_after_its_commit_is_completed_and_garbage_goes() {
     write(&landing.join("a.jsonl"), &[r#"{"id": 1}"#]);
     let first = ingest(&landing, &out, &[]).unwrap();
     // As if killed between the commit and the rename: the part is staged.
-    let log = super::log::read_log("f", &out.join(DEFAULT_CHECKPOINT)).unwrap();
+    let log = super::log::read_log(&out.join(DEFAULT_CHECKPOINT)).unwrap();
     let run = log.entries[0].run_id.clone();
     std::fs::rename(&first.output_files[0], out.join(staged_name(&part_name(1, 0), &run))).unwrap();
     // A run that lost entry 1, one killed before committing entry 2 (its
@@ -347,7 +345,7 @@ fn changed_files_error_skip_or_come_again() {
     assert_eq!((again.entry, again.files_taken, again.rows.written), (Some(2), 1, 2));
     // Taken again: the new content is the known one now.
     assert_eq!(ingest(&landing, &out, &[]).unwrap().status, "up_to_date");
-    let log = super::log::read_log("f", &out.join(DEFAULT_CHECKPOINT)).unwrap();
+    let log = super::log::read_log(&out.join(DEFAULT_CHECKPOINT)).unwrap();
     assert_eq!(log.entries[1].files[0].replaces_entry, Some(1));
     std::fs::remove_dir_all(root).unwrap();
 }
