@@ -42,8 +42,17 @@ impl Drop for GroupedFile {
     }
 }
 
-/// The ids and row numbers one reader gives, and the bytes it reports.
+/// [`read_here`] on a thread of its own with a 64 MiB stack: an unoptimized
+/// (test) build of arrow-rs's reader can take more than the 2 MiB of a test
+/// thread on files of hundreds of row groups (the release build reads
+/// 32,000 of them on a 2 MiB helper thread).
 fn read(path: &std::path::Path, slice: Option<RowGroupSlice>) -> (Vec<i64>, Vec<u64>, u64) {
+    let path = path.to_path_buf();
+    std::thread::Builder::new().stack_size(64 << 20).spawn(move || read_here(&path, slice)).unwrap().join().unwrap()
+}
+
+/// The ids and row numbers one reader gives, and the bytes it reports.
+fn read_here(path: &std::path::Path, slice: Option<RowGroupSlice>) -> (Vec<i64>, Vec<u64>, u64) {
     let f = std::fs::File::open(path).unwrap();
     let mut reader = ParquetReader::open_with_page_limit(Box::new(f), "f", 100, DEFAULT_MAX_PAGE_BYTES, slice).unwrap();
     let (mut ids, mut lines) = (Vec::new(), Vec::new());
