@@ -206,15 +206,21 @@ impl SharedSource {
     }
 
     /// A reader from offset `start` on, reading through the lock in
-    /// blocks of [`READ_BLOCK`] bytes.
+    /// blocks that grow from [`FIRST_READ_BLOCK`] to [`READ_BLOCK`] bytes.
     pub fn reader_at(&self, start: u64) -> SharedReader {
-        SharedReader { source: self.clone(), pos: start, buf: Vec::new(), at: 0 }
+        SharedReader { source: self.clone(), pos: start, buf: Vec::new(), at: 0, block: FIRST_READ_BLOCK }
     }
 }
 
-/// The size of the reads a [`SharedReader`] makes: large, so that a file
+/// The size of the reads a [`SharedReader`] grows to: large, so that a file
 /// system with a cost per call (DuckDB's, a remote one) is called rarely.
 pub const READ_BLOCK: usize = 1 << 20;
+
+/// The size of a [`SharedReader`]'s first read, doubled at each read after
+/// it: arrow-rs opens a reader for each page header, and a header is tens of
+/// bytes, so a first read of `READ_BLOCK` read (and zeroed) a MiB per page
+/// of a file of many small row groups (32,000 row groups took 10 s, not 1).
+pub const FIRST_READ_BLOCK: usize = 8 << 10;
 
 /// Reads a [`SharedSource`] in order from an offset.
 pub struct SharedReader {
@@ -222,6 +228,8 @@ pub struct SharedReader {
     pos: u64,
     buf: Vec<u8>,
     at: usize,
+    /// The size of the next read.
+    block: usize,
 }
 
 impl Read for SharedReader {
@@ -231,7 +239,8 @@ impl Read for SharedReader {
             if left == 0 {
                 return Ok(0);
             }
-            let want = READ_BLOCK.min(left as usize).max(1);
+            let want = self.block.min(left as usize).max(1);
+            self.block = (self.block * 2).min(READ_BLOCK);
             self.buf.resize(want, 0);
             let n = self.source.read_at(&mut self.buf, self.pos)?;
             self.buf.truncate(n);
@@ -346,6 +355,50 @@ impl parquet::file::reader::ChunkReader for PatchedSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A source that counts the bytes it serves.
+    struct Counted(io::Cursor<Vec<u8>>, Arc<std::sync::atomic::AtomicUsize>);
+
+    impl Read for Counted {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.read(buf)?;
+            self.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+
+    impl Seek for Counted {
+        fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+            self.0.seek(pos)
+        }
+    }
+
+    impl ByteSource for Counted {
+        fn size(&mut self) -> io::Result<u64> {
+            Ok(self.0.get_ref().len() as u64)
+        }
+    }
+
+    #[test]
+    fn a_short_read_fetches_a_small_block_and_long_reads_grow_to_the_large_one() {
+        let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let bytes: Vec<u8> = (0..8 << 20).map(|i| (i % 251) as u8).collect();
+        let source = SharedSource::new(Box::new(Counted(io::Cursor::new(bytes.clone()), Arc::clone(&served)))).unwrap();
+        let count = || served.load(std::sync::atomic::Ordering::Relaxed);
+        // A page header: tens of bytes from a fresh reader.
+        let mut header = [0u8; 40];
+        source.reader_at(1000).read_exact(&mut header).unwrap();
+        assert_eq!(&header[..], &bytes[1000..1040]);
+        assert!(count() <= 16 << 10, "a short read fetched {} bytes", count());
+        // A long read: the blocks double up to READ_BLOCK, so 4 MiB takes
+        // few calls and the bytes are the file's.
+        let mut long = vec![0u8; 4 << 20];
+        let mut reader = source.reader_at(5);
+        reader.read_exact(&mut long).unwrap();
+        assert_eq!(&long[..], &bytes[5..5 + (4 << 20)]);
+        assert!(reader.block == READ_BLOCK, "the blocks grew to READ_BLOCK");
+        assert!(count() < (4 << 20) + READ_BLOCK + (16 << 10), "no block read twice");
+    }
 
     #[test]
     fn reach_is_asked_of_a_name_inside_the_directory() {
