@@ -70,9 +70,9 @@ fn footer_source(
     let shared = |source| SharedSource::new(source).map_err(|e| not_parquet(path, &e));
     if let Some(mut tail) = crate::source::remote_tail(path, FOOTER_GUESS_BYTES)? {
         let n = tail.len();
-        if n >= 8 && &tail[n - 4..] == b"PAR1" {
+        if let Some(claimed) = crate::formats::parquet::claimed_length(&tail) {
             // The footer, its length and both magics.
-            let needed = u64::from(u32::from_le_bytes([tail[n - 8], tail[n - 7], tail[n - 6], tail[n - 5]])) + 12;
+            let needed = claimed + 12;
             if needed > crate::formats::parquet::MAX_FOOTER_BYTES + 12 {
                 return Err(not_parquet(
                     path,

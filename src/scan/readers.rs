@@ -458,10 +458,10 @@ pub fn parquet_footer_allows_cuts(file: &str, opener: &FileOpener) -> bool {
     let Ok(mut f) = opener.open(file) else { return false };
     let Some(size) = f.size().ok().filter(|s| *s >= 12) else { return false };
     let mut tail = [0u8; 8];
-    if f.seek(SeekFrom::Start(size - 8)).and_then(|_| f.read_exact(&mut tail)).is_err() || &tail[4..] != b"PAR1" {
+    if f.seek(SeekFrom::Start(size - 8)).and_then(|_| f.read_exact(&mut tail)).is_err() {
         return false;
     }
-    u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]])) <= MAX_CUT_FOOTER_BYTES
+    crate::formats::parquet::claimed_length(&tail).is_some_and(|claimed| claimed <= MAX_CUT_FOOTER_BYTES)
 }
 
 /// Whether the bytes of local, uncompressed `file` are the UTF-8 text its

@@ -704,6 +704,18 @@ pub fn page_header_info(bytes: &[u8]) -> Result<PageHeaderInfo, String> {
     }
 }
 
+/// The FileMetaData length a Parquet file's last bytes claim (`tail` ends
+/// where the file ends: the length, then the magic `PAR1`); `None` when
+/// they are too few or the magic is missing. The one reading of the tail:
+/// the footer reader, the remote footer fetch and the range planner ask it.
+pub fn claimed_length(tail: &[u8]) -> Option<u64> {
+    let n = tail.len();
+    if n < 8 || &tail[n - 4..] != b"PAR1" {
+        return None;
+    }
+    Some(u64::from(u32::from_le_bytes([tail[n - 8], tail[n - 7], tail[n - 6], tail[n - 5]])))
+}
+
 /// Reads the footer of `file` (of `len` bytes), checks it and repairs what
 /// can be repaired: the FileMetaData bytes, ready for arrow-rs to decode.
 /// Only sizes the file itself backs are ever allocated here.
@@ -718,10 +730,9 @@ pub fn read_footer_with(file: &SharedSource, len: u64, chunk_lengths: &[ChunkLen
     }
     let mut tail = [0u8; 8];
     file.read_exact_at(&mut tail, len - 8).map_err(|e| e.to_string())?;
-    if &tail[4..] != b"PAR1" {
+    let Some(meta_len) = claimed_length(&tail) else {
         return Err("the file does not end with the Parquet magic bytes PAR1".into());
-    }
-    let meta_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    };
     if meta_len + 12 > len {
         return Err(format!("the footer claims {meta_len} bytes in a file of {len}"));
     }

@@ -17,7 +17,7 @@
 //! the two halves are joined per value.
 
 mod footer;
-pub use footer::MAX_FOOTER_BYTES;
+pub use footer::{claimed_length, MAX_FOOTER_BYTES};
 #[cfg(test)]
 mod fuzz;
 mod pages;
