@@ -683,26 +683,18 @@ fn sniff_csv_dialect(
     }
     // Given, taken from the contract, or not to be sniffed at all.
     let auto = options.csv_auto_detect;
-    let origins = options.origins.clone();
+    let o = &options.origins;
     let decided = |origin: Origin| origin.is_chosen() || !auto;
     let fixed = Fixed {
-        delimiter: decided(origins.csv_delimiter).then(|| options.csv_delimiter.clone()),
-        quote: decided(origins.csv_quote).then_some(options.csv_quote),
-        escape: decided(origins.csv_escape).then_some(options.csv_escape),
-        comment: decided(origins.csv_comment).then_some(options.csv_comment),
-        skip_lines: decided(origins.csv_skip_lines).then_some(options.csv_skip_lines),
-        has_header: options.csv_has_header.filter(|_| origins.csv_has_header.is_chosen()),
+        delimiter: decided(o.csv_delimiter).then(|| options.csv_delimiter.clone()),
+        quote: decided(o.csv_quote).then_some(options.csv_quote),
+        escape: decided(o.csv_escape).then_some(options.csv_escape),
+        comment: decided(o.csv_comment).then_some(options.csv_comment),
+        skip_lines: decided(o.csv_skip_lines).then_some(options.csv_skip_lines),
+        has_header: options.csv_has_header.filter(|_| o.csv_has_header.is_chosen()),
         null_padding: options.csv_null_padding,
         null_strings: options.csv_null_strings.clone(),
     };
-    let open = (
-        fixed.delimiter.is_none(),
-        fixed.quote.is_none(),
-        fixed.escape.is_none(),
-        fixed.comment.is_none(),
-        fixed.skip_lines.is_none(),
-        fixed.has_header.is_none(),
-    );
     let (mut sample, mut cut) = (Vec::new(), false);
     for (file, name) in files.iter().zip(names) {
         (sample, cut) = readers::text_sample(file, name, options, opener, SNIFF_SAMPLE_BYTES)?;
@@ -711,26 +703,25 @@ fn sniff_csv_dialect(
         }
     }
     let d = sniff(&sample, cut, &fixed);
+    // What `fixed` left open is the sniffer's, and marked so.
+    let mark = |origin: &mut Origin, open: bool| {
+        if open {
+            *origin = Origin::Sniffed;
+        }
+    };
+    let o = &mut options.origins;
+    mark(&mut o.csv_delimiter, fixed.delimiter.is_none());
+    mark(&mut o.csv_quote, fixed.quote.is_none());
+    mark(&mut o.csv_escape, fixed.escape.is_none());
+    mark(&mut o.csv_comment, fixed.comment.is_none());
+    mark(&mut o.csv_skip_lines, fixed.skip_lines.is_none());
+    mark(&mut o.csv_has_header, fixed.has_header.is_none());
     options.csv_delimiter = d.delimiter;
     options.csv_quote = d.quote;
     options.csv_escape = d.escape;
     options.csv_comment = d.comment;
     options.csv_skip_lines = d.skip_lines;
     options.csv_has_header = Some(d.has_header);
-    // What the sniffer decided (what `fixed` left open) is marked so.
-    let o = &mut options.origins;
-    for (origin, sniffed) in [
-        (&mut o.csv_delimiter, open.0),
-        (&mut o.csv_quote, open.1),
-        (&mut o.csv_escape, open.2),
-        (&mut o.csv_comment, open.3),
-        (&mut o.csv_skip_lines, open.4),
-        (&mut o.csv_has_header, open.5),
-    ] {
-        if sniffed {
-            *origin = Origin::Sniffed;
-        }
-    }
     // The sniffed bytes must not clash with the ones given.
     options.check_csv_dialect().map_err(|e| SanitizeError::options(format!("{e} (after csv_auto_detect)")))?;
     Ok(())
