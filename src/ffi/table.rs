@@ -56,6 +56,9 @@ struct ScanInner {
 /// thread touches it; the mutex makes it `Sync` and is never contended.
 struct ThreadState {
     chunk: Mutex<Chunk>,
+    /// This thread has taken a chunk (and is counted in `sanitize_stats()`'s
+    /// `duckdb_threads`).
+    counted: std::sync::atomic::AtomicBool,
 }
 
 /// Registers one `sanitize_*` function: the path, and every option as a
@@ -240,7 +243,8 @@ unsafe extern "C" fn local_init(info: ffi::duckdb_init_info) {
     guard(&info, || {
         // SAFETY: this function's bind stored a BindData.
         let bind = unsafe { info.bind_data::<BindData>() };
-        info.set_init_data(ThreadState { chunk: Mutex::new(Chunk::new(&bind.plan)) });
+        let chunk = Mutex::new(Chunk::new(&bind.plan));
+        info.set_init_data(ThreadState { chunk, counted: std::sync::atomic::AtomicBool::new(false) });
         Ok(())
     });
 }
@@ -281,6 +285,11 @@ fn scan_chunk(bind: &BindData, state: &ScanState, thread: &ThreadState, output: 
         }
         // A failed scan ends for every thread.
         let rows = inner.scanner.next_chunk(&mut chunk).inspect_err(|_| inner.done = true).map_err(|e| e.message)?;
+        if rows > 0 && !thread.counted.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            if let Some(id) = inner.scanner.scan_id() {
+                crate::scan::scan_log::add_duckdb_thread(id);
+            }
+        }
         inner.done = rows == 0;
         let first = rows > 0 && !inner.first_row_done;
         inner.first_row_done |= first;
@@ -331,7 +340,7 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
 
 /// Columns of `sanitize_stats()`: `function`, `path` and `file_system` are VARCHAR,
 /// `started_at` TIMESTAMPTZ, `finished` BOOLEAN, the rest BIGINT.
-const STATS_COLUMNS: [&str; 22] = [
+const STATS_COLUMNS: [&str; 23] = [
     "scan_id",
     "function",
     "path",
@@ -354,6 +363,7 @@ const STATS_COLUMNS: [&str; 22] = [
     "rejects_dropped",
     "connection_id",
     "file_system",
+    "duckdb_threads",
 ];
 
 struct StatsBind {
@@ -437,6 +447,7 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
             }
             output.vector(20).set_i64(row, r.session.map_or(0, |s| s.connection as i64));
             output.vector(21).set_string(row, &r.file_system);
+            output.vector(22).set_i64(row, r.duckdb_threads as i64);
         }
         let known: Vec<bool> = rows.iter().take(n).map(|r| r.session.is_some()).collect();
         output.vector(20).write_validity(&known);

@@ -69,6 +69,9 @@ pub struct ScanRecord {
     /// LIMIT or an error stopped it early).
     pub finished: bool,
     pub stats: Stats,
+    /// DuckDB's threads that took chunks of this scan: 1 with insertion
+    /// order kept, up to `threads` without it (ffi/table.rs).
+    pub duckdb_threads: u64,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -95,6 +98,7 @@ pub fn begin(function: &str, path: &str, file_system: &str, session: Option<Sess
         started_at_micros,
         finished: false,
         stats: Stats::default(),
+        duckdb_threads: 0,
     };
     with_log(|log| {
         if log.len() == SCAN_LOG_CAPACITY {
@@ -111,6 +115,15 @@ pub fn update(scan_id: u64, stats: &Stats, finished: bool) {
         if let Some(r) = log.iter_mut().rev().find(|r| r.scan_id == scan_id) {
             r.stats = *stats;
             r.finished |= finished;
+        }
+    });
+}
+
+/// One more of DuckDB's threads took chunks of the scan.
+pub fn add_duckdb_thread(scan_id: u64) {
+    with_log(|log| {
+        if let Some(r) = log.iter_mut().rev().find(|r| r.scan_id == scan_id) {
+            r.duckdb_threads += 1;
         }
     });
 }

@@ -152,6 +152,11 @@ impl Scanner {
         self.wanted = Some(wanted);
     }
 
+    /// This scan's id in the scan log, once [`Self::log_as`] made one.
+    pub fn scan_id(&self) -> Option<u64> {
+        self.scan_id
+    }
+
     /// Publishes this scan's counters in the scan log (`sanitize_stats()`).
     pub fn log_as(&mut self, session: Option<super::scan_log::Session>) {
         let plan = &self.plan;
