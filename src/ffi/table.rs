@@ -340,7 +340,7 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
 
 /// Columns of `sanitize_stats()`: `function`, `path` and `file_system` are VARCHAR,
 /// `started_at` TIMESTAMPTZ, `finished` BOOLEAN, the rest BIGINT.
-const STATS_COLUMNS: [&str; 23] = [
+const STATS_COLUMNS: [&str; 24] = [
     "scan_id",
     "function",
     "path",
@@ -364,6 +364,7 @@ const STATS_COLUMNS: [&str; 23] = [
     "connection_id",
     "file_system",
     "duckdb_threads",
+    "rows_columnar",
 ];
 
 struct StatsBind {
@@ -448,6 +449,7 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
             output.vector(20).set_i64(row, r.session.map_or(0, |s| s.connection as i64));
             output.vector(21).set_string(row, &r.file_system);
             output.vector(22).set_i64(row, r.duckdb_threads as i64);
+            output.vector(23).set_i64(row, s.rows_columnar as i64);
         }
         let known: Vec<bool> = rows.iter().take(n).map(|r| r.session.is_some()).collect();
         output.vector(20).write_validity(&known);

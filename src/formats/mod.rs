@@ -77,6 +77,37 @@ pub trait RecordReader {
     fn take_header_notice(&mut self) -> Option<HeaderNotice> {
         None
     }
+
+    /// The arrow schema of the columns this reader could hand out whole
+    /// ([`Batch::columns`]), with each top-level column's record key;
+    /// `None` when it cannot (a text format, or Parquet columns that need
+    /// more than one arrow column per value: VARIANT, INTERVAL, wide
+    /// decimals).
+    fn column_schema(&self) -> Option<(arrow::datatypes::SchemaRef, std::sync::Arc<[String]>)> {
+        None
+    }
+
+    /// From the next batch on, fill [`Batch::columns`] instead of the tape
+    /// (after [`RecordReader::column_schema`] said it can).
+    fn emit_columns(&mut self) {}
+}
+
+/// A batch's records as arrow columns, handed out whole by a typed reader
+/// (Parquet) for a router that writes columns without a tape
+/// (route/columnar.rs); `keys[i]` is column i's record key.
+#[derive(Debug, Clone)]
+pub struct ColumnRows {
+    pub rows: arrow::record_batch::RecordBatch,
+    pub keys: std::sync::Arc<[String]>,
+}
+
+impl ColumnRows {
+    /// The bytes of these rows' values (of the slice, not of the buffers
+    /// it shares with the rest of its arrow batch).
+    pub fn bytes(&self) -> usize {
+        use arrow::array::Array;
+        self.rows.columns().iter().map(|c| c.to_data().get_slice_memory_size().unwrap_or(0)).sum()
+    }
 }
 
 /// A CSV header cell whose bytes were not text in the encoding the file
@@ -328,12 +359,21 @@ pub struct Batch {
     /// The file's header had a cell that did not decode (CSV; set on the
     /// batch read after the header, see [`HeaderNotice`]).
     pub header_notice: Option<HeaderNotice>,
+    /// The records as arrow columns, not on the tape (which stays empty;
+    /// `meta` still has one entry per record): see
+    /// [`RecordReader::emit_columns`].
+    pub columns: Option<ColumnRows>,
 }
 
 /// Tests compare the flat paths with the general ones (which give the
 /// same result, so other tests running meanwhile only lose speed).
 #[cfg(test)]
 pub static FLAT_KEYS_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tests compare the columnar path ([`Batch::columns`]) with the rows on
+/// the tape: set, no reader offers its columns.
+#[cfg(test)]
+pub static COLUMNS_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The root of a record left undecoded because its shape was on the
 /// probe's board (formats/json/shape.rs): it has no node, and only the
@@ -348,6 +388,7 @@ impl Batch {
         self.multi_record_lines = false;
         self.flat_keys = None;
         self.header_notice = None;
+        self.columns = None;
     }
     pub fn len(&self) -> usize {
         self.meta.len()

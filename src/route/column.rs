@@ -118,6 +118,36 @@ impl Column {
 }
 
 impl Column {
+    /// Keeps the first `rows` rows (and what they hold), whatever was
+    /// appended after them, complete or not: a columnar write that gave up
+    /// half way (route/columnar.rs) leaves children of unequal lengths.
+    pub fn truncate(&mut self, rows: usize) {
+        self.valid.truncate(rows);
+        match &mut self.data {
+            ColumnData::Bool(v) => v.truncate(rows),
+            ColumnData::Int(v) => v.truncate(rows),
+            ColumnData::Date(v) => v.truncate(rows),
+            ColumnData::Float(v) => v.truncate(rows),
+            ColumnData::Fixed { width, data } => data.truncate(rows * *width),
+            ColumnData::Str { offsets, bytes: _ } if offsets.len() <= rows => {}
+            ColumnData::Str { offsets, bytes } => {
+                offsets.truncate(rows + 1);
+                bytes.truncate(offsets[rows] as usize);
+            }
+            ColumnData::Binary { offsets, bytes: _ } if offsets.len() <= rows => {}
+            ColumnData::Binary { offsets, bytes } => {
+                offsets.truncate(rows + 1);
+                bytes.truncate(offsets[rows] as usize);
+            }
+            ColumnData::List { offsets, child: _ } if offsets.len() <= rows => {}
+            ColumnData::List { offsets, child } => {
+                offsets.truncate(rows + 1);
+                child.truncate(offsets[rows] as usize);
+            }
+            ColumnData::Struct { children } => children.iter_mut().for_each(|c| c.truncate(rows)),
+        }
+    }
+
     /// Removes the last row (and, for lists and structs, what it holds).
     pub fn pop_last(&mut self) {
         if self.valid.pop().is_none() {

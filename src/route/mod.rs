@@ -3,6 +3,7 @@
 //! Every other member of the family gets NULL for the row.
 
 mod column;
+mod columnar;
 mod key_order;
 mod pin;
 mod rescue;
@@ -58,6 +59,9 @@ pub struct Router {
     flat: Option<Box<FlatLayout>>,
     /// The families of the last objects' keys by position (route/key_order.rs).
     key_orders: key_order::KeyOrders,
+    /// Where the arrow columns of the last columnar batch go
+    /// ([`Router::write_columns`]); dropped by [`Router::project`].
+    columnar: Option<Box<columnar::ColumnarLayout>>,
 }
 
 /// Where each key of a flat record layout (a CSV file's columns) goes in
@@ -117,6 +121,7 @@ impl Router {
             checked_shapes: None,
             flat: None,
             key_orders: key_order::KeyOrders::default(),
+            columnar: None,
         }
     }
 
@@ -157,6 +162,51 @@ impl Router {
     pub fn project(&mut self, wanted: Vec<bool>) {
         self.wanted = (!wanted.iter().all(|w| *w)).then_some(wanted);
         self.flat = None;
+        self.columnar = None;
+    }
+
+    /// Whether columns of this schema can be written whole
+    /// ([`Router::write_columns`]) into `root`'s outputs: each one's type
+    /// is the one version of its family (route/columnar.rs).
+    pub fn takes_columns(
+        &mut self,
+        root: &StructNode,
+        schema: &arrow::datatypes::SchemaRef,
+        keys: &std::sync::Arc<[String]>,
+        rules: &Rules<'_>,
+    ) -> bool {
+        self.columnar_layout(root, schema, keys, rules);
+        self.columnar.is_some()
+    }
+
+    /// Writes a batch's arrow columns whole, a column at a time, as
+    /// [`Router::write_record`] would write its rows one by one; `false`,
+    /// with nothing written, when the rows must take that path instead.
+    /// Only for a router that nulls, rescues and drops nothing by itself
+    /// (the scan checks its options: scan/scanner.rs).
+    pub fn write_columns(
+        &mut self,
+        root: &StructNode,
+        rows: &crate::formats::ColumnRows,
+        columns: &mut [Column],
+        rules: &Rules<'_>,
+    ) -> bool {
+        self.columnar_layout(root, rows.rows.schema_ref(), &rows.keys, rules);
+        self.columnar.as_ref().is_some_and(|layout| layout.write(&rows.rows, columns, rules))
+    }
+
+    /// Makes `self.columnar` the layout for these columns, if there is one.
+    fn columnar_layout(
+        &mut self,
+        root: &StructNode,
+        schema: &arrow::datatypes::SchemaRef,
+        keys: &std::sync::Arc<[String]>,
+        rules: &Rules<'_>,
+    ) {
+        if self.columnar.as_ref().is_some_and(|l| l.serves(root, schema, keys)) {
+            return;
+        }
+        self.columnar = columnar::ColumnarLayout::new(root, schema, keys, self.wanted.as_deref(), rules).map(Box::new);
     }
 
     /// Writes one record whose entries are exactly `keys` in order, each a

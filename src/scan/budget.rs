@@ -25,7 +25,8 @@ impl BatchBudget {
     /// batch left behind.
     pub fn observe(&mut self, batch: &mut Batch) {
         let Some(limit) = self.limit else { return };
-        let used = batch.tape.heap_bytes();
+        // A typed reader's columns (Parquet) are the working set instead.
+        let used = batch.tape.heap_bytes() + batch.columns.as_ref().map_or(0, crate::formats::ColumnRows::bytes);
         if used > limit && self.records > 1 {
             self.records /= 2;
         } else if used < limit / 2 && self.records < BATCH_RECORDS {
@@ -54,6 +55,14 @@ mod tests {
         assert!(batch.tape.text.capacity() < 5000, "a batch over twice the budget gives its memory back");
         b.observe(&mut batch);
         assert_eq!(b.records(), BATCH_RECORDS);
+        // Arrow columns count as the tape does: 2048 rows of 8 bytes and
+        // their validity are over a budget of 1000 bytes.
+        let ids = arrow::array::Int64Array::from_iter_values(0..BATCH_RECORDS as i64);
+        let rows = arrow::record_batch::RecordBatch::try_from_iter([("id", std::sync::Arc::new(ids) as _)]).unwrap();
+        let columns = crate::formats::ColumnRows { rows: rows.slice(0, 1000), keys: ["id".to_string()].into() };
+        let mut columnar = Batch { columns: Some(columns), ..Batch::default() };
+        b.observe(&mut columnar);
+        assert_eq!(b.records(), BATCH_RECORDS / 2, "the slice's bytes, 8000, are over the budget");
         let unlimited = BatchBudget::new(None);
         assert_eq!(unlimited.records(), BATCH_RECORDS);
     }

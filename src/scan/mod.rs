@@ -5,6 +5,8 @@ mod bad_records;
 mod budget;
 mod clock;
 #[cfg(test)]
+mod columnar_proptests;
+#[cfg(test)]
 mod csv_range_proptests;
 #[cfg(test)]
 mod csv_skip_tests;

@@ -98,6 +98,21 @@ impl Decode {
         self
     }
 
+    /// The arrow schema and keys of the columns the reader could hand out
+    /// whole (`RecordReader::column_schema`).
+    pub fn column_schema(&self) -> Option<(arrow::datatypes::SchemaRef, Arc<[String]>)> {
+        self.reader.column_schema()
+    }
+
+    /// Has the reader hand out its columns whole from now on
+    /// (`RecordReader::emit_columns`); never with reshaping, which works
+    /// on the tape.
+    pub fn emit_columns(&mut self) {
+        if self.reshape.is_none() {
+            self.reader.emit_columns();
+        }
+    }
+
     /// Reshapes every batch for BigQuery (`bigquery_profile`).
     pub fn reshaping(mut self, on: bool) -> Self {
         self.reshape = on.then(Vec::new);

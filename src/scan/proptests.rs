@@ -327,10 +327,11 @@ pub(crate) fn comparable_scan(
     r: Result<(super::tests::Run, super::Stats), String>,
 ) -> Result<(Vec<Vec<Value>>, Vec<String>, Value, Vec<Value>, super::Stats), String> {
     // `batches` counts decoded batches, and no batch spans two ranges: the
-    // one counter that follows the cut.
+    // one counter that follows the cut. `rows_columnar` follows it too: a
+    // batch with one value the columns cannot take goes row by row whole.
     r.map(|(run, stats)| {
         let (_, registry, drifts) = comparable(&run);
-        (run.rows.clone(), run.names.clone(), registry, drifts, super::Stats { batches: 0, ..stats })
+        (run.rows.clone(), run.names.clone(), registry, drifts, super::Stats { batches: 0, rows_columnar: 0, ..stats })
     })
 }
 

@@ -236,8 +236,8 @@ impl Scanner {
             let file_index = plan.ranges[range].file;
             if self.routed.deferred {
                 // A helper left the routing to this thread, which was idle.
-                let raw = std::mem::take(&mut self.routed.raw);
-                route_batch(&plan, &mut self.router, &raw, file_index, &mut self.routed);
+                let mut raw = std::mem::take(&mut self.routed.raw);
+                route_batch(&plan, &mut self.router, &mut raw, file_index, &mut self.routed);
                 self.routed.raw = raw;
             }
             self.take_counts(file_index)?;
@@ -314,6 +314,9 @@ impl Scanner {
         self.stats.duplicate_keys += routed.duplicate_keys;
         self.stats.list_nulls_dropped += routed.list_nulls_dropped;
         self.stats.values_rescued += routed.values_rescued;
+        if routed.columnar {
+            self.stats.rows_columnar += routed.routed;
+        }
         self.values_flattened += routed.values_flattened;
         if self.current_file != Some(file_index) {
             self.current_file = Some(file_index);
@@ -412,6 +415,8 @@ pub struct Routed {
     values_rescued: u64,
     /// The file's header had a cell that did not decode (a reject).
     header_notice: Option<crate::formats::HeaderNotice>,
+    /// The rows were written from the batch's arrow columns whole.
+    columnar: bool,
     /// The decoded records are in `raw`, not routed yet: the consumer
     /// routes them ([`RangeWork::step_for_idle_consumer`]).
     deferred: bool,
@@ -460,7 +465,14 @@ impl RouteWork {
         spares: SpareBatches,
     ) -> Self {
         let batch = spares.take();
-        RouteWork { decode, batch, router: consumer_router(&plan, wanted), plan, file_index, spares }
+        let mut router = consumer_router(&plan, wanted);
+        let mut decode = decode;
+        if let Some((schema, keys)) = decode.column_schema().filter(|_| writes_columns(&plan)) {
+            if router.takes_columns(&plan.schema, &schema, &keys, &plan.rules()) {
+                decode.emit_columns();
+            }
+        }
+        RouteWork { decode, batch, router, plan, file_index, spares }
     }
 }
 
@@ -506,7 +518,7 @@ impl RangeWork for RouteWork {
             // keep that batch's memory alive in a routed piece.
             out.raw = Batch::default();
         }
-        route_batch(&self.plan, &mut self.router, &self.batch, self.file_index, out);
+        route_batch(&self.plan, &mut self.router, &mut self.batch, self.file_index, out);
         Ok(true)
     }
 
@@ -614,10 +626,21 @@ fn consumer_router(plan: &ScanPlan, wanted: Option<Vec<bool>>) -> Router {
     router
 }
 
+/// Whether this scan's router may write a typed reader's columns whole
+/// (route/columnar.rs): it nulls, rescues, converts and drops nothing of
+/// its own accord, and no parser reads a string as another type.
+fn writes_columns(plan: &ScanPlan) -> bool {
+    let options = &plan.options;
+    options.rescue_column.is_none()
+        && options.policies.is_none()
+        && !options.bigquery_profile
+        && !plan.rules().parsers.any()
+}
+
 /// Routes a decoded batch into `out`: each good record into the columns of
 /// the final schema, each bad record (and strict-mode violation) into
 /// `out.events` with `on_error`'s action on its row already taken.
-fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: usize, out: &mut Routed) {
+fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &mut Batch, file_index: usize, out: &mut Routed) {
     let rules = plan.rules();
     let strict = plan.options.schema_mode == SchemaMode::Strict;
     let emit_null = plan.options.on_error == OnError::EmitNullRow;
@@ -631,6 +654,22 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &Batch, file_index: 
     let data_columns = chunk.data_columns(plan);
     let rescue_col = plan.options.rescue_column.is_some().then(|| chunk.columns.len() - 1);
     out.values_rescued = 0;
+    out.columnar = false;
+    if let Some(rows) = batch.columns.take() {
+        let columns = &mut chunk.columns[..data_columns];
+        if writes_columns(plan) && router.write_columns(&plan.schema, &rows, columns, &rules) {
+            chunk.rows = rows.rows.num_rows();
+            out.routed = chunk.rows as u64;
+            out.values_nulled = 0;
+            out.duplicate_keys = 0;
+            out.values_flattened = 0;
+            out.list_nulls_dropped = 0;
+            out.columnar = true;
+            return;
+        }
+        // A value the columns cannot take as they are: the rows, one by one.
+        crate::formats::parquet::rows_onto_tape(&rows, &mut batch.tape);
+    }
     let record_nulled_values = plan.options.max_rejects != Some(0);
     for (i, meta) in batch.meta.iter().enumerate() {
         if let Some(err) = &meta.error {

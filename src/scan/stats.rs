@@ -28,6 +28,10 @@ pub struct Stats {
     pub rejects_dropped: u64,
     /// Values kept in the rescue column instead of being nulled.
     pub values_rescued: u64,
+    /// Emitted rows written from a typed reader's arrow columns whole
+    /// (Parquet whose column types agree with the schema:
+    /// route/columnar.rs), not value by value from the tape.
+    pub rows_columnar: u64,
 }
 
 impl Stats {

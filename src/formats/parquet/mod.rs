@@ -81,6 +81,56 @@ pub struct ParquetReader {
     /// For each top-level column, whether it is a VARIANT group: its rows
     /// are decoded (formats/parquet/variant.rs), not read as raw columns.
     variant: Vec<bool>,
+    /// Set by [`RecordReader::emit_columns`]: batches carry the arrow
+    /// columns with these keys, not rows on the tape.
+    column_keys: Option<Arc<[String]>>,
+}
+
+/// How the top-level columns of an arrow batch become a record's entries.
+struct RowColumns<'a> {
+    keys: &'a [String],
+    /// The INTERVAL columns read as months (see the module doc).
+    months: Option<&'a RecordBatch>,
+    months_column: &'a [Option<usize>],
+    wide_decimal_scale: &'a [Option<i32>],
+    variant: &'a [bool],
+}
+
+impl RowColumns<'_> {
+    /// Writes row `row` of `rb` onto the tape as one record.
+    fn write_row(&self, rb: &RecordBatch, row: usize, tape: &mut Tape, scratch: &mut String) {
+        let root = tape.nodes.len();
+        let open = tape.open(true);
+        let mut evidence = false;
+        let schema = rb.schema();
+        for (i, (field, column)) in schema.fields().iter().zip(rb.columns()).enumerate() {
+            tape.push_key(self.keys.get(i).map_or(field.name().as_str(), String::as_str));
+            let month_column = match (self.months, self.months_column.get(i)) {
+                (Some(m), Some(Some(j))) => Some(m.column(*j)),
+                _ => None,
+            };
+            let value = Value { field, array: column, months: month_column };
+            let is_variant = self.variant.get(i).copied().unwrap_or(false);
+            evidence |= match self.wide_decimal_scale.get(i).copied().flatten() {
+                Some(scale) => write_wide_decimal(column, row, scale, tape),
+                None if is_variant => write_variant_or_raw(value, row, tape, scratch),
+                None => write_value(value, row, tape, scratch),
+            };
+        }
+        tape.close(open, rb.num_columns() as u32, evidence);
+        tape.push_root(root);
+    }
+}
+
+/// Writes the records of `rows` onto `tape`, as a reader that did not emit
+/// columns would have (for a router that cannot write them whole).
+pub fn rows_onto_tape(rows: &super::ColumnRows, tape: &mut Tape) {
+    let columns =
+        RowColumns { keys: &rows.keys, months: None, months_column: &[], wide_decimal_scale: &[], variant: &[] };
+    let mut scratch = String::new();
+    for row in 0..rows.rows.num_rows() {
+        columns.write_row(&rows.rows, row, tape, &mut scratch);
+    }
 }
 
 /// A byte range of a Parquet file cut into ranges (scan/ranges.rs): the
@@ -301,7 +351,30 @@ impl ParquetReader {
                 .collect(),
             has_decimals,
             variant,
+            column_keys: None,
         })
+    }
+
+    /// The next rows as arrow columns: a slice of the current arrow batch,
+    /// at most `max_records` rows (never across two arrow batches).
+    fn next_columns(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
+        while self.current.as_ref().is_none_or(|(b, _, next)| *next >= b.num_rows()) {
+            match self.next_arrow_batch()? {
+                None => return Ok(0),
+                Some((b, months)) => self.current = Some((b, months, 0)),
+            }
+        }
+        let (Some((rb, _, next)), Some(keys)) = (self.current.as_mut(), self.column_keys.as_ref()) else {
+            return Ok(0);
+        };
+        let n = (rb.num_rows() - *next).min(max_records.max(1));
+        batch.columns = Some(super::ColumnRows { rows: rb.slice(*next, n), keys: Arc::clone(keys) });
+        *next += n;
+        for _ in 0..n {
+            self.rows_seen += 1;
+            batch.meta.push(RecordMeta { line: self.rows_seen, byte: 0, error: None });
+        }
+        Ok(n)
     }
 
     fn read_error(&self, e: &dyn std::fmt::Display) -> SanitizeError {
@@ -365,6 +438,9 @@ impl ParquetReader {
 
 impl RecordReader for ParquetReader {
     fn next_batch(&mut self, batch: &mut Batch, max_records: usize) -> Result<usize> {
+        if self.column_keys.is_some() {
+            return self.next_columns(batch, max_records);
+        }
         let mut added = 0;
         while added < max_records {
             if self.current.as_ref().is_none_or(|(b, _, next)| *next >= b.num_rows()) {
@@ -378,32 +454,37 @@ impl RecordReader for ParquetReader {
             let row = *next;
             *next += 1;
             self.rows_seen += 1;
-            let tape = &mut batch.tape;
-            let root = tape.nodes.len();
-            let open = tape.open(true);
-            let mut evidence = false;
-            let schema = rb.schema();
-            for (i, (field, column)) in schema.fields().iter().zip(rb.columns()).enumerate() {
-                tape.push_key(self.keys.get(i).map_or(field.name().as_str(), String::as_str));
-                let month_column = match (months.as_ref(), self.months_column.get(i)) {
-                    (Some(m), Some(Some(j))) => Some(m.column(*j)),
-                    _ => None,
-                };
-                let value = Value { field, array: column, months: month_column };
-                let is_variant = self.variant.get(i).copied().unwrap_or(false);
-                evidence |= match self.wide_decimal_scale.get(i).copied().flatten() {
-                    Some(scale) => write_wide_decimal(column, row, scale, tape),
-                    None if is_variant => write_variant_or_raw(value, row, tape, &mut self.scratch),
-                    None => write_value(value, row, tape, &mut self.scratch),
-                };
-            }
-            tape.close(open, rb.num_columns() as u32, evidence);
-            tape.push_root(root);
+            let columns = RowColumns {
+                keys: &self.keys,
+                months: months.as_ref(),
+                months_column: &self.months_column,
+                wide_decimal_scale: &self.wide_decimal_scale,
+                variant: &self.variant,
+            };
+            columns.write_row(rb, row, &mut batch.tape, &mut self.scratch);
             // Parquet has no lines: `line` is the 1-based row number.
             batch.meta.push(RecordMeta { line: self.rows_seen, byte: 0, error: None });
             added += 1;
         }
         Ok(added)
+    }
+
+    fn column_schema(&self) -> Option<(arrow::datatypes::SchemaRef, Arc<[String]>)> {
+        #[cfg(test)]
+        if super::COLUMNS_OFF.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let plain = self.months_reader.is_none()
+            && !self.variant.contains(&true)
+            && self.wide_decimal_scale.iter().all(Option::is_none);
+        let reader = self.reader.as_ref().filter(|_| plain)?;
+        Some((arrow::record_batch::RecordBatchReader::schema(reader), self.keys.iter().cloned().collect()))
+    }
+
+    fn emit_columns(&mut self) {
+        if let Some((_, keys)) = self.column_schema() {
+            self.column_keys = Some(keys);
+        }
     }
 
     fn declaration(&mut self) -> Option<Declaration> {

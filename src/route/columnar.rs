@@ -1,0 +1,516 @@
+//! Writing a typed reader's arrow columns (`Batch::columns`, Parquet)
+//! straight into the column buffers, a column at a time, where each arrow
+//! column's type is the one version its family has: no tape, no version
+//! choice, no key lookup per value.
+//!
+//! The result is exactly what routing the same rows from the tape gives
+//! (a property test compares the two, scan/columnar_proptests.rs): a NULL,
+//! an empty list and a struct without a non-null value inside are NULL (the
+//! empty-container rule of docs/engine.md; a Parquet list of NULLs is a
+//! list, as the reader writes it), and struct children the schema has but
+//! the file lacks are NULL. Anything the row path would
+//! count or judge instead of writing (a field the schema lacks holding a
+//! value, a timestamp its unit cannot hold) makes [`ColumnarLayout::write`]
+//! refuse the batch, whose rows then take the row path.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::ArrowNativeType;
+use arrow::datatypes::{
+    DataType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, Schema,
+    TimeUnit as ArrowUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
+
+use super::column::{Column, ColumnData};
+use crate::infer::{Level, Rules, ScalarKind, StructNode, TypeNode};
+use crate::value::{Declared, TimeUnit};
+
+/// A selected row that is NULL whatever the array holds (its parent is).
+const NULL_ROW: u32 = u32::MAX;
+
+/// How one arrow column (or nested child) becomes one column buffer.
+#[derive(Debug)]
+enum Conv {
+    /// An arrow column of type Null: NULL in every row.
+    Null,
+    Bool,
+    Int,
+    Float,
+    /// UTF-8 text into a VARCHAR (or JSON) column.
+    Text,
+    Date,
+    Timestamp {
+        from: TimeUnit,
+        to: TimeUnit,
+    },
+    /// A declared fixed-width type, by its little-endian bytes.
+    Fixed(Declared),
+    Blob,
+    List(Box<Conv>),
+    Struct {
+        /// Per arrow child field.
+        children: Vec<Target>,
+        /// Output children no arrow field fills: NULL.
+        absent: Vec<usize>,
+    },
+}
+
+/// Where one arrow column goes.
+#[derive(Debug)]
+enum Target {
+    /// A field the schema lacks: its values must all be empty.
+    Unknown,
+    /// A field whose columns the query does not use.
+    Skipped,
+    Column {
+        column: usize,
+        conv: Conv,
+    },
+}
+
+/// The plan for the columns of one arrow schema into one struct's outputs.
+#[derive(Debug)]
+pub struct ColumnarLayout {
+    /// The schema, keys and root this layout was made for (compared by
+    /// address: a router serves one plan, a reader one schema).
+    schema: arrow::datatypes::SchemaRef,
+    keys: Arc<[String]>,
+    root: usize,
+    fields: Vec<Target>,
+    /// Wanted output columns of families no arrow column names: NULL.
+    absent: Vec<usize>,
+}
+
+impl ColumnarLayout {
+    /// The layout for these arrow columns (record keys `keys`) into the
+    /// outputs of `root`, of which only the `wanted` are written; `None`
+    /// unless every column's type is exactly the one version of its family
+    /// (no pin), within the depth limits, each family named once.
+    pub fn new(
+        root: &StructNode,
+        schema: &arrow::datatypes::SchemaRef,
+        keys: &Arc<[String]>,
+        wanted: Option<&[bool]>,
+        rules: &Rules<'_>,
+    ) -> Option<ColumnarLayout> {
+        if keys.len() != schema.fields().len() {
+            return None;
+        }
+        let fields_and_keys = schema.fields().iter().zip(keys.iter()).map(|(f, k)| (f.data_type(), k.as_str()));
+        let (fields, absent) = struct_targets(root, fields_and_keys, wanted, Level::default(), rules)?;
+        Some(ColumnarLayout {
+            schema: Arc::clone(schema),
+            keys: Arc::clone(keys),
+            root: root as *const StructNode as usize,
+            fields,
+            absent,
+        })
+    }
+
+    /// Whether this layout was made for these columns and this root.
+    pub fn serves(&self, root: &StructNode, schema: &Schema, keys: &Arc<[String]>) -> bool {
+        self.root == root as *const StructNode as usize
+            && (Arc::ptr_eq(&self.keys, keys) || *self.keys == **keys)
+            && (std::ptr::eq(self.schema.as_ref(), schema) || *self.schema == *schema)
+    }
+
+    /// Appends the rows of `batch` to `columns` (the root's outputs);
+    /// `false`, with the columns as they were, when a value needs the row
+    /// path (see the module doc).
+    pub fn write(&self, batch: &arrow::record_batch::RecordBatch, columns: &mut [Column], rules: &Rules<'_>) -> bool {
+        let rows = batch.num_rows();
+        if rows >= NULL_ROW as usize || batch.num_columns() != self.fields.len() {
+            return false;
+        }
+        let lengths: Vec<usize> = columns.iter().map(Column::len).collect();
+        let all: Vec<u32> = (0..rows as u32).collect();
+        let mut ok = true;
+        for (target, array) in self.fields.iter().zip(batch.columns()) {
+            ok = match target {
+                Target::Skipped => true,
+                Target::Unknown => !any_evidence(array.as_ref()),
+                Target::Column { column, conv } => match columns.get_mut(*column) {
+                    Some(col) => write(conv, array.as_ref(), &all, col, rules),
+                    None => false,
+                },
+            };
+            if !ok {
+                break;
+            }
+        }
+        if ok {
+            for &column in &self.absent {
+                (0..rows).for_each(|_| columns[column].push_null());
+            }
+            return true;
+        }
+        for (col, &len) in columns.iter_mut().zip(&lengths) {
+            col.truncate(len);
+        }
+        false
+    }
+}
+
+/// The targets of a struct's arrow fields (type, key) among `s`'s outputs,
+/// and the wanted outputs no field fills.
+fn struct_targets<'a>(
+    s: &StructNode,
+    fields: impl Iterator<Item = (&'a DataType, &'a str)>,
+    wanted: Option<&[bool]>,
+    level: Level,
+    rules: &Rules<'_>,
+) -> Option<(Vec<Target>, Vec<usize>)> {
+    let is_wanted = |output: usize| wanted.is_none_or(|w| w.get(output).copied().unwrap_or(true));
+    let mut named = vec![false; s.families.len()];
+    let mut targets = Vec::new();
+    for (ty, key) in fields {
+        let Some(&fi) = s.index.get(key) else {
+            targets.push(Target::Unknown);
+            continue;
+        };
+        if std::mem::replace(&mut named[fi], true) {
+            return None;
+        }
+        if !s.outputs.iter().enumerate().any(|(i, &(f, _))| f == fi && is_wanted(i)) {
+            targets.push(Target::Skipped);
+            continue;
+        }
+        let family = &s.families[fi];
+        let ([version], None) = (family.versions.as_slice(), family.pin) else { return None };
+        let output = s.outputs.iter().position(|&o| o == (fi, 0))?;
+        let conv = conv_for(ty, &version.ty, level, rules)?;
+        targets.push(Target::Column { column: output, conv });
+    }
+    let absent = s.outputs.iter().enumerate().filter(|&(i, &(fi, _))| !named[fi] && is_wanted(i)).map(|(i, _)| i);
+    Some((targets, absent.collect()))
+}
+
+/// How an arrow value of type `ty` at `level` is written into a column of
+/// `version`; `None` when the row path must write it.
+fn conv_for(ty: &DataType, version: &TypeNode, level: Level, rules: &Rules<'_>) -> Option<Conv> {
+    let limits = rules.limits;
+    Some(match (ty, version) {
+        (DataType::Null, _) => Conv::Null,
+        (DataType::Boolean, TypeNode::Scalar(ScalarKind::Bool)) => Conv::Bool,
+        (DataType::Int64, TypeNode::Scalar(ScalarKind::Int)) => Conv::Int,
+        (DataType::Float64, TypeNode::Scalar(ScalarKind::Float)) => Conv::Float,
+        (DataType::Utf8 | DataType::LargeUtf8, TypeNode::Scalar(ScalarKind::Str | ScalarKind::Json)) => Conv::Text,
+        (DataType::Date32, TypeNode::Scalar(ScalarKind::Date)) => Conv::Date,
+        (DataType::Timestamp(unit, _), TypeNode::Scalar(ScalarKind::Timestamp(to))) => {
+            let from = match unit {
+                ArrowUnit::Second => TimeUnit::Seconds,
+                ArrowUnit::Millisecond => TimeUnit::Millis,
+                ArrowUnit::Microsecond => TimeUnit::Micros,
+                ArrowUnit::Nanosecond => TimeUnit::Nanos,
+            };
+            Conv::Timestamp { from, to: *to }
+        }
+        (DataType::Binary | DataType::LargeBinary, TypeNode::Scalar(ScalarKind::Declared(Declared::Blob))) => {
+            Conv::Blob
+        }
+        (_, TypeNode::Scalar(ScalarKind::Declared(d))) if declared_of(ty) == Some(*d) => Conv::Fixed(*d),
+        (DataType::List(element) | DataType::LargeList(element), TypeNode::List(elem)) => {
+            // A list of lists may hold lists shallower than its type, which
+            // the row path wraps whole (infer::wraps_whole).
+            if level.containers + 1 > limits.arrow_max_depth || matches!(**elem, TypeNode::List(_)) {
+                return None;
+            }
+            Conv::List(Box::new(conv_for(element.data_type(), elem, level.inside_list(), rules)?))
+        }
+        (DataType::Struct(fields), TypeNode::Struct(s)) => {
+            if level.containers + 1 > limits.arrow_max_depth || level.structs + 1 > limits.parquet_max_depth {
+                return None;
+            }
+            let named = fields.iter().map(|f| (f.data_type(), f.name().as_str()));
+            let (children, absent) = struct_targets(s, named, None, level.inside_struct(), rules)?;
+            Conv::Struct { children, absent }
+        }
+        _ => return None,
+    })
+}
+
+/// The declared type of a fixed-width arrow column, as the Parquet reader
+/// declares it (formats/parquet `write_value`).
+fn declared_of(ty: &DataType) -> Option<Declared> {
+    Some(match ty {
+        DataType::Int8 => Declared::Int8,
+        DataType::Int16 => Declared::Int16,
+        DataType::Int32 => Declared::Int32,
+        DataType::UInt8 => Declared::UInt8,
+        DataType::UInt16 => Declared::UInt16,
+        DataType::UInt32 => Declared::UInt32,
+        DataType::UInt64 => Declared::UInt64,
+        DataType::Float32 => Declared::Float32,
+        _ => return None,
+    })
+}
+
+/// Whether any row of `array` holds a non-null scalar (or a container
+/// holding one): what the row path would route somewhere.
+fn any_evidence(array: &dyn Array) -> bool {
+    match array.data_type() {
+        DataType::Null => false,
+        DataType::Struct(_) => {
+            let s = array.as_struct();
+            let ev = evidence(s.columns().iter().map(|c| c.as_ref()), s.len(), |i| s.is_valid(i));
+            ev.contains(&true)
+        }
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) | DataType::Map(_, _) => {
+            // A container's evidence is in its values; any value at all is
+            // enough to refuse (the refusal is only ever conservative).
+            array.null_count() < array.len() && !array.is_empty()
+        }
+        _ => array.null_count() < array.len(),
+    }
+}
+
+/// Per row: valid, and some child has evidence in it.
+fn evidence<'a>(
+    children: impl Iterator<Item = &'a dyn Array>,
+    rows: usize,
+    valid: impl Fn(usize) -> bool,
+) -> Vec<bool> {
+    let mut ev = vec![false; rows];
+    for child in children {
+        let child_ev = row_evidence(child);
+        for (e, c) in ev.iter_mut().zip(child_ev) {
+            *e |= c;
+        }
+    }
+    for (i, e) in ev.iter_mut().enumerate() {
+        *e &= valid(i);
+    }
+    ev
+}
+
+/// Per row of `array`: whether it is evidence (the tape's `evidence` flag:
+/// a non-null scalar, or a container holding one).
+fn row_evidence(array: &dyn Array) -> Vec<bool> {
+    match array.data_type() {
+        DataType::Null => vec![false; array.len()],
+        DataType::Struct(_) => {
+            let s = array.as_struct();
+            evidence(s.columns().iter().map(|c| c.as_ref()), s.len(), |i| s.is_valid(i))
+        }
+        DataType::List(_) => list_evidence(array.as_list::<i32>()),
+        DataType::LargeList(_) => list_evidence(array.as_list::<i64>()),
+        _ => match array.nulls().filter(|n| n.null_count() > 0) {
+            Some(nulls) => nulls.iter().collect(),
+            None => vec![true; array.len()],
+        },
+    }
+}
+
+/// A Parquet list is evidence when it has an element, NULL or not (the
+/// reader's `write_list`: `[NULL]` is a list of one NULL, as DuckDB reads it).
+fn list_evidence<O: arrow::array::OffsetSizeTrait>(list: &arrow::array::GenericListArray<O>) -> Vec<bool> {
+    let offsets = list.value_offsets();
+    (0..list.len()).map(|i| list.is_valid(i) && offsets[i + 1] > offsets[i]).collect()
+}
+
+/// Appends the rows `rows` of `array` (each an index into it, or
+/// [`NULL_ROW`]) to `col`; `false` when a value needs the row path.
+fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: &Rules<'_>) -> bool {
+    // The null bitmap read directly: `Array::is_valid` per value is a call
+    // through the trait object.
+    let nulls = array.nulls().filter(|n| n.null_count() > 0);
+    let valid = |r: u32| r != NULL_ROW && nulls.is_none_or(|n| n.is_valid(r as usize));
+    if let Conv::Null = conv {
+        rows.iter().for_each(|_| col.push_null());
+        return true;
+    }
+    match (conv, &mut col.data) {
+        (Conv::Bool, ColumnData::Bool(out)) => {
+            let a = array.as_boolean();
+            for &r in rows {
+                let v = valid(r);
+                out.push(v && a.value(r as usize));
+                col.valid.push(v);
+            }
+        }
+        (Conv::Int, ColumnData::Int(out)) => {
+            push_primitive(array.as_primitive::<Int64Type>(), rows, out, &mut col.valid)
+        }
+        (Conv::Float, ColumnData::Float(out)) => {
+            push_primitive(array.as_primitive::<Float64Type>(), rows, out, &mut col.valid)
+        }
+        (Conv::Date, ColumnData::Date(out)) => {
+            push_primitive(array.as_primitive::<Date32Type>(), rows, out, &mut col.valid)
+        }
+        (Conv::Text, ColumnData::Str { offsets, bytes }) => {
+            let mut push = |value: Option<&str>| {
+                if let Some(text) = value {
+                    bytes.push_str(text);
+                }
+                offsets.push(bytes.len() as u32);
+                col.valid.push(value.is_some());
+            };
+            match array.data_type() {
+                DataType::Utf8 => {
+                    let a = array.as_string::<i32>();
+                    rows.iter().for_each(|&r| push(valid(r).then(|| a.value(r as usize))));
+                }
+                DataType::LargeUtf8 => {
+                    let a = array.as_string::<i64>();
+                    rows.iter().for_each(|&r| push(valid(r).then(|| a.value(r as usize))));
+                }
+                _ => return false,
+            }
+            if bytes.len() > u32::MAX as usize {
+                return false;
+            }
+        }
+        (Conv::Blob, ColumnData::Binary { offsets, bytes }) => {
+            let mut push = |value: Option<&[u8]>| {
+                if let Some(blob) = value {
+                    bytes.extend_from_slice(blob);
+                }
+                offsets.push(bytes.len() as u32);
+                col.valid.push(value.is_some());
+            };
+            match array.data_type() {
+                DataType::Binary => {
+                    let a = array.as_binary::<i32>();
+                    rows.iter().for_each(|&r| push(valid(r).then(|| a.value(r as usize))));
+                }
+                DataType::LargeBinary => {
+                    let a = array.as_binary::<i64>();
+                    rows.iter().for_each(|&r| push(valid(r).then(|| a.value(r as usize))));
+                }
+                _ => return false,
+            }
+            if bytes.len() > u32::MAX as usize {
+                return false;
+            }
+        }
+        (Conv::Timestamp { from, to }, ColumnData::Int(out)) => {
+            let values: &[i64] = match array.data_type() {
+                DataType::Timestamp(ArrowUnit::Second, _) => array.as_primitive::<TimestampSecondType>().values(),
+                DataType::Timestamp(ArrowUnit::Millisecond, _) => {
+                    array.as_primitive::<TimestampMillisecondType>().values()
+                }
+                DataType::Timestamp(ArrowUnit::Microsecond, _) => {
+                    array.as_primitive::<TimestampMicrosecondType>().values()
+                }
+                DataType::Timestamp(ArrowUnit::Nanosecond, _) => {
+                    array.as_primitive::<TimestampNanosecondType>().values()
+                }
+                _ => return false,
+            };
+            for &r in rows {
+                if !valid(r) {
+                    out.push(0);
+                    col.valid.push(false);
+                    continue;
+                }
+                let (secs, nanos) = from.split(values[r as usize]);
+                // The row path reads an instant its scan's unit cannot hold
+                // as text, and a version's unit that cannot hold it nulls it.
+                let ticks = rules.timestamp_unit.ticks(secs, nanos).and_then(|_| to.ticks(secs, nanos));
+                let Some(ticks) = ticks else { return false };
+                out.push(ticks);
+                col.valid.push(true);
+            }
+        }
+        (Conv::Fixed(d), ColumnData::Fixed { width, data }) => {
+            let w = *width;
+            let mut fixed = |value: &dyn Fn(usize) -> [u8; 8]| {
+                for &r in rows {
+                    let v = valid(r);
+                    if v {
+                        data.extend_from_slice(&value(r as usize)[..w]);
+                    } else {
+                        data.resize(data.len() + w, 0);
+                    }
+                    col.valid.push(v);
+                }
+            };
+            let wide = |n: i64| n.to_le_bytes();
+            match (d, w) {
+                (Declared::Int8, 1) => fixed(&|i| wide(array.as_primitive::<Int8Type>().value(i).into())),
+                (Declared::Int16, 2) => fixed(&|i| wide(array.as_primitive::<Int16Type>().value(i).into())),
+                (Declared::Int32, 4) => fixed(&|i| wide(array.as_primitive::<Int32Type>().value(i).into())),
+                (Declared::UInt8, 1) => fixed(&|i| wide(array.as_primitive::<UInt8Type>().value(i).into())),
+                (Declared::UInt16, 2) => fixed(&|i| wide(array.as_primitive::<UInt16Type>().value(i).into())),
+                (Declared::UInt32, 4) => fixed(&|i| wide(array.as_primitive::<UInt32Type>().value(i).into())),
+                (Declared::UInt64, 8) => fixed(&|i| array.as_primitive::<UInt64Type>().value(i).to_le_bytes()),
+                (Declared::Float32, 4) => {
+                    fixed(&|i| u64::from(array.as_primitive::<Float32Type>().value(i).to_bits()).to_le_bytes())
+                }
+                _ => return false,
+            }
+        }
+        (Conv::List(element), ColumnData::List { offsets, child }) => {
+            let (ev, starts, values): (Vec<bool>, Vec<usize>, &dyn Array) = match array.data_type() {
+                DataType::List(_) => {
+                    let l = array.as_list::<i32>();
+                    (list_evidence(l), l.value_offsets().iter().map(|o| o.as_usize()).collect(), l.values().as_ref())
+                }
+                DataType::LargeList(_) => {
+                    let l = array.as_list::<i64>();
+                    (list_evidence(l), l.value_offsets().iter().map(|o| o.as_usize()).collect(), l.values().as_ref())
+                }
+                _ => return false,
+            };
+            let mut elements = Vec::new();
+            for &r in rows {
+                let has = r != NULL_ROW && ev[r as usize];
+                if has {
+                    let i = r as usize;
+                    elements.extend((starts[i]..starts[i + 1]).map(|e| e as u32));
+                }
+                let end = offsets.last().copied().unwrap_or(0) as usize
+                    + if has { starts[r as usize + 1] - starts[r as usize] } else { 0 };
+                if end > u32::MAX as usize || values.len() >= NULL_ROW as usize {
+                    return false;
+                }
+                offsets.push(end as u32);
+                col.valid.push(has);
+            }
+            return write(element, values, &elements, child, rules);
+        }
+        (Conv::Struct { children, absent }, ColumnData::Struct { children: columns }) => {
+            let s = array.as_struct();
+            let ev = evidence(s.columns().iter().map(|c| c.as_ref()), s.len(), |i| s.is_valid(i));
+            let inner: Vec<u32> =
+                rows.iter().map(|&r| if r != NULL_ROW && ev[r as usize] { r } else { NULL_ROW }).collect();
+            col.valid.extend(inner.iter().map(|&r| r != NULL_ROW));
+            for (target, child) in children.iter().zip(s.columns()) {
+                let ok = match target {
+                    Target::Skipped => true,
+                    Target::Unknown => !any_evidence(child.as_ref()),
+                    Target::Column { column, conv } => match columns.get_mut(*column) {
+                        Some(out) => write(conv, child.as_ref(), &inner, out, rules),
+                        None => false,
+                    },
+                };
+                if !ok {
+                    return false;
+                }
+            }
+            for &column in absent {
+                inner.iter().for_each(|_| columns[column].push_null());
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Appends primitive values (0 where NULL, as `Column::push_null` writes).
+fn push_primitive<T: arrow::datatypes::ArrowPrimitiveType>(
+    array: &arrow::array::PrimitiveArray<T>,
+    rows: &[u32],
+    out: &mut Vec<T::Native>,
+    valid: &mut Vec<bool>,
+) {
+    let values = array.values();
+    let nulls = array.nulls().filter(|n| n.null_count() > 0);
+    for &r in rows {
+        let v = r != NULL_ROW && nulls.is_none_or(|n| n.is_valid(r as usize));
+        out.push(if v { values[r as usize] } else { T::Native::default() });
+        valid.push(v);
+    }
+}
