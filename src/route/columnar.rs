@@ -173,15 +173,16 @@ fn struct_targets<'a>(
         if std::mem::replace(&mut named[fi], true) {
             return None;
         }
-        if !s.outputs.iter().enumerate().any(|(i, &(f, _))| f == fi && is_wanted(i)) {
-            targets.push(Target::Skipped);
-            continue;
-        }
+        // An unwanted column's type must agree too: strict mode judges the
+        // whole record, whichever columns the query reads.
         let family = &s.families[fi];
         let ([version], None) = (family.versions.as_slice(), family.pin) else { return None };
         let output = s.outputs.iter().position(|&o| o == (fi, 0))?;
         let conv = conv_for(ty, &version.ty, level, rules)?;
-        targets.push(Target::Column { column: output, conv });
+        targets.push(match is_wanted(output) {
+            true => Target::Column { column: output, conv },
+            false => Target::Skipped,
+        });
     }
     let absent = s.outputs.iter().enumerate().filter(|&(i, &(fi, _))| !named[fi] && is_wanted(i)).map(|(i, _)| i);
     Some((targets, absent.collect()))

@@ -228,9 +228,10 @@ fn runs(
 /// for a while, another counts the rows written whole.
 static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn options() -> impl Strategy<Value = Vec<(&'static str, ParamValue)>> {
-    (prop::bool::weighted(0.3), prop::bool::weighted(0.2), prop::bool::weighted(0.2)).prop_map(
-        |(nanos, budget, rescue)| {
+fn options() -> impl Strategy<Value = (Vec<(&'static str, ParamValue)>, Option<&'static str>)> {
+    let strict = prop::option::weighted(0.3, prop::sample::select(vec!["skip_row", "emit_null_row"]));
+    (prop::bool::weighted(0.3), prop::bool::weighted(0.2), prop::bool::weighted(0.2), strict).prop_map(
+        |(nanos, budget, rescue, strict)| {
             let mut p = Vec::new();
             if nanos {
                 p.push(("timestamp_precision", ParamValue::Str("TIMESTAMP_NANOS".into())));
@@ -242,9 +243,25 @@ fn options() -> impl Strategy<Value = Vec<(&'static str, ParamValue)>> {
             if rescue {
                 p.push(("rescue_column", ParamValue::Str("_rescued".into())));
             }
-            p
+            (p, strict)
         },
     )
+}
+
+/// Strict mode under `on_error`, with the registry the first file alone
+/// gives: the other files' columns may not fit it, or not be in it.
+fn strict_params(
+    first: &std::path::Path,
+    params: &[(&'static str, ParamValue)],
+    on_error: &'static str,
+) -> Option<Vec<(&'static str, ParamValue)>> {
+    let path = first.to_string_lossy();
+    let (run, _) = run_threads_as("sanitize_parquet", InputFormat::Parquet, &path, params, 1).ok()?;
+    let mut p = params.to_vec();
+    p.push(("registry", ParamValue::Str(run.plan.registry_json.clone())));
+    p.push(("schema_mode", ParamValue::Str("strict".into())));
+    p.push(("on_error", ParamValue::Str(on_error.into())));
+    Some(p)
 }
 
 proptest! {
@@ -253,7 +270,7 @@ proptest! {
     #[test]
     fn columns_written_whole_give_what_the_rows_give(
         files in prop::collection::vec((file(), 1usize..80), 1..4),
-        params in options(),
+        (params, strict) in options(),
         threads in 1usize..4,
         mask in prop::collection::vec(any::<bool>(), 0..8),
     ) {
@@ -262,6 +279,10 @@ proptest! {
             write_file(&dir.join(format!("{i}.parquet")), columns, seeds, *group_rows);
         }
         let glob = dir.join("*.parquet").to_string_lossy().into_owned();
+        let params = match strict {
+            Some(on_error) => strict_params(&dir.join("0.parquet"), &params, on_error).unwrap_or(params),
+            None => params,
+        };
         let _switch = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
         let (whole, columnar, projected) = runs(&glob, &params, threads, &mask);
         COLUMNS_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
