@@ -88,8 +88,10 @@ pub trait RecordReader {
     }
 
     /// From the next batch on, fill [`Batch::columns`] instead of the tape
-    /// (after [`RecordReader::column_schema`] said it can).
-    fn emit_columns(&mut self) {}
+    /// (after [`RecordReader::column_schema`] said it can). `read[i]`:
+    /// whether column i is needed; a reader may leave the others out of
+    /// its batches (Parquet does, before its first batch).
+    fn emit_columns(&mut self, _read: &[bool]) {}
 }
 
 /// A batch's records as arrow columns, handed out whole by a typed reader

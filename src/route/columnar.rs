@@ -62,8 +62,13 @@ enum Conv {
 enum Target {
     /// A field the schema lacks: its values must all be empty.
     Unknown,
-    /// A field whose columns the query does not use.
-    Skipped,
+    /// A field whose columns the query does not use. `check` is how it
+    /// would be written when not every value of its type fits its version
+    /// (an instant its unit cannot hold is a strict-mode violation): its
+    /// values are checked, not written. `None`: every value fits.
+    Skipped {
+        check: Option<Conv>,
+    },
     Column {
         column: usize,
         conv: Conv,
@@ -109,6 +114,19 @@ impl ColumnarLayout {
         })
     }
 
+    /// Per arrow column: whether writing needs it read. A column the query
+    /// does not use is left unread when no value of it can change a row;
+    /// at least one column is read, so that batches still count the rows.
+    pub fn columns_to_read(&self) -> Vec<bool> {
+        let mut read: Vec<bool> = self.fields.iter().map(|t| !matches!(t, Target::Skipped { check: None })).collect();
+        if !read.contains(&true) {
+            if let Some(first) = read.first_mut() {
+                *first = true;
+            }
+        }
+        read
+    }
+
     /// Whether this layout was made for these columns and this root.
     pub fn serves(&self, root: &StructNode, schema: &Schema, keys: &Arc<[String]>) -> bool {
         self.root == root as *const StructNode as usize
@@ -129,7 +147,8 @@ impl ColumnarLayout {
         let mut ok = true;
         for (target, array) in self.fields.iter().zip(batch.columns()) {
             ok = match target {
-                Target::Skipped => true,
+                Target::Skipped { check: None } => true,
+                Target::Skipped { check: Some(conv) } => fits(conv, array.as_ref(), rules),
                 Target::Unknown => !any_evidence(array.as_ref()),
                 Target::Column { column, conv } => match columns.get_mut(*column) {
                     Some(col) => write(conv, array.as_ref(), &all, col, rules),
@@ -181,7 +200,7 @@ fn struct_targets<'a>(
         let conv = conv_for(ty, &version.ty, level, rules)?;
         targets.push(match is_wanted(output) {
             true => Target::Column { column: output, conv },
-            false => Target::Skipped,
+            false => Target::Skipped { check: (!conv.total()).then_some(conv) },
         });
     }
     let absent = s.outputs.iter().enumerate().filter(|&(i, &(fi, _))| !named[fi] && is_wanted(i)).map(|(i, _)| i);
@@ -230,6 +249,23 @@ fn conv_for(ty: &DataType, version: &TypeNode, level: Level, rules: &Rules<'_>) 
         }
         _ => return None,
     })
+}
+
+impl Conv {
+    /// Every value of the arrow type fits (see [`Target::Skipped`]).
+    fn total(&self) -> bool {
+        match self {
+            Conv::Timestamp { .. } => false,
+            Conv::List(element) => element.total(),
+            Conv::Struct { children, .. } => children.iter().all(|c| match c {
+                Target::Column { conv, .. } => conv.total(),
+                Target::Skipped { check } => check.is_none(),
+                // A field the schema lacks: any value of it is judged.
+                Target::Unknown => false,
+            }),
+            _ => true,
+        }
+    }
 }
 
 /// The declared type of a fixed-width arrow column, as the Parquet reader
@@ -480,7 +516,8 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
             col.valid.extend(inner.iter().map(|&r| r != NULL_ROW));
             for (target, child) in children.iter().zip(s.columns()) {
                 let ok = match target {
-                    Target::Skipped => true,
+                    Target::Skipped { check: None } => true,
+                    Target::Skipped { check: Some(conv) } => fits(conv, child.as_ref(), rules),
                     Target::Unknown => !any_evidence(child.as_ref()),
                     Target::Column { column, conv } => match columns.get_mut(*column) {
                         Some(out) => write(conv, child.as_ref(), &inner, out, rules),
@@ -498,6 +535,45 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
         _ => return false,
     }
     true
+}
+
+/// Whether every value of `array` would be written by `conv` (the values
+/// of a column the query does not use, checked as [`write`] would take
+/// them, NULL parents or not: a refusal is only ever conservative).
+fn fits(conv: &Conv, array: &dyn Array, rules: &Rules<'_>) -> bool {
+    match (conv, array.data_type()) {
+        (Conv::Timestamp { from, to }, DataType::Timestamp(..)) => {
+            let values: &[i64] = match array.data_type() {
+                DataType::Timestamp(ArrowUnit::Second, _) => array.as_primitive::<TimestampSecondType>().values(),
+                DataType::Timestamp(ArrowUnit::Millisecond, _) => {
+                    array.as_primitive::<TimestampMillisecondType>().values()
+                }
+                DataType::Timestamp(ArrowUnit::Microsecond, _) => {
+                    array.as_primitive::<TimestampMicrosecondType>().values()
+                }
+                _ => array.as_primitive::<TimestampNanosecondType>().values(),
+            };
+            let nulls = array.nulls();
+            values.iter().enumerate().all(|(i, &v)| {
+                let (secs, nanos) = from.split(v);
+                nulls.is_some_and(|n| n.is_null(i))
+                    || rules.timestamp_unit.ticks(secs, nanos).and_then(|_| to.ticks(secs, nanos)).is_some()
+            })
+        }
+        (Conv::List(element), DataType::List(_)) => fits(element, array.as_list::<i32>().values().as_ref(), rules),
+        (Conv::List(element), DataType::LargeList(_)) => fits(element, array.as_list::<i64>().values().as_ref(), rules),
+        (Conv::Struct { children, .. }, DataType::Struct(_)) => {
+            children.iter().zip(array.as_struct().columns()).all(|(target, child)| match target {
+                Target::Column { conv, .. } | Target::Skipped { check: Some(conv) } => {
+                    fits(conv, child.as_ref(), rules)
+                }
+                Target::Skipped { check: None } => true,
+                Target::Unknown => !any_evidence(child.as_ref()),
+            })
+        }
+        (Conv::Timestamp { .. } | Conv::List(_) | Conv::Struct { .. }, _) => false,
+        _ => true,
+    }
 }
 
 /// Appends primitive values (0 where NULL, as `Column::push_null` writes).

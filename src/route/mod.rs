@@ -179,6 +179,12 @@ impl Router {
         self.columnar.is_some()
     }
 
+    /// Which columns of the schema [`Router::takes_columns`] last accepted
+    /// the writing needs read (see `ColumnarLayout::columns_to_read`).
+    pub fn columns_to_read(&self) -> Vec<bool> {
+        self.columnar.as_ref().map(|l| l.columns_to_read()).unwrap_or_default()
+    }
+
     /// Writes a batch's arrow columns whole, a column at a time, as
     /// [`Router::write_record`] would write its rows one by one; `false`,
     /// with nothing written, when the rows must take that path instead.

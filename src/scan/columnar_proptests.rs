@@ -19,7 +19,7 @@ use parquet::file::properties::WriterProperties;
 use proptest::prelude::*;
 
 use super::proptests::comparable_scan;
-use super::tests::{run_threads_as, scan_rows};
+use super::tests::{run_scan_threads_as, run_threads_as, scan_rows};
 use crate::formats::COLUMNS_OFF;
 use crate::options::{InputFormat, ParamValue};
 
@@ -158,7 +158,7 @@ fn array(kind: Kind, seeds: &[u8]) -> ArrayRef {
         // Past what nanoseconds hold (year 2262) at times: such an instant is
         // text under TIMESTAMP_NANOS.
         Kind::Seconds => Arc::new(
-            TimestampSecondArray::from(opt(&|s| i64::from(s) * 40_000_000 - 1_000_000_000)).with_timezone("UTC"),
+            TimestampSecondArray::from(opt(&|s| i64::from(s) * 45_000_000 - 1_000_000_000)).with_timezone("UTC"),
         ),
         Kind::Millis => Arc::new(TimestampMillisecondArray::from(opt(&|s| i64::from(s) * 999_999_937))),
         Kind::Micros => {
@@ -201,21 +201,32 @@ fn write_file(path: &std::path::Path, columns: &[(usize, Kind)], seeds: &[u8], g
     writer.close().unwrap();
 }
 
+type RunAs =
+    fn(&str, InputFormat, &str, &[(&str, ParamValue)], usize) -> Result<(super::tests::Run, super::Stats), String>;
+type PlanOn = fn(&str, super::Paths, crate::options::Options, usize) -> crate::error::Result<super::ScanPlan>;
+
 type Comparable =
     Result<(Vec<Vec<serde_json::Value>>, Vec<String>, serde_json::Value, Vec<serde_json::Value>, super::Stats), String>;
 
-/// The whole run, its columnar rows, and the scan of `mask`'s columns alone.
+/// The whole run, its columnar rows, and the scan of `mask`'s columns alone;
+/// `declared`: planned as the table functions plan Parquet (a probe of the
+/// declared schemas only, no rows read), else by a probe of every row.
 fn runs(
     glob: &str,
     params: &[(&str, ParamValue)],
     threads: usize,
     mask: &[bool],
+    declared: bool,
 ) -> (Comparable, u64, Option<Vec<Vec<serde_json::Value>>>) {
-    let run = run_threads_as("sanitize_parquet", InputFormat::Parquet, glob, params, threads);
+    let (run_as, plan_on) = match declared {
+        true => (run_scan_threads_as as RunAs, super::plan_scan_on as PlanOn),
+        false => (run_threads_as as RunAs, super::plan_on as PlanOn),
+    };
+    let run = run_as("sanitize_parquet", InputFormat::Parquet, glob, params, threads);
     let columnar = run.as_ref().map_or(0, |(_, stats)| stats.rows_columnar);
     let projected = (|| {
         let options = crate::options::Options::parse("sanitize_parquet", Some(InputFormat::Parquet), params).ok()?;
-        let plan = Arc::new(super::plan_on("sanitize_parquet", glob, options, threads).ok()?);
+        let plan = Arc::new(plan_on("sanitize_parquet", glob.into(), options, threads).ok()?);
         let wanted: Vec<bool> = (0..plan.schema.outputs.len()).map(|i| mask.get(i).copied().unwrap_or(true)).collect();
         let mut scanner = super::Scanner::new(Arc::clone(&plan));
         scanner.project(wanted.clone());
@@ -273,6 +284,7 @@ proptest! {
         (params, strict) in options(),
         threads in 1usize..4,
         mask in prop::collection::vec(any::<bool>(), 0..8),
+        declared in any::<bool>(),
     ) {
         let dir = crate::test_support::scratch_dir("columnar");
         for (i, ((columns, seeds), group_rows)) in files.iter().enumerate() {
@@ -284,9 +296,9 @@ proptest! {
             None => params,
         };
         let _switch = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
-        let (whole, columnar, projected) = runs(&glob, &params, threads, &mask);
+        let (whole, columnar, projected) = runs(&glob, &params, threads, &mask, declared);
         COLUMNS_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
-        let (by_rows, none, by_rows_projected) = runs(&glob, &params, threads, &mask);
+        let (by_rows, none, by_rows_projected) = runs(&glob, &params, threads, &mask, declared);
         COLUMNS_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
         let _ = std::fs::remove_dir_all(&dir);
         prop_assert_eq!(none, 0, "with the columns off every row goes by the tape");
@@ -310,11 +322,11 @@ fn a_file_whose_types_agree_is_written_whole() {
     write_file(&dir.join("0.parquet"), &columns, &seeds, 100);
     let glob = dir.join("*.parquet").to_string_lossy().into_owned();
     let _switch = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
-    let (whole, columnar, _) = runs(&glob, &[], 2, &[]);
+    let (whole, columnar, _) = runs(&glob, &[], 2, &[], true);
     let rescued = [("rescue_column", ParamValue::Str("_rescued".into()))];
-    let (_, rescue_columnar, _) = runs(&glob, &rescued, 2, &[]);
+    let (_, rescue_columnar, _) = runs(&glob, &rescued, 2, &[], true);
     COLUMNS_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
-    let (by_rows, _, _) = runs(&glob, &[], 2, &[]);
+    let (by_rows, _, _) = runs(&glob, &[], 2, &[], true);
     COLUMNS_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(columnar, 256, "every row written whole");

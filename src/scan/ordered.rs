@@ -104,12 +104,12 @@ impl Decode {
         self.reader.column_schema()
     }
 
-    /// Has the reader hand out its columns whole from now on
-    /// (`RecordReader::emit_columns`); never with reshaping, which works
-    /// on the tape.
-    pub fn emit_columns(&mut self) {
+    /// Has the reader hand out its columns whole from now on, reading
+    /// those marked in `read` (`RecordReader::emit_columns`); never with
+    /// reshaping, which works on the tape.
+    pub fn emit_columns(&mut self, read: &[bool]) {
         if self.reshape.is_none() {
-            self.reader.emit_columns();
+            self.reader.emit_columns(read);
         }
     }
 

@@ -469,7 +469,7 @@ impl RouteWork {
         let mut decode = decode;
         if let Some((schema, keys)) = decode.column_schema().filter(|_| writes_columns(&plan)) {
             if router.takes_columns(&plan.schema, &schema, &keys, &plan.rules()) {
-                decode.emit_columns();
+                decode.emit_columns(&router.columns_to_read());
             }
         }
         RouteWork { decode, batch, router, plan, file_index, spares }

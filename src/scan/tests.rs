@@ -109,6 +109,18 @@ pub(crate) fn run_threads_as(
     run_planned_with(function, format, vec![path.to_string()], params, super::plan_on, threads)
 }
 
+/// [`run_threads_as`] with the plan a table function's scan uses (for
+/// Parquet: a probe of the declared schemas only).
+pub(crate) fn run_scan_threads_as(
+    function: &str,
+    format: InputFormat,
+    path: &str,
+    params: &[(&str, ParamValue)],
+    threads: usize,
+) -> Result<(Run, super::Stats), String> {
+    run_planned_with(function, format, vec![path.to_string()], params, super::plan_scan_on, threads)
+}
+
 fn run_planned_with(
     function: &str,
     format: InputFormat,

@@ -84,6 +84,16 @@ pub struct ParquetReader {
     /// Set by [`RecordReader::emit_columns`]: batches carry the arrow
     /// columns with these keys, not rows on the tape.
     column_keys: Option<Arc<[String]>>,
+    /// What reading fewer columns needs, until the first batch.
+    projectable: Option<Projectable>,
+}
+
+/// What [`ParquetReader::project`] builds its reader from.
+struct Projectable {
+    source: PatchedSource,
+    metadata: ArrowReaderMetadata,
+    groups: Option<Vec<usize>>,
+    batch_rows: usize,
 }
 
 /// How the top-level columns of an arrow batch become a record's entries.
@@ -311,6 +321,12 @@ impl ParquetReader {
             Some(g) => builder.with_row_groups(g.clone()),
             None => builder,
         };
+        let projectable = Projectable {
+            source: patched.clone(),
+            metadata: metadata.clone(),
+            groups: groups.clone(),
+            batch_rows: batch_rows.max(1),
+        };
         let reader = only(ParquetRecordBatchReaderBuilder::new_with_metadata(clone()?, metadata))
             .with_batch_size(batch_rows.max(1))
             .build()
@@ -352,7 +368,32 @@ impl ParquetReader {
             has_decimals,
             variant,
             column_keys: None,
+            projectable: Some(projectable),
         })
+    }
+
+    /// Reads only the top-level columns marked in `read` from now on (a
+    /// scan that emits columns and needs no others); `false` when the
+    /// reader stays as it is (nothing to leave out, or a schema whose
+    /// Parquet roots are not its arrow fields one for one).
+    fn project(&mut self, read: &[bool]) -> bool {
+        let Some(p) = self.projectable.take() else { return false };
+        let roots = p.metadata.parquet_schema().root_schema().get_fields().len();
+        let fields = p.metadata.schema().fields().len();
+        if roots != fields || read.len() != fields || read.iter().all(|r| *r) || !read.contains(&true) {
+            return false;
+        }
+        let kept = read.iter().enumerate().filter(|(_, r)| **r).map(|(i, _)| i);
+        let mask = ProjectionMask::roots(p.metadata.parquet_schema(), kept);
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(p.source, p.metadata);
+        let builder = match p.groups {
+            Some(groups) => builder.with_row_groups(groups),
+            None => builder,
+        };
+        let Ok(reader) = builder.with_projection(mask).with_batch_size(p.batch_rows).build() else { return false };
+        self.reader = Some(reader);
+        self.keys = self.keys.iter().zip(read).filter(|(_, r)| **r).map(|(k, _)| k.clone()).collect();
+        true
     }
 
     /// The next rows as arrow columns: a slice of the current arrow batch,
@@ -384,6 +425,7 @@ impl ParquetReader {
     /// The next arrow batch and its months batch; `None` at the end, after
     /// checking that the file gave exactly the rows its footer declares.
     fn next_arrow_batch(&mut self) -> Result<Option<(RecordBatch, Option<RecordBatch>)>> {
+        self.projectable = None;
         let Some(reader) = self.reader.as_mut() else { return Ok(None) };
         let next = match guarded(|| reader.next()) {
             Ok(next) => next,
@@ -481,10 +523,19 @@ impl RecordReader for ParquetReader {
         Some((arrow::record_batch::RecordBatchReader::schema(reader), self.keys.iter().cloned().collect()))
     }
 
-    fn emit_columns(&mut self) {
-        if let Some((_, keys)) = self.column_schema() {
-            self.column_keys = Some(keys);
+    fn emit_columns(&mut self, read: &[bool]) {
+        if self.column_schema().is_none() {
+            return;
         }
+        // Offered only for plain columns (no INTERVAL months, VARIANT or
+        // wide decimals), whose per-column lists stay empty once the
+        // positions change.
+        if self.current.is_none() && self.project(read) {
+            self.months_column.clear();
+            self.variant.clear();
+            self.wide_decimal_scale.clear();
+        }
+        self.column_keys = Some(self.keys.iter().cloned().collect());
     }
 
     fn declaration(&mut self) -> Option<Declaration> {

@@ -1,5 +1,6 @@
 //! A Parquet file read as byte ranges (`RowGroupSlice`) gives every row
-//! once, in the file's order, wherever the cuts fall.
+//! once, in the file's order, wherever the cuts fall; a reader that
+//! emits columns reads the ones asked for.
 
 use std::sync::Arc;
 
@@ -136,4 +137,35 @@ fn row_groups_out_of_order_all_go_to_the_first_range() {
     assert!(slice(100, None).row_groups(&shuffled).is_empty());
     // A start past every group: the range owns none.
     assert!(slice(300, None).row_groups(&ordered).is_empty());
+}
+
+/// A reader that emits columns reads only those asked for, before its
+/// first batch; asking for all of them, or none, reads them all.
+#[test]
+fn emitted_columns_are_the_ones_asked_for() {
+    let file = GroupedFile::new(300, 100);
+    let columns = |read: &[bool]| {
+        let f = std::fs::File::open(file.path()).unwrap();
+        let mut reader =
+            ParquetReader::open_with_page_limit(Box::new(f), "f", 100, DEFAULT_MAX_PAGE_BYTES, None).unwrap();
+        reader.emit_columns(read);
+        let (mut names, mut rows) = (Vec::new(), 0);
+        let mut batch = Batch::default();
+        loop {
+            batch.clear();
+            let n = reader.next_batch(&mut batch, 64).unwrap();
+            if n == 0 {
+                break;
+            }
+            let c = batch.columns.as_ref().unwrap();
+            names = c.rows.schema().fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+            assert_eq!(c.keys.len(), names.len());
+            rows += c.rows.num_rows();
+        }
+        (names, rows)
+    };
+    assert_eq!(columns(&[false, true]), (vec!["text".to_string()], 300));
+    assert_eq!(columns(&[true, false]), (vec!["id".to_string()], 300));
+    assert_eq!(columns(&[true, true]), (vec!["id".to_string(), "text".to_string()], 300));
+    assert_eq!(columns(&[false, false]), (vec!["id".to_string(), "text".to_string()], 300));
 }
