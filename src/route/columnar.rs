@@ -47,6 +47,14 @@ enum Conv {
     },
     /// A declared fixed-width type, by its little-endian bytes.
     Fixed(Declared),
+    /// A DECIMAL of the arrow column's precision and scale (`from`) into a
+    /// version's DECIMAL (`to`), as the reader and `encode_declared` take
+    /// it: a value with more digits than either precision allows is the
+    /// row path's (text, or NULL).
+    Decimal {
+        from: (u8, u8),
+        to: (u8, u8),
+    },
     Blob,
     List(Box<Conv>),
     Struct {
@@ -230,6 +238,16 @@ fn conv_for(ty: &DataType, version: &TypeNode, level: Level, rules: &Rules<'_>) 
         (DataType::Binary | DataType::LargeBinary, TypeNode::Scalar(ScalarKind::Declared(Declared::Blob))) => {
             Conv::Blob
         }
+        (
+            DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s),
+            TypeNode::Scalar(ScalarKind::Declared(Declared::Decimal { precision, scale })),
+        ) => {
+            let Some(Declared::Decimal { precision: p, scale: s }) = Declared::decimal(u32::from(*p), i32::from(*s))
+            else {
+                return None;
+            };
+            Conv::Decimal { from: (p, s), to: (*precision, *scale) }
+        }
         (_, TypeNode::Scalar(ScalarKind::Declared(d))) if declared_of(ty) == Some(*d) => Conv::Fixed(*d),
         (DataType::List(element) | DataType::LargeList(element), TypeNode::List(elem)) => {
             // A list of lists may hold lists shallower than its type, which
@@ -255,7 +273,7 @@ impl Conv {
     /// Every value of the arrow type fits (see [`Target::Skipped`]).
     fn total(&self) -> bool {
         match self {
-            Conv::Timestamp { .. } => false,
+            Conv::Timestamp { .. } | Conv::Decimal { .. } => false,
             Conv::List(element) => element.total(),
             Conv::Struct { children, .. } => children.iter().all(|c| match c {
                 Target::Column { conv, .. } => conv.total(),
@@ -479,6 +497,19 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
                 _ => return false,
             }
         }
+        (Conv::Decimal { from, to }, ColumnData::Fixed { width, data }) => {
+            let Some(unscaled) = decimals(array) else { return false };
+            for &r in rows {
+                if !valid(r) {
+                    data.resize(data.len() + *width, 0);
+                    col.valid.push(false);
+                    continue;
+                }
+                let Some(v) = decimal_in(unscaled(r as usize), *from, *to) else { return false };
+                data.extend_from_slice(&v.to_le_bytes()[..*width]);
+                col.valid.push(true);
+            }
+        }
         (Conv::List(element), ColumnData::List { offsets, child }) => {
             let (ev, starts, values): (Vec<bool>, Vec<usize>, &dyn Array) = match array.data_type() {
                 DataType::List(_) => {
@@ -560,6 +591,12 @@ fn fits(conv: &Conv, array: &dyn Array, rules: &Rules<'_>) -> bool {
                     || rules.timestamp_unit.ticks(secs, nanos).and_then(|_| to.ticks(secs, nanos)).is_some()
             })
         }
+        (Conv::Decimal { from, to }, _) => {
+            let Some(unscaled) = decimals(array) else { return false };
+            let nulls = array.nulls();
+            (0..array.len())
+                .all(|i| nulls.is_some_and(|n| n.is_null(i)) || decimal_in(unscaled(i), *from, *to).is_some())
+        }
         (Conv::List(element), DataType::List(_)) => fits(element, array.as_list::<i32>().values().as_ref(), rules),
         (Conv::List(element), DataType::LargeList(_)) => fits(element, array.as_list::<i64>().values().as_ref(), rules),
         (Conv::Struct { children, .. }, DataType::Struct(_)) => {
@@ -574,6 +611,40 @@ fn fits(conv: &Conv, array: &dyn Array, rules: &Rules<'_>) -> bool {
         (Conv::Timestamp { .. } | Conv::List(_) | Conv::Struct { .. }, _) => false,
         _ => true,
     }
+}
+
+/// Row i's unscaled decimal, for the decimal arrow types `conv_for` takes.
+fn decimals(array: &dyn Array) -> Option<Box<dyn Fn(usize) -> i128 + '_>> {
+    use arrow::datatypes::{Decimal128Type, Decimal32Type, Decimal64Type};
+    Some(match array.data_type() {
+        DataType::Decimal32(..) => {
+            let a = array.as_primitive::<Decimal32Type>();
+            Box::new(move |i| i128::from(a.value(i)))
+        }
+        DataType::Decimal64(..) => {
+            let a = array.as_primitive::<Decimal64Type>();
+            Box::new(move |i| i128::from(a.value(i)))
+        }
+        DataType::Decimal128(..) => {
+            let a = array.as_primitive::<Decimal128Type>();
+            Box::new(move |i| a.value(i))
+        }
+        _ => return None,
+    })
+}
+
+/// An unscaled value of DECIMAL `from` as DECIMAL `to`: the reader keeps a
+/// value within its column's precision as a decimal (formats/parquet
+/// `write_decimal`), and `encode_declared` rescales it and refuses one
+/// beyond the version's precision. `None`: the row path decides.
+fn decimal_in(v: i128, (p, s): (u8, u8), (precision, scale): (u8, u8)) -> Option<i128> {
+    if v.unsigned_abs() >= 10u128.pow(u32::from(p)) {
+        return None;
+    }
+    10i128
+        .checked_pow(u32::from(scale.saturating_sub(s)))
+        .and_then(|f| v.checked_mul(f))
+        .filter(|u| u.unsigned_abs() < 10u128.pow(u32::from(precision)))
 }
 
 /// Appends primitive values (0 where NULL, as `Column::push_null` writes).

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Float32Array, Float64Array, Int16Array, Int32Array,
-    Int64Array, ListArray, NullArray, RecordBatch, StringArray, StructArray, TimestampMicrosecondArray,
+    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int16Array,
+    Int32Array, Int64Array, ListArray, NullArray, RecordBatch, StringArray, StructArray, TimestampMicrosecondArray,
     TimestampMillisecondArray, TimestampNanosecondArray, TimestampSecondArray, UInt64Array,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer};
@@ -40,6 +40,10 @@ enum Kind {
     Micros,
     Nanos,
     Blob,
+    /// DECIMAL(10, 2) and (38, 4), at times with more digits than the
+    /// precision allows (writers do not all check).
+    Decimal10,
+    Decimal38,
     Null,
     ListI64,
     ListText,
@@ -67,6 +71,8 @@ fn kind() -> impl Strategy<Value = Kind> {
         Just(Kind::Micros),
         Just(Kind::Nanos),
         Just(Kind::Blob),
+        Just(Kind::Decimal10),
+        Just(Kind::Decimal38),
         Just(Kind::Null),
         Just(Kind::ListI64),
         Just(Kind::ListText),
@@ -167,6 +173,17 @@ fn array(kind: Kind, seeds: &[u8]) -> ArrayRef {
         Kind::Nanos => Arc::new(TimestampNanosecondArray::from(opt(&|s| i64::from(s) * 1_000_000_007))),
         Kind::Blob => {
             Arc::new(BinaryArray::from_iter(seeds.iter().map(|&s| (s % 5 != 0).then(|| vec![s; usize::from(s % 4)]))))
+        }
+        Kind::Decimal10 | Kind::Decimal38 => {
+            let (precision, scale) = if matches!(kind, Kind::Decimal10) { (10, 2) } else { (38, 4) };
+            let unscaled = |s: u8| match s % 13 {
+                // Eleven digits in a DECIMAL(10, 2).
+                1 => 12_345_678_901_i128,
+                2 => -(10_i128.pow(37)) * 3,
+                _ => i128::from(s) * 1_234 - 50_000,
+            };
+            let values = seeds.iter().map(|&s| (s % 5 != 0).then(|| unscaled(s)));
+            Arc::new(Decimal128Array::from_iter(values).with_precision_and_scale(precision, scale).unwrap())
         }
         Kind::Null => Arc::new(NullArray::new(seeds.len())),
         Kind::ListI64 => Arc::new(list_of(seeds, |e| array(Kind::I64, e))),
