@@ -318,6 +318,38 @@ fn a_decimal_beyond_its_declared_precision_is_refused_not_truncated() {
     assert_eq!(ints(&r, "d"), [None, Some(-9_999)]);
 }
 
+/// A file's declared schema decides every value, so the table functions'
+/// probe reads no row of it, when each DECIMAL value has at most its
+/// precision in digits: the decimal columns alone are decoded to tell.
+/// One value too wide, at the top level or in a list, and the rows are read.
+#[test]
+fn decimals_within_their_precision_leave_the_declaration_exact() {
+    let dir = Dir::new();
+    let decimals = |values: Vec<Option<i128>>| {
+        Arc::new(Decimal128Array::from(values).with_precision_and_scale(6, 2).unwrap()) as ArrayRef
+    };
+    let in_list = |values: Vec<Option<i128>>| {
+        let items = decimals(values);
+        let field = Arc::new(Field::new("item", items.data_type().clone(), true));
+        let offsets = arrow::buffer::OffsetBuffer::from_lengths([items.len()]);
+        Arc::new(arrow::array::ListArray::new(field, offsets, items, None)) as ArrayRef
+    };
+    let exact = |name: &str, columns: Vec<(&str, ArrayRef)>| {
+        let path = dir.write(name, columns);
+        let file = std::fs::File::open(&path).unwrap();
+        let mut reader = crate::formats::parquet::ParquetReader::open(file, &path, 100).unwrap();
+        let declared = crate::formats::RecordReader::declaration(&mut reader).unwrap();
+        // Either way both probes give the same registry and rows.
+        parquet(&path, &[]);
+        declared.exact
+    };
+    let id = || Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef;
+    assert!(exact("fit", vec![("id", id()), ("d", decimals(vec![Some(999_999), None, Some(-5)]))]));
+    assert!(!exact("wide", vec![("id", id()), ("d", decimals(vec![Some(1_000_000), None, Some(-5)]))]));
+    assert!(exact("fit_in_list", vec![("l", in_list(vec![Some(1), Some(-999_999)]))]));
+    assert!(!exact("wide_in_list", vec![("l", in_list(vec![Some(1), Some(-1_000_000)]))]));
+}
+
 /// Writes `message` with the low-level writer: one row group with `rows`
 /// rows of the one leaf column `id` (an INT32), or none when `rows` is 0.
 fn write_low_level(dir: &Dir, name: &str, message: &str, rows: usize) -> String {

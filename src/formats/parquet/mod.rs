@@ -88,6 +88,50 @@ pub struct ParquetReader {
     projectable: Option<Projectable>,
 }
 
+/// Whether a value of this arrow type holds a DECIMAL.
+fn holds_decimal(ty: &DataType) -> bool {
+    match ty {
+        DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..) => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::Map(f, _) => {
+            holds_decimal(f.data_type())
+        }
+        DataType::Struct(fields) => fields.iter().any(|f| holds_decimal(f.data_type())),
+        DataType::Dictionary(_, v) => holds_decimal(v),
+        _ => false,
+    }
+}
+
+/// Whether every DECIMAL value in `array` has at most its precision in
+/// digits (what `write_decimal` keeps as a decimal, not as text). Values
+/// under a NULL list or struct are checked too: a refusal only sends the
+/// file's rows to the probe.
+fn decimals_within_precision(array: &dyn Array) -> bool {
+    fn fit<T: arrow::datatypes::ArrowPrimitiveType>(
+        array: &dyn Array,
+        p: u8,
+        wide: impl Fn(T::Native) -> i128,
+    ) -> bool {
+        let limit = 10u128.pow(u32::from(p));
+        let a = array.as_primitive::<T>();
+        a.iter().all(|v| v.is_none_or(|v| wide(v).unsigned_abs() < limit))
+    }
+    match array.data_type() {
+        DataType::Decimal32(p, _) if *p <= 38 => fit::<Decimal32Type>(array, *p, i128::from),
+        DataType::Decimal64(p, _) if *p <= 38 => fit::<Decimal64Type>(array, *p, i128::from),
+        DataType::Decimal128(p, _) if *p <= 38 => fit::<Decimal128Type>(array, *p, |v| v),
+        DataType::Decimal32(..) | DataType::Decimal64(..) | DataType::Decimal128(..) | DataType::Decimal256(..) => {
+            false
+        }
+        DataType::List(_) => decimals_within_precision(array.as_list::<i32>().values().as_ref()),
+        DataType::LargeList(_) => decimals_within_precision(array.as_list::<i64>().values().as_ref()),
+        DataType::FixedSizeList(..) => decimals_within_precision(array.as_fixed_size_list().values().as_ref()),
+        DataType::Map(..) => array.as_map().entries().columns().iter().all(|c| decimals_within_precision(c.as_ref())),
+        DataType::Struct(_) => array.as_struct().columns().iter().all(|c| decimals_within_precision(c.as_ref())),
+        DataType::Dictionary(..) => decimals_within_precision(array.as_any_dictionary().values().as_ref()),
+        _ => true,
+    }
+}
+
 /// What [`ParquetReader::project`] builds its reader from.
 struct Projectable {
     source: PatchedSource,
@@ -372,6 +416,41 @@ impl ParquetReader {
         })
     }
 
+    /// Whether every DECIMAL value of the file (of this reader's row groups)
+    /// has at most its column's precision in digits, so that the declared
+    /// schema decides every value (`Declaration::exact`): read by decoding
+    /// the columns that hold decimals alone, instead of every row. `false`
+    /// when that cannot be told (a read failed, a layout it cannot project).
+    fn decimals_fit(&self) -> bool {
+        let Some(p) = self.projectable.as_ref() else { return false };
+        let fields = p.metadata.schema().fields();
+        if p.metadata.parquet_schema().root_schema().get_fields().len() != fields.len() {
+            return false;
+        }
+        let roots: Vec<usize> = (0..fields.len()).filter(|&i| holds_decimal(fields[i].data_type())).collect();
+        if roots.is_empty() {
+            return false;
+        }
+        let mask = ProjectionMask::roots(p.metadata.parquet_schema(), roots);
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(p.source.clone(), p.metadata.clone());
+        let builder = match &p.groups {
+            Some(groups) => builder.with_row_groups(groups.clone()),
+            None => builder,
+        };
+        let Ok(reader) = builder.with_projection(mask).with_batch_size(p.batch_rows).build() else { return false };
+        let mut rows = 0u64;
+        for batch in reader {
+            let Ok(Ok(batch)) = guarded(|| batch) else { return false };
+            if !batch.columns().iter().all(|c| decimals_within_precision(c.as_ref())) {
+                return false;
+            }
+            rows += batch.num_rows() as u64;
+        }
+        // A file that gives fewer rows than it declares is read row by row,
+        // where that is the error naming it.
+        rows == self.declared_rows
+    }
+
     /// Reads only the top-level columns marked in `read` from now on (a
     /// scan that emits columns and needs no others); `false` when the
     /// reader stays as it is (nothing to leave out, or a schema whose
@@ -567,7 +646,7 @@ impl RecordReader for ParquetReader {
         // those values keep their text in a string version, which only the
         // rows can reveal.
         // A VARIANT's types are in its rows alone.
-        let exact = !self.has_decimals && !self.variant.contains(&true);
+        let exact = !self.variant.contains(&true) && (!self.has_decimals || self.decimals_fit());
         Some(Declaration { sample, rows: self.declared_rows, exact })
     }
 
