@@ -47,14 +47,10 @@ enum Conv {
     },
     /// A declared fixed-width type, by its little-endian bytes.
     Fixed(Declared),
-    /// A DECIMAL of the arrow column's precision and scale (`from`) into a
-    /// version's DECIMAL (`to`), as the reader and `encode_declared` take
-    /// it: a value with more digits than either precision allows is the
-    /// row path's (text, or NULL).
-    Decimal {
-        from: (u8, u8),
-        to: (u8, u8),
-    },
+    /// A DECIMAL of the arrow column's precision and scale into a
+    /// version's DECIMAL, as the reader and `encode_declared` take it (see
+    /// [`Rescale`]).
+    Decimal(Rescale),
     Blob,
     List(Box<Conv>),
     Struct {
@@ -246,7 +242,7 @@ fn conv_for(ty: &DataType, version: &TypeNode, level: Level, rules: &Rules<'_>) 
             else {
                 return None;
             };
-            Conv::Decimal { from: (p, s), to: (*precision, *scale) }
+            Conv::Decimal(Rescale::new((p, s), (*precision, *scale))?)
         }
         (_, TypeNode::Scalar(ScalarKind::Declared(d))) if declared_of(ty) == Some(*d) => Conv::Fixed(*d),
         (DataType::List(element) | DataType::LargeList(element), TypeNode::List(elem)) => {
@@ -273,7 +269,7 @@ impl Conv {
     /// Every value of the arrow type fits (see [`Target::Skipped`]).
     fn total(&self) -> bool {
         match self {
-            Conv::Timestamp { .. } | Conv::Decimal { .. } => false,
+            Conv::Timestamp { .. } | Conv::Decimal(_) => false,
             Conv::List(element) => element.total(),
             Conv::Struct { children, .. } => children.iter().all(|c| match c {
                 Target::Column { conv, .. } => conv.total(),
@@ -497,7 +493,7 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
                 _ => return false,
             }
         }
-        (Conv::Decimal { from, to }, ColumnData::Fixed { width, data }) => {
+        (Conv::Decimal(rescale), ColumnData::Fixed { width, data }) => {
             let Some(unscaled) = decimals(array) else { return false };
             for &r in rows {
                 if !valid(r) {
@@ -505,7 +501,7 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
                     col.valid.push(false);
                     continue;
                 }
-                let Some(v) = decimal_in(unscaled(r as usize), *from, *to) else { return false };
+                let Some(v) = rescale.apply(unscaled(r as usize)) else { return false };
                 data.extend_from_slice(&v.to_le_bytes()[..*width]);
                 col.valid.push(true);
             }
@@ -591,11 +587,10 @@ fn fits(conv: &Conv, array: &dyn Array, rules: &Rules<'_>) -> bool {
                     || rules.timestamp_unit.ticks(secs, nanos).and_then(|_| to.ticks(secs, nanos)).is_some()
             })
         }
-        (Conv::Decimal { from, to }, _) => {
+        (Conv::Decimal(rescale), _) => {
             let Some(unscaled) = decimals(array) else { return false };
             let nulls = array.nulls();
-            (0..array.len())
-                .all(|i| nulls.is_some_and(|n| n.is_null(i)) || decimal_in(unscaled(i), *from, *to).is_some())
+            (0..array.len()).all(|i| nulls.is_some_and(|n| n.is_null(i)) || rescale.apply(unscaled(i)).is_some())
         }
         (Conv::List(element), DataType::List(_)) => fits(element, array.as_list::<i32>().values().as_ref(), rules),
         (Conv::List(element), DataType::LargeList(_)) => fits(element, array.as_list::<i64>().values().as_ref(), rules),
@@ -633,18 +628,37 @@ fn decimals(array: &dyn Array) -> Option<Box<dyn Fn(usize) -> i128 + '_>> {
     })
 }
 
-/// An unscaled value of DECIMAL `from` as DECIMAL `to`: the reader keeps a
-/// value within its column's precision as a decimal (formats/parquet
+/// DECIMAL `(p, s)` values as DECIMAL `(precision, scale)`: the reader
+/// keeps a value within its column's precision as a decimal (formats/parquet
 /// `write_decimal`), and `encode_declared` rescales it and refuses one
-/// beyond the version's precision. `None`: the row path decides.
-fn decimal_in(v: i128, (p, s): (u8, u8), (precision, scale): (u8, u8)) -> Option<i128> {
-    if v.unsigned_abs() >= 10u128.pow(u32::from(p)) {
-        return None;
+/// beyond the version's precision. The bounds are worked out once.
+#[derive(Debug)]
+struct Rescale {
+    /// 10^p: the reader's bound.
+    within: u128,
+    factor: i128,
+    /// 10^precision: the version's bound.
+    fits: u128,
+}
+
+impl Rescale {
+    fn new((p, s): (u8, u8), (precision, scale): (u8, u8)) -> Option<Rescale> {
+        Some(Rescale {
+            within: 10u128.checked_pow(u32::from(p))?,
+            factor: 10i128.checked_pow(u32::from(scale.saturating_sub(s)))?,
+            fits: 10u128.checked_pow(u32::from(precision))?,
+        })
     }
-    10i128
-        .checked_pow(u32::from(scale.saturating_sub(s)))
-        .and_then(|f| v.checked_mul(f))
-        .filter(|u| u.unsigned_abs() < 10u128.pow(u32::from(precision)))
+
+    /// The unscaled value in the version's scale; `None`: the row path
+    /// decides.
+    #[inline]
+    fn apply(&self, v: i128) -> Option<i128> {
+        if v.unsigned_abs() >= self.within {
+            return None;
+        }
+        v.checked_mul(self.factor).filter(|u| u.unsigned_abs() < self.fits)
+    }
 }
 
 /// Appends primitive values (0 where NULL, as `Column::push_null` writes).
