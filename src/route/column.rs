@@ -197,6 +197,16 @@ impl Column {
         true
     }
 
+    /// Appends a Boolean to a BOOLEAN column; `false`, with nothing
+    /// written, for a column of another layout.
+    #[inline]
+    pub fn push_bool(&mut self, b: bool) -> bool {
+        let ColumnData::Bool(v) = &mut self.data else { return false };
+        v.push(b);
+        self.valid.push(true);
+        true
+    }
+
     /// Appends a double to a DOUBLE column; `false`, with nothing written,
     /// for a column of another layout.
     #[inline]

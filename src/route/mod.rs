@@ -425,12 +425,37 @@ impl Router {
                 current_family = fi;
                 let idx = self.scratch[base + fi];
                 let value = (idx != NO_VALUE).then_some(ValueRef { tape: any.tape, idx });
+                if let (Some(value), Some(kind)) = (value, self.plain_scalar(&s.families[fi])) {
+                    if write_plain(kind, value, col, rules) {
+                        // The family's one output is written.
+                        current_family = usize::MAX;
+                        continue;
+                    }
+                }
                 (chosen, classified) = self.choose(&s.families[fi], value, level, rules);
             }
             self.write_output(&s.families[fi], vi, chosen, classified.as_ref(), col, rules);
         }
         if top {
             self.wanted = wanted;
+        }
+    }
+
+    /// The kind of `family`'s one scalar version, when a value of it may be
+    /// written without the version choice ([`write_plain`]): the schema
+    /// took every value (trusted), no pin converts it, and nothing is
+    /// rescued.
+    #[inline]
+    fn plain_scalar(&self, family: &crate::infer::Family) -> Option<ScalarKind> {
+        if !self.trusted || family.pin.is_some() || self.rescue.is_some() || plain_off_for_tests() {
+            return None;
+        }
+        match family.versions.as_slice() {
+            [v] => match v.ty {
+                TypeNode::Scalar(kind) => Some(kind),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -769,6 +794,42 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
         },
         _ => false,
     }
+}
+
+/// Writes a JSON scalar into the one scalar version of a trusted family
+/// (see [`Router::plain_scalar`]) as the version choice and
+/// `Column::push_scalar` would: a null is NULL, an integer goes to BIGINT
+/// or DOUBLE, a double to DOUBLE, a Boolean to BOOLEAN, a string as
+/// [`write_direct`] writes it; `false`, with nothing written, for anything
+/// else, which takes the general path.
+#[inline]
+fn write_plain(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: &Rules<'_>) -> bool {
+    use crate::value::Node;
+    match (value.node(), kind) {
+        (Node::Null, _) => {
+            col.push_null();
+            true
+        }
+        (Node::Int(n), ScalarKind::Int) => col.push_i64(n),
+        (Node::Int(n), ScalarKind::Float) => col.push_f64(n as f64),
+        (Node::Float(f), ScalarKind::Float) => col.push_f64(f),
+        (Node::Bool(b), ScalarKind::Bool) => col.push_bool(b),
+        (Node::Str { .. }, _) => write_direct(kind, value, col, rules),
+        _ => false,
+    }
+}
+
+/// Tests compare the plain writes with the general path (which give the
+/// same result, so other tests running meanwhile only lose speed).
+#[cfg(test)]
+pub static PLAIN_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[inline]
+fn plain_off_for_tests() -> bool {
+    #[cfg(test)]
+    return PLAIN_OFF.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(test))]
+    false
 }
 
 fn text_keeps(family: &crate::infer::Family, value: ValueRef<'_>) -> bool {

@@ -24,6 +24,8 @@ mod merge_proptests;
 mod ordered;
 #[cfg(test)]
 mod parquet_tests;
+#[cfg(test)]
+mod plain_proptests;
 mod plan_cache;
 #[cfg(test)]
 mod policy_tests;

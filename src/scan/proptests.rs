@@ -35,7 +35,7 @@ pub(crate) fn json_value() -> impl Strategy<Value = Value> {
 
 /// Records whose strings are often ones a parser types ("7", "2.5",
 /// "2026-01-31") beside ones it does not.
-fn parsed_record() -> impl Strategy<Value = Map<String, Value>> {
+pub(crate) fn parsed_record() -> impl Strategy<Value = Map<String, Value>> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -51,7 +51,7 @@ fn parsed_record() -> impl Strategy<Value = Map<String, Value>> {
     prop::collection::btree_map("[xy]", value, 0..4).prop_map(|m| m.into_iter().collect())
 }
 
-fn record() -> impl Strategy<Value = Map<String, Value>> {
+pub(crate) fn record() -> impl Strategy<Value = Map<String, Value>> {
     prop::collection::btree_map("[xyzXY ]{1,2}", json_value(), 0..5).prop_map(|m| m.into_iter().collect())
 }
 
