@@ -391,65 +391,41 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
             push_primitive(array.as_primitive::<Date32Type>(), rows, out, &mut col.valid)
         }
         (Conv::Text, ColumnData::Str { offsets, bytes }) => {
-            let mut push = |value: Option<&str>| {
-                if let Some(text) = value {
-                    bytes.push_str(text);
-                }
-                offsets.push(bytes.len() as u32);
-                col.valid.push(value.is_some());
-            };
-            match array.data_type() {
+            let var = (offsets, bytes, &mut col.valid);
+            let ok = match array.data_type() {
                 DataType::Utf8 => {
                     let a = array.as_string::<i32>();
-                    rows.iter().for_each(|&r| push(valid(r).then(|| a.value(r as usize))));
+                    push_var(rows, valid, |i| a.value(i), var)
                 }
                 DataType::LargeUtf8 => {
                     let a = array.as_string::<i64>();
-                    rows.iter().for_each(|&r| push(valid(r).then(|| a.value(r as usize))));
+                    push_var(rows, valid, |i| a.value(i), var)
                 }
-                _ => return false,
-            }
-            if bytes.len() > u32::MAX as usize {
+                _ => false,
+            };
+            if !ok {
                 return false;
             }
         }
         (Conv::Blob, ColumnData::Binary { offsets, bytes }) => {
-            let mut push = |value: Option<&[u8]>| {
-                if let Some(blob) = value {
-                    bytes.extend_from_slice(blob);
-                }
-                offsets.push(bytes.len() as u32);
-                col.valid.push(value.is_some());
-            };
-            match array.data_type() {
+            let var = (offsets, bytes, &mut col.valid);
+            let ok = match array.data_type() {
                 DataType::Binary => {
                     let a = array.as_binary::<i32>();
-                    rows.iter().for_each(|&r| push(valid(r).then(|| a.value(r as usize))));
+                    push_var(rows, valid, |i| a.value(i), var)
                 }
                 DataType::LargeBinary => {
                     let a = array.as_binary::<i64>();
-                    rows.iter().for_each(|&r| push(valid(r).then(|| a.value(r as usize))));
+                    push_var(rows, valid, |i| a.value(i), var)
                 }
-                _ => return false,
-            }
-            if bytes.len() > u32::MAX as usize {
+                _ => false,
+            };
+            if !ok {
                 return false;
             }
         }
         (Conv::Timestamp { from, to }, ColumnData::Int(out)) => {
-            let values: &[i64] = match array.data_type() {
-                DataType::Timestamp(ArrowUnit::Second, _) => array.as_primitive::<TimestampSecondType>().values(),
-                DataType::Timestamp(ArrowUnit::Millisecond, _) => {
-                    array.as_primitive::<TimestampMillisecondType>().values()
-                }
-                DataType::Timestamp(ArrowUnit::Microsecond, _) => {
-                    array.as_primitive::<TimestampMicrosecondType>().values()
-                }
-                DataType::Timestamp(ArrowUnit::Nanosecond, _) => {
-                    array.as_primitive::<TimestampNanosecondType>().values()
-                }
-                _ => return false,
-            };
+            let Some(values) = timestamp_values(array) else { return false };
             for &r in rows {
                 if !valid(r) {
                     out.push(0);
@@ -569,17 +545,8 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
 /// them, NULL parents or not: a refusal is only ever conservative).
 fn fits(conv: &Conv, array: &dyn Array, rules: &Rules<'_>) -> bool {
     match (conv, array.data_type()) {
-        (Conv::Timestamp { from, to }, DataType::Timestamp(..)) => {
-            let values: &[i64] = match array.data_type() {
-                DataType::Timestamp(ArrowUnit::Second, _) => array.as_primitive::<TimestampSecondType>().values(),
-                DataType::Timestamp(ArrowUnit::Millisecond, _) => {
-                    array.as_primitive::<TimestampMillisecondType>().values()
-                }
-                DataType::Timestamp(ArrowUnit::Microsecond, _) => {
-                    array.as_primitive::<TimestampMicrosecondType>().values()
-                }
-                _ => array.as_primitive::<TimestampNanosecondType>().values(),
-            };
+        (Conv::Timestamp { from, to }, _) => {
+            let Some(values) = timestamp_values(array) else { return false };
             let nulls = array.nulls();
             values.iter().enumerate().all(|(i, &v)| {
                 let (secs, nanos) = from.split(v);
@@ -603,7 +570,7 @@ fn fits(conv: &Conv, array: &dyn Array, rules: &Rules<'_>) -> bool {
                 Target::Unknown => !any_evidence(child.as_ref()),
             })
         }
-        (Conv::Timestamp { .. } | Conv::List(_) | Conv::Struct { .. }, _) => false,
+        (Conv::List(_) | Conv::Struct { .. }, _) => false,
         _ => true,
     }
 }
@@ -659,6 +626,67 @@ impl Rescale {
         }
         v.checked_mul(self.factor).filter(|u| u.unsigned_abs() < self.fits)
     }
+}
+
+/// The ticks of a timestamp column, in its own unit.
+fn timestamp_values(array: &dyn Array) -> Option<&[i64]> {
+    Some(match array.data_type() {
+        DataType::Timestamp(ArrowUnit::Second, _) => array.as_primitive::<TimestampSecondType>().values(),
+        DataType::Timestamp(ArrowUnit::Millisecond, _) => array.as_primitive::<TimestampMillisecondType>().values(),
+        DataType::Timestamp(ArrowUnit::Microsecond, _) => array.as_primitive::<TimestampMicrosecondType>().values(),
+        DataType::Timestamp(ArrowUnit::Nanosecond, _) => array.as_primitive::<TimestampNanosecondType>().values(),
+        _ => return None,
+    })
+}
+
+/// A column buffer of variable-width values (VARCHAR text, BLOB bytes).
+trait VarBuffer {
+    type Value: ?Sized;
+    fn append(&mut self, value: &Self::Value);
+    fn bytes(&self) -> usize;
+}
+
+impl VarBuffer for String {
+    type Value = str;
+    fn append(&mut self, value: &str) {
+        self.push_str(value);
+    }
+    fn bytes(&self) -> usize {
+        self.len()
+    }
+}
+
+impl VarBuffer for Vec<u8> {
+    type Value = [u8];
+    fn append(&mut self, value: &[u8]) {
+        self.extend_from_slice(value);
+    }
+    fn bytes(&self) -> usize {
+        self.len()
+    }
+}
+
+/// Appends the selected rows of a variable-width column (`value(i)`: row
+/// i's value) to a buffer with its offsets and validity; `false` when the
+/// buffer would outgrow its 32-bit offsets.
+fn push_var<'a, B: VarBuffer + ?Sized>(
+    rows: &[u32],
+    valid: impl Fn(u32) -> bool,
+    value: impl Fn(usize) -> &'a B::Value,
+    (offsets, buffer, valid_out): (&mut Vec<u32>, &mut B, &mut Vec<bool>),
+) -> bool
+where
+    B::Value: 'a,
+{
+    for &r in rows {
+        let v = valid(r);
+        if v {
+            buffer.append(value(r as usize));
+        }
+        offsets.push(buffer.bytes() as u32);
+        valid_out.push(v);
+    }
+    buffer.bytes() <= u32::MAX as usize
 }
 
 /// Appends primitive values (0 where NULL, as `Column::push_null` writes).

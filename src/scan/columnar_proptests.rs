@@ -19,7 +19,7 @@ use parquet::file::properties::WriterProperties;
 use proptest::prelude::*;
 
 use super::proptests::comparable_scan;
-use super::tests::{run_scan_threads_as, run_threads_as, scan_rows};
+use super::tests::{projected_rows, run_planned_with, run_threads_as, Planner};
 use crate::formats::COLUMNS_OFF;
 use crate::options::{InputFormat, ParamValue};
 
@@ -218,10 +218,6 @@ fn write_file(path: &std::path::Path, columns: &[(usize, Kind)], seeds: &[u8], g
     writer.close().unwrap();
 }
 
-type RunAs =
-    fn(&str, InputFormat, &str, &[(&str, ParamValue)], usize) -> Result<(super::tests::Run, super::Stats), String>;
-type PlanOn = fn(&str, super::Paths, crate::options::Options, usize) -> crate::error::Result<super::ScanPlan>;
-
 type Comparable =
     Result<(Vec<Vec<serde_json::Value>>, Vec<String>, serde_json::Value, Vec<serde_json::Value>, super::Stats), String>;
 
@@ -235,20 +231,11 @@ fn runs(
     mask: &[bool],
     declared: bool,
 ) -> (Comparable, u64, Option<Vec<Vec<serde_json::Value>>>) {
-    let (run_as, plan_on) = match declared {
-        true => (run_scan_threads_as as RunAs, super::plan_scan_on as PlanOn),
-        false => (run_threads_as as RunAs, super::plan_on as PlanOn),
-    };
-    let run = run_as("sanitize_parquet", InputFormat::Parquet, glob, params, threads);
+    let planner: Planner = if declared { super::plan_scan_on } else { super::plan_on };
+    let parquet = InputFormat::Parquet;
+    let run = run_planned_with("sanitize_parquet", parquet, vec![glob.to_string()], params, planner, threads);
     let columnar = run.as_ref().map_or(0, |(_, stats)| stats.rows_columnar);
-    let projected = (|| {
-        let options = crate::options::Options::parse("sanitize_parquet", Some(InputFormat::Parquet), params).ok()?;
-        let plan = Arc::new(plan_on("sanitize_parquet", glob.into(), options, threads).ok()?);
-        let wanted: Vec<bool> = (0..plan.schema.outputs.len()).map(|i| mask.get(i).copied().unwrap_or(true)).collect();
-        let mut scanner = super::Scanner::new(Arc::clone(&plan));
-        scanner.project(wanted.clone());
-        scan_rows(&mut scanner, &plan, |i| wanted.get(i).copied().unwrap_or(true)).ok()
-    })();
+    let projected = projected_rows("sanitize_parquet", parquet, glob, params, (threads, planner), mask);
     (comparable_scan(run), columnar, projected)
 }
 

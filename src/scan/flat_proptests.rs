@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 use super::proptests::comparable_scan;
-use super::tests::{run_threads_as, scan_rows};
+use super::tests::{projected_rows, run_threads_as};
 use crate::formats::FLAT_KEYS_OFF;
 use crate::options::{InputFormat, ParamValue};
 
@@ -108,14 +108,7 @@ fn runs(
     mask: &[bool],
 ) -> (Comparable, Option<Vec<Vec<Value>>>) {
     let whole = comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, glob, params, threads));
-    let projected = (|| {
-        let options = crate::options::Options::parse("sanitize_csv", Some(InputFormat::Csv), params).ok()?;
-        let plan = std::sync::Arc::new(super::plan_on("sanitize_csv", glob, options, threads).ok()?);
-        let wanted: Vec<bool> = (0..plan.schema.outputs.len()).map(|i| mask.get(i).copied().unwrap_or(true)).collect();
-        let mut scanner = super::Scanner::new(std::sync::Arc::clone(&plan));
-        scanner.project(wanted.clone());
-        scan_rows(&mut scanner, &plan, |i| wanted.get(i).copied().unwrap_or(true)).ok()
-    })();
+    let projected = projected_rows("sanitize_csv", InputFormat::Csv, glob, params, (threads, super::plan_on), mask);
     (whole, projected)
 }
 

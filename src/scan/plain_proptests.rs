@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 
 use super::proptests::{comparable_scan, parsed_record, record, to_lines};
-use super::tests::{run_threads, scan_rows};
+use super::tests::{projected_rows, run_threads};
 use crate::options::ParamValue;
 use crate::route::PLAIN_OFF;
 
@@ -40,15 +40,8 @@ fn runs(
     mask: &[bool],
 ) -> (Comparable, Option<Vec<Vec<serde_json::Value>>>) {
     let whole = comparable_scan(run_threads(path, params, threads));
-    let projected = (|| {
-        let format = Some(crate::options::InputFormat::Jsonl);
-        let options = crate::options::Options::parse("sanitize_jsonl", format, params).ok()?;
-        let plan = std::sync::Arc::new(super::plan_on("sanitize_jsonl", path, options, threads).ok()?);
-        let wanted: Vec<bool> = (0..plan.schema.outputs.len()).map(|i| mask.get(i).copied().unwrap_or(true)).collect();
-        let mut scanner = super::Scanner::new(std::sync::Arc::clone(&plan));
-        scanner.project(wanted.clone());
-        scan_rows(&mut scanner, &plan, |i| wanted.get(i).copied().unwrap_or(true)).ok()
-    })();
+    let jsonl = crate::options::InputFormat::Jsonl;
+    let projected = projected_rows("sanitize_jsonl", jsonl, path, params, (threads, super::plan_on), mask);
     (whole, projected)
 }
 

@@ -71,7 +71,7 @@ pub(crate) fn run_format_scan(
     run_planned(function, format, vec![path.to_string()], params, super::plan_scan_on)
 }
 
-type Planner = fn(&str, Vec<String>, Options, usize) -> crate::error::Result<super::ScanPlan>;
+pub(crate) type Planner = fn(&str, Vec<String>, Options, usize) -> crate::error::Result<super::ScanPlan>;
 
 /// Runs `function` over `paths` (one path, a glob, or a list).
 pub(crate) fn run_paths(paths: Vec<String>, params: &[(&str, ParamValue)]) -> Result<Run, String> {
@@ -109,19 +109,10 @@ pub(crate) fn run_threads_as(
     run_planned_with(function, format, vec![path.to_string()], params, super::plan_on, threads)
 }
 
-/// [`run_threads_as`] with the plan a table function's scan uses (for
-/// Parquet: a probe of the declared schemas only).
-pub(crate) fn run_scan_threads_as(
-    function: &str,
-    format: InputFormat,
-    path: &str,
-    params: &[(&str, ParamValue)],
-    threads: usize,
-) -> Result<(Run, super::Stats), String> {
-    run_planned_with(function, format, vec![path.to_string()], params, super::plan_scan_on, threads)
-}
-
-fn run_planned_with(
+/// Runs `function` over `paths` planned by `planner` (`super::plan_on`, or
+/// `super::plan_scan_on`: the plan a table function's scan uses) on
+/// `threads` threads; also returns the scan's counters.
+pub(crate) fn run_planned_with(
     function: &str,
     format: InputFormat,
     paths: Vec<String>,
@@ -157,6 +148,25 @@ pub(crate) fn scan_rows(
         );
     }
     Ok(rows)
+}
+
+/// The rows of a scan of `mask`'s top-level columns alone (projection
+/// pushdown: a column past the mask is wanted), planned by `planner`;
+/// `None` when the options or the plan fail.
+pub(crate) fn projected_rows(
+    function: &str,
+    format: InputFormat,
+    path: &str,
+    params: &[(&str, ParamValue)],
+    (threads, planner): (usize, Planner),
+    mask: &[bool],
+) -> Option<Vec<Vec<Value>>> {
+    let options = Options::parse(function, Some(format), params).ok()?;
+    let plan = Arc::new(planner(function, vec![path.to_string()], options, threads).ok()?);
+    let wanted: Vec<bool> = (0..plan.schema.outputs.len()).map(|i| mask.get(i).copied().unwrap_or(true)).collect();
+    let mut scanner = Scanner::new(Arc::clone(&plan));
+    scanner.project(wanted.clone());
+    scan_rows(&mut scanner, &plan, |i| wanted.get(i).copied().unwrap_or(true)).ok()
 }
 
 fn s(v: &str) -> ParamValue {

@@ -54,16 +54,10 @@ fn read(path: &std::path::Path, slice: Option<RowGroupSlice>) -> (Vec<i64>, Vec<
 
 /// The ids and row numbers one reader gives, and the bytes it reports.
 fn read_here(path: &std::path::Path, slice: Option<RowGroupSlice>) -> (Vec<i64>, Vec<u64>, u64) {
-    let f = std::fs::File::open(path).unwrap();
-    let mut reader = ParquetReader::open_with_page_limit(Box::new(f), "f", 100, DEFAULT_MAX_PAGE_BYTES, slice).unwrap();
+    let mut reader = open(path, slice);
     let (mut ids, mut lines) = (Vec::new(), Vec::new());
     let mut batch = Batch::default();
-    loop {
-        batch.clear();
-        let n = reader.next_batch(&mut batch, 64).unwrap();
-        if n == 0 {
-            break;
-        }
+    while let Some(n) = next(&mut reader, &mut batch) {
         for i in 0..n {
             let record = batch.tape.record(i);
             let id = record.entries().find(|(k, _)| *k == "id").map(|(_, v)| v.node());
@@ -75,6 +69,19 @@ fn read_here(path: &std::path::Path, slice: Option<RowGroupSlice>) -> (Vec<i64>,
         }
     }
     (ids, lines, reader.bytes_read())
+}
+
+/// A reader of the file (a slice of it), in batches of 100 rows.
+fn open(path: &std::path::Path, slice: Option<RowGroupSlice>) -> ParquetReader {
+    let f = std::fs::File::open(path).unwrap();
+    ParquetReader::open_with_page_limit(Box::new(f), "f", 100, DEFAULT_MAX_PAGE_BYTES, slice).unwrap()
+}
+
+/// The next batch of at most 64 records into `batch`: how many, `None` at the end.
+fn next(reader: &mut ParquetReader, batch: &mut Batch) -> Option<usize> {
+    batch.clear();
+    let n = reader.next_batch(batch, 64).unwrap();
+    (n > 0).then_some(n)
 }
 
 proptest! {
@@ -145,18 +152,11 @@ fn row_groups_out_of_order_all_go_to_the_first_range() {
 fn emitted_columns_are_the_ones_asked_for() {
     let file = GroupedFile::new(300, 100);
     let columns = |read: &[bool]| {
-        let f = std::fs::File::open(file.path()).unwrap();
-        let mut reader =
-            ParquetReader::open_with_page_limit(Box::new(f), "f", 100, DEFAULT_MAX_PAGE_BYTES, None).unwrap();
+        let mut reader = open(file.path(), None);
         reader.emit_columns(read);
         let (mut names, mut rows) = (Vec::new(), 0);
         let mut batch = Batch::default();
-        loop {
-            batch.clear();
-            let n = reader.next_batch(&mut batch, 64).unwrap();
-            if n == 0 {
-                break;
-            }
+        while next(&mut reader, &mut batch).is_some() {
             let c = batch.columns.as_ref().unwrap();
             names = c.rows.schema().fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
             assert_eq!(c.keys.len(), names.len());
