@@ -8,10 +8,11 @@
 //! an empty list and a struct without a non-null value inside are NULL (the
 //! empty-container rule of docs/engine.md; a Parquet list of NULLs is a
 //! list, as the reader writes it), and struct children the schema has but
-//! the file lacks are NULL. Anything the row path would
-//! count or judge instead of writing (a field the schema lacks holding a
-//! value, a timestamp its unit cannot hold) makes [`ColumnarLayout::write`]
-//! refuse the batch, whose rows then take the row path.
+//! the file lacks are NULL. Anything the row path would count or judge
+//! instead of writing (a field the schema lacks holding a value, a
+//! timestamp its unit cannot hold, a decimal with more digits than its
+//! precision) makes [`ColumnarLayout::write`] refuse the batch, whose rows
+//! then take the row path.
 
 use std::sync::Arc;
 
@@ -68,8 +69,9 @@ enum Target {
     Unknown,
     /// A field whose columns the query does not use. `check` is how it
     /// would be written when not every value of its type fits its version
-    /// (an instant its unit cannot hold is a strict-mode violation): its
-    /// values are checked, not written. `None`: every value fits.
+    /// (an instant its unit cannot hold, or a decimal beyond its precision,
+    /// is a strict-mode violation): its values are checked, not written.
+    /// `None`: every value fits.
     Skipped {
         check: Option<Conv>,
     },
