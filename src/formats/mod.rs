@@ -64,6 +64,15 @@ pub trait RecordReader {
         None
     }
 
+    /// Whether every value fits the type its [`RecordReader::declaration`]
+    /// declares where the declaration alone cannot tell (its `exact` is
+    /// false): then the declaration decides every value after all. Read
+    /// only by a probe that would otherwise read every row; `false` when
+    /// it cannot be told.
+    fn declared_values_fit(&mut self) -> bool {
+        false
+    }
+
     /// What the files of one directory scan must share, read only as far
     /// as needed (the CSV header line; the XML root's start tag); `None`
     /// when the format has none or the file is empty. Call it on a fresh

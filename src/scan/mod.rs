@@ -568,7 +568,13 @@ fn probe(
     let mut declarations = Vec::with_capacity(input.files.len());
     if options.input_format == InputFormat::Parquet {
         for (path, file) in input.files.iter().zip(input.names) {
-            declarations.push(open_reader(path, file, options, &input.run.opener)?.declaration());
+            let mut reader = open_reader(path, file, options, &input.run.opener)?;
+            let mut declared = reader.declaration();
+            // Only a probe that reads no row needs to know it can skip them.
+            if let Some(d) = declared.as_mut().filter(|d| declared_only && !d.exact) {
+                d.exact = reader.declared_values_fit();
+            }
+            declarations.push(declared);
         }
     }
     let no_rows: Vec<bool> =

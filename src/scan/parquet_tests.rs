@@ -320,10 +320,11 @@ fn a_decimal_beyond_its_declared_precision_is_refused_not_truncated() {
 
 /// A file's declared schema decides every value, so the table functions'
 /// probe reads no row of it, when each DECIMAL value has at most its
-/// precision in digits: the decimal columns alone are decoded to tell.
+/// precision in digits: the decimal columns alone are decoded to tell
+/// (`declared_values_fit`), and only by that probe.
 /// One value too wide, at the top level or in a list, and the rows are read.
 #[test]
-fn decimals_within_their_precision_leave_the_declaration_exact() {
+fn decimals_within_their_precision_need_no_row_read() {
     let dir = Dir::new();
     let decimals = |values: Vec<Option<i128>>| {
         Arc::new(Decimal128Array::from(values).with_precision_and_scale(6, 2).unwrap()) as ArrayRef
@@ -338,10 +339,15 @@ fn decimals_within_their_precision_leave_the_declaration_exact() {
         let path = dir.write(name, columns);
         let file = std::fs::File::open(&path).unwrap();
         let mut reader = crate::formats::parquet::ParquetReader::open(file, &path, 100).unwrap();
-        let declared = crate::formats::RecordReader::declaration(&mut reader).unwrap();
-        // Either way both probes give the same registry and rows.
+        use crate::formats::RecordReader;
+        assert!(!reader.declaration().unwrap().exact, "the footer alone cannot tell");
+        let fit = reader.declared_values_fit();
+        // Either way both probes give the same registry and rows; the
+        // declared one decodes no batch of rows when the values fit.
         parquet(&path, &[]);
-        declared.exact
+        let declared = run_format_scan("sanitize_parquet", InputFormat::Parquet, &path, &[]).unwrap();
+        assert_eq!(declared.plan.probe_stats.batches == 0, fit, "{name}");
+        fit
     };
     let id = || Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef;
     assert!(exact("fit", vec![("id", id()), ("d", decimals(vec![Some(999_999), None, Some(-5)]))]));

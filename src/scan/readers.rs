@@ -244,6 +244,10 @@ impl RecordReader for Reworded {
         self.inner.declaration()
     }
 
+    fn declared_values_fit(&mut self) -> bool {
+        self.inner.declared_values_fit()
+    }
+
     fn signature(&mut self) -> Result<Option<crate::formats::Signature>> {
         self.inner.signature()
     }
@@ -311,6 +315,10 @@ impl RecordReader for StreamChecked {
 
     fn declaration(&mut self) -> Option<crate::formats::Declaration> {
         self.inner.declaration()
+    }
+
+    fn declared_values_fit(&mut self) -> bool {
+        self.inner.declared_values_fit()
     }
 
     fn signature(&mut self) -> Result<Option<crate::formats::Signature>> {

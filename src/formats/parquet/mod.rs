@@ -418,9 +418,10 @@ impl ParquetReader {
 
     /// Whether every DECIMAL value of the file (of this reader's row groups)
     /// has at most its column's precision in digits, so that the declared
-    /// schema decides every value (`Declaration::exact`): read by decoding
-    /// the columns that hold decimals alone, instead of every row. `false`
-    /// when that cannot be told (a read failed, a layout it cannot project).
+    /// schema decides every value: read by decoding the columns that hold
+    /// decimals alone, instead of every row through the probe. `false` when
+    /// that cannot be told (no decimal column, a read failed, a layout it
+    /// cannot project).
     fn decimals_fit(&self) -> bool {
         let Some(p) = self.projectable.as_ref() else { return false };
         let fields = p.metadata.schema().fields();
@@ -646,8 +647,14 @@ impl RecordReader for ParquetReader {
         // those values keep their text in a string version, which only the
         // rows can reveal.
         // A VARIANT's types are in its rows alone.
-        let exact = !self.variant.contains(&true) && (!self.has_decimals || self.decimals_fit());
+        let exact = !self.has_decimals && !self.variant.contains(&true);
         Some(Declaration { sample, rows: self.declared_rows, exact })
+    }
+
+    /// A VARIANT's types are in its rows alone; decimals are told by
+    /// [`ParquetReader::decimals_fit`].
+    fn declared_values_fit(&mut self) -> bool {
+        !self.variant.contains(&true) && self.decimals_fit()
     }
 
     fn bytes_read(&self) -> u64 {
