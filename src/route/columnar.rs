@@ -434,54 +434,36 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
                     col.valid.push(false);
                     continue;
                 }
-                let (secs, nanos) = from.split(values[r as usize]);
-                // The row path reads an instant its scan's unit cannot hold
-                // as text, and a version's unit that cannot hold it nulls it.
-                let ticks = rules.timestamp_unit.ticks(secs, nanos).and_then(|_| to.ticks(secs, nanos));
-                let Some(ticks) = ticks else { return false };
+                let Some(ticks) = instant_ticks(values[r as usize], *from, *to, rules) else { return false };
                 out.push(ticks);
                 col.valid.push(true);
             }
         }
-        (Conv::Fixed(d), ColumnData::Fixed { width, data }) => {
+        (Conv::Fixed(_) | Conv::Decimal(_), ColumnData::Fixed { width, data }) => {
             let w = *width;
-            let mut fixed = |value: &dyn Fn(usize) -> [u8; 8]| {
-                for &r in rows {
-                    let v = valid(r);
-                    if v {
-                        data.extend_from_slice(&value(r as usize)[..w]);
-                    } else {
-                        data.resize(data.len() + w, 0);
-                    }
-                    col.valid.push(v);
-                }
-            };
-            let wide = |n: i64| n.to_le_bytes();
-            match (d, w) {
-                (Declared::Int8, 1) => fixed(&|i| wide(array.as_primitive::<Int8Type>().value(i).into())),
-                (Declared::Int16, 2) => fixed(&|i| wide(array.as_primitive::<Int16Type>().value(i).into())),
-                (Declared::Int32, 4) => fixed(&|i| wide(array.as_primitive::<Int32Type>().value(i).into())),
-                (Declared::UInt8, 1) => fixed(&|i| wide(array.as_primitive::<UInt8Type>().value(i).into())),
-                (Declared::UInt16, 2) => fixed(&|i| wide(array.as_primitive::<UInt16Type>().value(i).into())),
-                (Declared::UInt32, 4) => fixed(&|i| wide(array.as_primitive::<UInt32Type>().value(i).into())),
-                (Declared::UInt64, 8) => fixed(&|i| array.as_primitive::<UInt64Type>().value(i).to_le_bytes()),
-                (Declared::Float32, 4) => {
-                    fixed(&|i| u64::from(array.as_primitive::<Float32Type>().value(i).to_bits()).to_le_bytes())
-                }
-                _ => return false,
+            if matches!(conv, Conv::Fixed(d) if d.width() != w) {
+                return false;
             }
-        }
-        (Conv::Decimal(rescale), ColumnData::Fixed { width, data }) => {
-            let Some(unscaled) = decimals(array) else { return false };
-            for &r in rows {
-                if !valid(r) {
-                    data.resize(data.len() + *width, 0);
+            // Each value as the integer whose low `w` bytes, little endian,
+            // are DuckDB's layout of it (a FLOAT by its bits).
+            let written = fixed_ints(array, rows, |v| {
+                let Some(v) = v else {
+                    data.resize(data.len() + w, 0);
                     col.valid.push(false);
-                    continue;
-                }
-                let Some(v) = rescale.apply(unscaled(r as usize)) else { return false };
-                data.extend_from_slice(&v.to_le_bytes()[..*width]);
+                    return true;
+                };
+                let Some(v) = (match conv {
+                    Conv::Decimal(rescale) => rescale.apply(v),
+                    _ => Some(v),
+                }) else {
+                    return false;
+                };
+                data.extend_from_slice(&v.to_le_bytes()[..w]);
                 col.valid.push(true);
+                true
+            });
+            if !written {
+                return false;
             }
         }
         (Conv::List(element), ColumnData::List { offsets, child }) => {
@@ -496,6 +478,9 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
                 }
                 _ => return false,
             };
+            if values.len() >= NULL_ROW as usize {
+                return false;
+            }
             let mut elements = Vec::new();
             for &r in rows {
                 let has = r != NULL_ROW && ev[r as usize];
@@ -505,7 +490,7 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
                 }
                 let end = offsets.last().copied().unwrap_or(0) as usize
                     + if has { starts[r as usize + 1] - starts[r as usize] } else { 0 };
-                if end > u32::MAX as usize || values.len() >= NULL_ROW as usize {
+                if end > u32::MAX as usize {
                     return false;
                 }
                 offsets.push(end as u32);
@@ -550,16 +535,14 @@ fn fits(conv: &Conv, array: &dyn Array, rules: &Rules<'_>) -> bool {
         (Conv::Timestamp { from, to }, _) => {
             let Some(values) = timestamp_values(array) else { return false };
             let nulls = array.nulls();
-            values.iter().enumerate().all(|(i, &v)| {
-                let (secs, nanos) = from.split(v);
-                nulls.is_some_and(|n| n.is_null(i))
-                    || rules.timestamp_unit.ticks(secs, nanos).and_then(|_| to.ticks(secs, nanos)).is_some()
-            })
+            values
+                .iter()
+                .enumerate()
+                .all(|(i, &v)| nulls.is_some_and(|n| n.is_null(i)) || instant_ticks(v, *from, *to, rules).is_some())
         }
         (Conv::Decimal(rescale), _) => {
-            let Some(unscaled) = decimals(array) else { return false };
-            let nulls = array.nulls();
-            (0..array.len()).all(|i| nulls.is_some_and(|n| n.is_null(i)) || rescale.apply(unscaled(i)).is_some())
+            let all: Vec<u32> = (0..array.len() as u32).collect();
+            fixed_ints(array, &all, |v| v.is_none_or(|v| rescale.apply(v).is_some()))
         }
         (Conv::List(element), DataType::List(_)) => fits(element, array.as_list::<i32>().values().as_ref(), rules),
         (Conv::List(element), DataType::LargeList(_)) => fits(element, array.as_list::<i64>().values().as_ref(), rules),
@@ -577,24 +560,47 @@ fn fits(conv: &Conv, array: &dyn Array, rules: &Rules<'_>) -> bool {
     }
 }
 
-/// Row i's unscaled decimal, for the decimal arrow types `conv_for` takes.
-fn decimals(array: &dyn Array) -> Option<Box<dyn Fn(usize) -> i128 + '_>> {
-    use arrow::datatypes::{Decimal128Type, Decimal32Type, Decimal64Type};
-    Some(match array.data_type() {
-        DataType::Decimal32(..) => {
-            let a = array.as_primitive::<Decimal32Type>();
-            Box::new(move |i| i128::from(a.value(i)))
-        }
-        DataType::Decimal64(..) => {
-            let a = array.as_primitive::<Decimal64Type>();
-            Box::new(move |i| i128::from(a.value(i)))
-        }
-        DataType::Decimal128(..) => {
-            let a = array.as_primitive::<Decimal128Type>();
-            Box::new(move |i| a.value(i))
-        }
-        _ => return None,
-    })
+/// Calls `f` for the rows `rows` of a fixed-width integer, FLOAT or
+/// DECIMAL column, in order, with each value as an integer (a FLOAT by its
+/// bits, a DECIMAL unscaled; `None` where NULL), while `f` returns `true`;
+/// `false` when it did not, or for another type.
+fn fixed_ints(array: &dyn Array, rows: &[u32], f: impl FnMut(Option<i128>) -> bool) -> bool {
+    use arrow::datatypes::{ArrowPrimitiveType, Decimal128Type, Decimal32Type, Decimal64Type};
+    fn each<T: ArrowPrimitiveType>(
+        array: &dyn Array,
+        rows: &[u32],
+        mut f: impl FnMut(Option<i128>) -> bool,
+        int: impl Fn(T::Native) -> i128,
+    ) -> bool {
+        let a = array.as_primitive::<T>();
+        let (values, nulls) = (a.values(), a.nulls().filter(|n| n.null_count() > 0));
+        rows.iter().all(|&r| {
+            let valid = r != NULL_ROW && nulls.is_none_or(|n| n.is_valid(r as usize));
+            f(valid.then(|| int(values[r as usize])))
+        })
+    }
+    match array.data_type() {
+        DataType::Int8 => each::<Int8Type>(array, rows, f, i128::from),
+        DataType::Int16 => each::<Int16Type>(array, rows, f, i128::from),
+        DataType::Int32 => each::<Int32Type>(array, rows, f, i128::from),
+        DataType::UInt8 => each::<UInt8Type>(array, rows, f, i128::from),
+        DataType::UInt16 => each::<UInt16Type>(array, rows, f, i128::from),
+        DataType::UInt32 => each::<UInt32Type>(array, rows, f, i128::from),
+        DataType::UInt64 => each::<UInt64Type>(array, rows, f, i128::from),
+        DataType::Float32 => each::<Float32Type>(array, rows, f, |v| i128::from(v.to_bits())),
+        DataType::Decimal32(..) => each::<Decimal32Type>(array, rows, f, i128::from),
+        DataType::Decimal64(..) => each::<Decimal64Type>(array, rows, f, i128::from),
+        DataType::Decimal128(..) => each::<Decimal128Type>(array, rows, f, |v| v),
+        _ => false,
+    }
+}
+
+/// An instant of `from` ticks in a version's unit `to`, as the row path
+/// takes it: one the scan's unit cannot hold is text there, and one the
+/// version's unit cannot hold is nulled; `None` for either.
+fn instant_ticks(v: i64, from: TimeUnit, to: TimeUnit, rules: &Rules<'_>) -> Option<i64> {
+    let (secs, nanos) = from.split(v);
+    rules.timestamp_unit.ticks(secs, nanos).and_then(|_| to.ticks(secs, nanos))
 }
 
 /// DECIMAL `(p, s)` values as DECIMAL `(precision, scale)`: the reader
