@@ -132,12 +132,32 @@ fn decimals_within_precision(array: &dyn Array) -> bool {
     }
 }
 
-/// What [`ParquetReader::project`] builds its reader from.
+/// What a reader of some of the file's top-level columns is built from
+/// ([`ParquetReader::project`], [`ParquetReader::decimals_fit`]).
 struct Projectable {
     source: PatchedSource,
     metadata: ArrowReaderMetadata,
     groups: Option<Vec<usize>>,
     batch_rows: usize,
+}
+
+impl Projectable {
+    /// A reader of the top-level columns `roots` of the same row groups;
+    /// `None` when the Parquet roots are not the arrow fields one for one
+    /// (arrow-rs leaves out empty groups), or the reader cannot be built.
+    fn reader(&self, roots: impl IntoIterator<Item = usize>) -> Option<ParquetRecordBatchReader> {
+        let schema = self.metadata.parquet_schema();
+        if schema.root_schema().get_fields().len() != self.metadata.schema().fields().len() {
+            return None;
+        }
+        let mask = ProjectionMask::roots(schema, roots);
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(self.source.clone(), self.metadata.clone());
+        let builder = match &self.groups {
+            Some(groups) => builder.with_row_groups(groups.clone()),
+            None => builder,
+        };
+        guarded(|| builder.with_projection(mask).with_batch_size(self.batch_rows).build()).ok()?.ok()
+    }
 }
 
 /// How the top-level columns of an arrow batch become a record's entries.
@@ -425,30 +445,23 @@ impl ParquetReader {
     fn decimals_fit(&self) -> bool {
         let Some(p) = self.projectable.as_ref() else { return false };
         let fields = p.metadata.schema().fields();
-        if p.metadata.parquet_schema().root_schema().get_fields().len() != fields.len() {
-            return false;
-        }
         let roots: Vec<usize> = (0..fields.len()).filter(|&i| holds_decimal(fields[i].data_type())).collect();
         if roots.is_empty() {
             return false;
         }
-        let mask = ProjectionMask::roots(p.metadata.parquet_schema(), roots);
-        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(p.source.clone(), p.metadata.clone());
-        let builder = match &p.groups {
-            Some(groups) => builder.with_row_groups(groups.clone()),
-            None => builder,
-        };
-        let Ok(reader) = builder.with_projection(mask).with_batch_size(p.batch_rows).build() else { return false };
+        let Some(mut reader) = p.reader(roots) else { return false };
         let mut rows = 0u64;
-        for batch in reader {
-            let Ok(Ok(batch)) = guarded(|| batch) else { return false };
+        // A panic in the decoder on corrupt data is caught here as in a
+        // scan; the rows' own read reports it.
+        while let Ok(Some(batch)) = guarded(|| reader.next()) {
+            let Ok(batch) = batch else { return false };
             if !batch.columns().iter().all(|c| decimals_within_precision(c.as_ref())) {
                 return false;
             }
             rows += batch.num_rows() as u64;
         }
-        // A file that gives fewer rows than it declares is read row by row,
-        // where that is the error naming it.
+        // A file that gives fewer rows than it declares (or whose decoder
+        // failed) is read row by row, where that is the error naming it.
         rows == self.declared_rows
     }
 
@@ -458,19 +471,12 @@ impl ParquetReader {
     /// Parquet roots are not its arrow fields one for one).
     fn project(&mut self, read: &[bool]) -> bool {
         let Some(p) = self.projectable.take() else { return false };
-        let roots = p.metadata.parquet_schema().root_schema().get_fields().len();
-        let fields = p.metadata.schema().fields().len();
-        if roots != fields || read.len() != fields || read.iter().all(|r| *r) || !read.contains(&true) {
+        if read.len() != p.metadata.schema().fields().len() || read.iter().all(|r| *r) || !read.contains(&true) {
             return false;
         }
-        let kept = read.iter().enumerate().filter(|(_, r)| **r).map(|(i, _)| i);
-        let mask = ProjectionMask::roots(p.metadata.parquet_schema(), kept);
-        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(p.source, p.metadata);
-        let builder = match p.groups {
-            Some(groups) => builder.with_row_groups(groups),
-            None => builder,
+        let Some(reader) = p.reader(read.iter().enumerate().filter(|(_, r)| **r).map(|(i, _)| i)) else {
+            return false;
         };
-        let Ok(reader) = builder.with_projection(mask).with_batch_size(p.batch_rows).build() else { return false };
         self.reader = Some(reader);
         self.keys = self.keys.iter().zip(read).filter(|(_, r)| **r).map(|(k, _)| k.clone()).collect();
         true
