@@ -106,7 +106,7 @@ pub trait RecordReader {
 /// A batch's records as arrow columns, handed out whole by a typed reader
 /// (Parquet) for a router that writes columns without a tape
 /// (route/columnar.rs); `keys[i]` is column i's record key.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ColumnRows {
     pub rows: arrow::record_batch::RecordBatch,
     pub keys: std::sync::Arc<[String]>,

@@ -806,15 +806,11 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
 fn write_plain(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: &Rules<'_>) -> bool {
     use crate::value::Node;
     match (value.node(), kind) {
-        (Node::Null, _) => {
-            col.push_null();
-            true
-        }
         (Node::Int(n), ScalarKind::Int) => col.push_i64(n),
         (Node::Int(n), ScalarKind::Float) => col.push_f64(n as f64),
         (Node::Float(f), ScalarKind::Float) => col.push_f64(f),
         (Node::Bool(b), ScalarKind::Bool) => col.push_bool(b),
-        (Node::Str { .. }, _) => write_direct(kind, value, col, rules),
+        (Node::Null | Node::Str { .. }, _) => write_direct(kind, value, col, rules),
         _ => false,
     }
 }

@@ -655,9 +655,11 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &mut Batch, file_ind
     let rescue_col = plan.options.rescue_column.is_some().then(|| chunk.columns.len() - 1);
     out.values_rescued = 0;
     out.columnar = false;
+    // A batch carries columns only where `RouteWork::new` found that this
+    // plan's router may write them (`writes_columns`).
     if let Some(rows) = batch.columns.take() {
         let columns = &mut chunk.columns[..data_columns];
-        if writes_columns(plan) && router.write_columns(&plan.schema, &rows, columns, &rules) {
+        if router.write_columns(&plan.schema, &rows, columns, &rules) {
             chunk.rows = rows.rows.num_rows();
             out.routed = chunk.rows as u64;
             out.values_nulled = 0;
