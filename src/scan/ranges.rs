@@ -4,7 +4,8 @@
 //! Lines or CSV file, a byte range that owns the records *starting* in it
 //! (a record that crosses the range's end is read to its end by this range;
 //! the next range skips it), or, inside a local Parquet file, a byte range
-//! that owns the row groups starting in it (formats/parquet `RowGroupSlice`). Ranges are decoded by several threads but consumed in
+//! that owns the row groups starting in it (formats/parquet
+//! `RowGroupSlice`). Ranges are decoded by several threads but consumed in
 //! range order (scan/ordered.rs), so the rows, their order, the
 //! registry, the drifts and the first bad record are what a sequential read
 //! gives, whatever the thread count or the range size.
