@@ -304,7 +304,10 @@ fn scan_chunk(bind: &BindData, state: &ScanState, thread: &ThreadState, output: 
         let v = output.vector(j);
         match source {
             Some(ColumnSource::Chunk(i)) => v.write_column(&chunk.columns[*i], rows)?,
-            Some(ColumnSource::Etl(EtlColumn::SourceFile)) => v.constant_varchar(&plan.display_files[chunk.file_index]),
+            Some(ColumnSource::Etl(EtlColumn::SourceFile)) => match chunk.file_runs() {
+                [(file, _)] => v.constant_varchar(&plan.display_files[*file]),
+                runs => v.varchar_runs(runs.iter().map(|&(file, n)| (plan.display_files[file].as_str(), n))),
+            },
             Some(ColumnSource::Etl(EtlColumn::IngestionTimestamp)) => v.constant_timestamp_tz(plan.started_at_micros),
             Some(ColumnSource::Etl(EtlColumn::SchemaRegistry)) => {
                 v.first_row_only(first.then_some(plan.registry_json.as_str()), rows)

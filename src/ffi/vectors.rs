@@ -197,6 +197,23 @@ impl Vector<'_> {
         }
     }
 
+    /// Writes each text of `runs` on its count of rows, one run after the
+    /// other from row 0 (a chunk of several files' rows: each row's file).
+    pub fn varchar_runs<'t>(&self, runs: impl Iterator<Item = (&'t str, usize)>) {
+        // SAFETY: a VARCHAR vector's data, fetched once; rows past its
+        // capacity are never written (checked below).
+        let data = unsafe { ffi::duckdb_vector_get_data(self.raw) } as *mut ffi::duckdb_string_t;
+        let mut row = 0;
+        for (text, n) in runs {
+            assert!(row + n <= self.capacity, "{} rows of a vector of {}", row + n, self.capacity);
+            for r in row..row + n {
+                // SAFETY: `data` is this vector's and `r` < its capacity.
+                unsafe { self.put_string(data, r, text.as_bytes()) };
+            }
+            row += n;
+        }
+    }
+
     /// Makes a VARCHAR vector a constant vector of `text`: every row of the
     /// chunk has it, and it is stored once (a file's name on each of 2,048
     /// rows was 2,048 string copies).

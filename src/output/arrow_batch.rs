@@ -56,8 +56,13 @@ pub fn chunk_batch(plan: &ScanPlan, schema: &SchemaRef, chunk: &Chunk, first: bo
                 column_array(&column.ty, data).map_err(|why| unwritable(field.name(), &why))?
             }
             ColumnSource::Etl(EtlColumn::SourceFile) => {
-                let source = &plan.display_files[chunk.file_index];
-                Arc::new(StringArray::from_iter_values(std::iter::repeat_n(source, rows)))
+                let runs = chunk.file_runs();
+                let bytes = runs.iter().map(|&(file, n)| plan.display_files[file].len() * n).sum();
+                let mut names = arrow::array::StringBuilder::with_capacity(rows, bytes);
+                for &(file, n) in runs {
+                    (0..n).for_each(|_| names.append_value(&plan.display_files[file]));
+                }
+                Arc::new(names.finish())
             }
             ColumnSource::Etl(EtlColumn::IngestionTimestamp) => {
                 Arc::new(TimestampMicrosecondArray::from(vec![plan.started_at_micros; rows]).with_timezone(UTC))

@@ -173,3 +173,37 @@ fn a_column_of_mostly_distinct_values_gets_no_dictionary_and_a_repetitive_one_do
     assert!(dictionary("source_file"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Small files' rows share chunks (scan/scanner.rs): each row written
+/// still names its own file.
+#[test]
+fn rows_of_small_files_sharing_a_chunk_each_name_their_own_file() {
+    let dir = scratch("small-files");
+    let files: Vec<String> = (0..30)
+        .map(|f| {
+            let path = dir.join(format!("f{f:02}.jsonl"));
+            let text: String = (0..f % 7 + 1).map(|i| format!("{{\"f\": {f}, \"i\": {i}}}\n")).collect();
+            std::fs::write(&path, text).unwrap();
+            path.to_string_lossy().into_owned()
+        })
+        .collect();
+    let options = Options::parse("sanitize_jsonl", Some(InputFormat::Jsonl), &[]).unwrap();
+    let glob = dir.join("*.jsonl").to_string_lossy().into_owned();
+    let plan = Arc::new(plan_scan("sanitize_jsonl", glob.as_str(), options).unwrap());
+    let target = dir.join("out.parquet");
+    write(&plan, &target, None).unwrap();
+    let mut rows = Vec::new();
+    for batch in
+        ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&target).unwrap()).unwrap().build().unwrap()
+    {
+        let batch = batch.unwrap();
+        let f = batch.column_by_name("f").unwrap().as_any().downcast_ref::<arrow::array::Int64Array>().unwrap().clone();
+        let source = batch.column_by_name("source_file").unwrap();
+        let source = source.as_any().downcast_ref::<arrow::array::StringArray>().unwrap();
+        rows.extend((0..batch.num_rows()).map(|r| (f.value(r), source.value(r).to_string())));
+    }
+    let expected: Vec<(i64, String)> =
+        files.iter().enumerate().flat_map(|(f, path)| (0..f % 7 + 1).map(move |_| (f as i64, path.clone()))).collect();
+    assert_eq!(rows, expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -71,8 +71,10 @@ pub fn write_plan(
             after_first_chunk();
         }
         first = false;
-        if let Some(n) = rows_by_file.get_mut(chunk.file_index) {
-            *n += chunk.rows as u64;
+        for &(file, rows) in chunk.file_runs() {
+            if let Some(n) = rows_by_file.get_mut(file) {
+                *n += rows as u64;
+            }
         }
         // The rescue column is the chunk's last (scan/scanner.rs
         // `Chunk::new`).

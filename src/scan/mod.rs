@@ -12,6 +12,8 @@ mod csv_range_proptests;
 mod csv_skip_tests;
 #[cfg(test)]
 mod flat_proptests;
+#[cfg(test)]
+mod join_tests;
 mod layout;
 #[cfg(test)]
 mod list_depth_tests;

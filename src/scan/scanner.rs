@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use super::ordered::{Decode, OrderedReader, RangeWork, Step};
-use super::{range_reader, BadRecords, Input, LineCursor, ScanPlan, Stats};
-use crate::error::Result;
+use super::{range_reader, BadRecords, Input, LineCursor, ScanPlan, Stats, BATCH_RECORDS};
+use crate::error::{Result, SanitizeError};
 use crate::formats::json::SkipKeys;
 use crate::formats::{Batch, RecordMeta};
 use crate::infer::{ScalarKind, TimeUnit, TypeNode};
@@ -30,13 +30,15 @@ pub fn partition_kind(ty: HiveType) -> ScalarKind {
     }
 }
 
-/// One output chunk: the data columns plus which file produced its rows (a
-/// chunk is one decoded batch's rows, so it never spans two files, and
-/// `source_file` is one value per chunk).
+/// One output chunk: the data columns plus which files produced its rows.
+/// A chunk is one decoded batch's rows, or several small batches' joined
+/// ([`Scanner::next_chunk`]), so it may span files: `files` gives them as
+/// runs in row order, and `source_file` is one value per run.
 pub struct Chunk {
     pub columns: Vec<Column>,
     pub rows: usize,
-    pub file_index: usize,
+    /// (file index, rows) runs covering the chunk's rows in order.
+    files: Vec<(usize, usize)>,
 }
 
 impl Chunk {
@@ -48,7 +50,32 @@ impl Chunk {
         if plan.options.rescue_column.is_some() {
             columns.push(Column::for_type(&TypeNode::Scalar(ScalarKind::Str)));
         }
-        Chunk { columns, rows: 0, file_index: 0 }
+        Chunk { columns, rows: 0, files: Vec::new() }
+    }
+
+    /// The files the rows came from: (file index, rows) runs in row order.
+    pub fn file_runs(&self) -> &[(usize, usize)] {
+        &self.files
+    }
+
+    /// Every row is of file `file`.
+    fn of_one_file(&mut self, file: usize) {
+        self.files.clear();
+        self.files.push((file, self.rows));
+    }
+
+    /// Appends `other`'s rows, columns and runs (a chunk of the same plan).
+    fn append(&mut self, other: &Chunk) {
+        for (a, b) in self.columns.iter_mut().zip(&other.columns) {
+            a.append(b);
+        }
+        self.rows += other.rows;
+        for &(file, rows) in &other.files {
+            match self.files.last_mut() {
+                Some((last, n)) if *last == file => *n += rows,
+                _ => self.files.push((file, rows)),
+            }
+        }
     }
 
     /// How many leading columns are the data columns (then the partition
@@ -59,6 +86,7 @@ impl Chunk {
     fn clear(&mut self) {
         self.columns.iter_mut().for_each(Column::clear);
         self.rows = 0;
+        self.files.clear();
     }
 }
 
@@ -75,6 +103,12 @@ pub struct Scanner {
     lines: LineCursor,
     /// The piece just taken (its chunk is swapped out to the caller).
     routed: Routed,
+    /// `routed` holds a piece taken, and counted, but not given yet: it
+    /// did not fit the chunk it would have joined.
+    held: bool,
+    /// A failure found while taking pieces to join, given by the next
+    /// call, after the rows before it.
+    failed: Option<SanitizeError>,
     /// Routes the pieces a helper left unrouted for this thread.
     router: Router,
     pub stats: Stats,
@@ -124,6 +158,8 @@ impl Scanner {
             reader: None,
             lines: LineCursor::default(),
             routed: Routed::default(),
+            held: false,
+            failed: None,
             stats: Stats::default(),
             values_flattened: 0,
             scan_id: None,
@@ -177,9 +213,10 @@ impl Scanner {
     }
 
     /// Fills `chunk` (made by [`Chunk::new`] for this plan) with the rows of
-    /// the next decoded batch that has any: at most `BATCH_RECORDS` rows,
-    /// all of one file. Returns the row count; 0 only once every file is
-    /// exhausted.
+    /// the next decoded batches that have any, in input order: at most
+    /// `BATCH_RECORDS` rows, small batches joined (`Chunk::file_runs` says
+    /// whose rows are whose). Returns the row count; 0 only once every file
+    /// is exhausted.
     pub fn next_chunk(&mut self, chunk: &mut Chunk) -> Result<usize> {
         // The one place a scan's messages get the function's name.
         let plan = Arc::clone(&self.plan);
@@ -205,6 +242,51 @@ impl Scanner {
         if self.counting.is_some() {
             return Ok(self.next_counted_chunk(chunk));
         }
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let first = if std::mem::take(&mut self.held) { true } else { self.next_piece()? };
+        let Some(routed) = self.routed.chunk.as_mut().filter(|_| first) else {
+            self.publish(true);
+            super::rejects::record(std::mem::take(&mut self.rejects));
+            // A probe that read the rows has checked this at bind.
+            self.bad.check_not_all_bad(self.stats.rows_read, &plan.options)?;
+            chunk.clear();
+            return Ok(0);
+        };
+        // The caller's old chunk goes back to be reused by a decoder.
+        std::mem::swap(chunk, routed);
+        // Small pieces (each of 10,000 small files is one, and a range's
+        // last) are joined up to a full chunk: DuckDB's sink and our copy
+        // into its vectors cost per chunk as well as per row. Not under a
+        // batch memory limit, whose pieces are cut small on purpose.
+        while chunk.rows < BATCH_RECORDS && plan.options.batch_memory_limit_bytes.is_none() {
+            match self.next_piece() {
+                Ok(false) => break,
+                // This chunk's rows come first: the failure is the next call's.
+                Err(e) => {
+                    self.failed = Some(e);
+                    break;
+                }
+                Ok(true) => {
+                    let Some(piece) = self.routed.chunk.as_ref() else { break };
+                    if chunk.rows + piece.rows > BATCH_RECORDS {
+                        self.held = true;
+                        break;
+                    }
+                    chunk.append(piece);
+                }
+            }
+        }
+        self.publish(false);
+        Ok(chunk.rows)
+    }
+
+    /// Takes the next piece with rows into `self.routed`, counted and
+    /// judged (`take_counts`), its partition values added; false once
+    /// every range is done.
+    fn next_piece(&mut self) -> Result<bool> {
+        let plan = Arc::clone(&self.plan);
         loop {
             let reader = self.reader.get_or_insert_with(|| {
                 let input =
@@ -217,14 +299,7 @@ impl Scanner {
                 })
             });
             let range = match reader.next(&mut self.routed)? {
-                None => {
-                    self.publish(true);
-                    super::rejects::record(std::mem::take(&mut self.rejects));
-                    // A probe that read the rows has checked this at bind.
-                    self.bad.check_not_all_bad(self.stats.rows_read, &plan.options)?;
-                    chunk.clear();
-                    return Ok(0);
-                }
+                None => return Ok(false),
                 Some(Step::RangeEnd { range, bytes_read, lines }) => {
                     self.stats.bytes_read += bytes_read;
                     self.stats.files += u64::from(plan.ranges[range].end.is_none());
@@ -245,12 +320,9 @@ impl Scanner {
             if routed.rows == 0 {
                 continue;
             }
-            // The caller's old chunk goes back to be reused by a decoder.
-            std::mem::swap(chunk, routed);
-            chunk.file_index = file_index;
-            add_partition_values(&plan, chunk);
-            self.publish(false);
-            return Ok(chunk.rows);
+            routed.of_one_file(file_index);
+            add_partition_values(&plan, routed, file_index);
+            return Ok(true);
         }
     }
 
@@ -290,8 +362,8 @@ impl Scanner {
             at.left = Some(left - rows);
             let rows = rows as usize;
             chunk.rows = rows;
-            chunk.file_index = range.file;
-            add_partition_values(&plan, chunk);
+            chunk.of_one_file(range.file);
+            add_partition_values(&plan, chunk, range.file);
             self.stats.batches += 1;
             self.stats.rows_read += rows as u64;
             self.stats.rows_emitted += rows as u64;
@@ -593,10 +665,10 @@ fn has_declared_types(root: &crate::infer::StructNode) -> bool {
 }
 
 /// A chunk is one file's rows: its partition values are constants.
-fn add_partition_values(plan: &ScanPlan, chunk: &mut Chunk) {
+fn add_partition_values(plan: &ScanPlan, chunk: &mut Chunk, file: usize) {
     if !plan.partitions.columns.is_empty() {
         let data = chunk.data_columns(plan);
-        for (column, value) in chunk.columns[data..].iter_mut().zip(&plan.partitions.values[chunk.file_index]) {
+        for (column, value) in chunk.columns[data..].iter_mut().zip(&plan.partitions.values[file]) {
             column.push_partition(value, chunk.rows);
         }
     }

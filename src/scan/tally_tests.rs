@@ -43,9 +43,10 @@ fn scan(plan: &Arc<ScanPlan>, no_column: bool) -> Result<(Vec<Vec<serde_json::Va
             break;
         }
         let data = chunk.data_columns(plan);
-        for r in 0..n {
+        let files = chunk.file_runs().iter().flat_map(|&(file, rows)| std::iter::repeat_n(file, rows));
+        for (r, file) in (0..n).zip(files) {
             let mut row: Vec<serde_json::Value> = chunk.columns[data..].iter().map(|c| c.row_json(r)).collect();
-            row.push(serde_json::Value::from(chunk.file_index));
+            row.push(serde_json::Value::from(file));
             rows.push(row);
         }
     }

@@ -201,6 +201,18 @@ fn runs_commit_new_files_once_and_then_have_nothing_to_do() {
     assert_eq!(rows_of(&first.output_files[0]), 3);
     assert_eq!(outputs(&out), [part_name(1, 0)]);
     assert_eq!(first.schema_generation, Some(1));
+    // Each file's rows, though both files' rows shared one chunk.
+    let entry = std::fs::read_to_string(out.join("_sanitize_checkpoint").join("000000000001.json")).unwrap();
+    let entry: serde_json::Value = serde_json::from_str(&entry).unwrap();
+    let rows_by_file: Vec<(String, u64)> = entry["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (f["path"].as_str().unwrap().rsplit('/').next().unwrap().to_string(), f["rows_written"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(rows_by_file, [("a.jsonl".to_string(), 2), ("b.jsonl".to_string(), 1)]);
     let second = ingest(&landing, &out, &[]).unwrap();
     assert_eq!((second.entry, second.status, second.files_taken), (None, "up_to_date", 0));
     assert_eq!(second.registry, first.registry);
