@@ -18,7 +18,8 @@
 //! Budget: `threads` is DuckDB's `threads` setting, so the scan never runs
 //! more of our threads than the user granted (one consumer, which is
 //! DuckDB's own thread, plus helpers); at `threads = 1` there is no helper.
-//! Memory: at most `lookahead` ranges are open at once, each holding one
+//! Memory: at most `lookahead` ranges are open (claimed, not finished) at
+//! once, within a window of `WINDOW` ranges from the head, each open one holding one
 //! read buffer, and they queue at most `queue_bound() - 1 + threads` pieces
 //! together (fewer when `batch_memory_limit_bytes` bounds a piece's size).
 
@@ -208,6 +209,14 @@ pub fn queue_bound(batch_memory_limit: Option<u64>) -> usize {
     }
 }
 
+/// Ranges from the head on that may be claimed: finished ones hold only
+/// their queued pieces (bounded by `queued_pieces`), so this bounds
+/// bookkeeping, not memory. A window of `lookahead` ranges left the helper
+/// idle on small files: with one piece each, the ranges ahead were
+/// finished at once, and it waited for the consumer (busy in DuckDB's
+/// sink) to move the head on.
+const WINDOW: usize = 64;
+
 /// Emptied batches kept for reuse; more are dropped.
 const SPARE_BATCHES: usize = 8;
 
@@ -280,7 +289,7 @@ struct Shared<W: RangeWork> {
     state: Mutex<State<W>>,
     changed: Condvar,
     opener: Box<Opener<W>>,
-    /// Ranges at or past `head + lookahead` are not opened yet.
+    /// Ranges open at once (claimed and not finished) at most.
     lookahead: usize,
     /// Pieces the open ranges may queue together ([`queue_bound`]).
     queued_pieces: usize,
@@ -298,9 +307,9 @@ impl<W: RangeWork> Shared<W> {
         self.changed.wait(guard).unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The end of the ranges that may be open now.
+    /// The end of the ranges that may be claimed now ([`WINDOW`]).
     fn window_end(&self, state: &State<W>) -> usize {
-        (state.head + self.lookahead).min(state.slots.len())
+        (state.head + WINDOW).min(state.slots.len())
     }
 
     /// The earliest range from `from` on that is open, idle, and may
@@ -316,10 +325,12 @@ impl<W: RangeWork> Shared<W> {
         })
     }
 
-    /// Claims the next unclaimed range, if the window has one.
+    /// Claims the next unclaimed range, if the window has one and fewer
+    /// than `lookahead` ranges are open.
     fn claim(&self, state: &mut State<W>) -> Option<usize> {
         let r = state.next_unclaimed;
-        (r < self.window_end(state)).then(|| {
+        let open = (state.head..r).filter(|&i| matches!(state.slots[i].phase, Phase::Busy | Phase::Parked)).count();
+        (r < self.window_end(state) && open < self.lookahead).then(|| {
             state.next_unclaimed += 1;
             state.slots[r].phase = Phase::Busy;
             r
@@ -834,6 +845,49 @@ mod tests {
                 assert_eq!(last, 202, "threads {threads}");
             }
         }
+    }
+
+    /// Ranges of one piece each (small files) finish as soon as they are
+    /// stepped and hold nothing open: while the consumer is away (in
+    /// DuckDB's sink), the helper goes on through the window, not only
+    /// `lookahead` ranges past the head.
+    #[test]
+    fn the_helper_runs_ahead_through_finished_small_ranges_while_the_consumer_is_away() {
+        let opened = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&opened);
+        let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let first = 100 * i as u64;
+            Ok(Decode::new(Box::new(Numbers { next: first, end: first + 2, per_batch: 2, fail_at: None }), None))
+        });
+        let ranges = 40;
+        let mut reader = OrderedReader::new(ranges, 2, QUEUED_PIECES, opener);
+        let mut batch = Batch::default();
+        assert_eq!(reader.next(&mut batch).unwrap(), Some(Step::Piece { range: 0 }));
+        // The consumer takes nothing more; the helper alone opens ranges.
+        // A bounded wait for it (no timing is asserted: the bound only
+        // ends the test if the helper stopped).
+        let ahead = (0..10_000).find_map(|_| {
+            let n = opened.load(std::sync::atomic::Ordering::SeqCst);
+            if n >= 20 {
+                return Some(n);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            None
+        });
+        assert!(
+            ahead.is_some(),
+            "the helper stopped at {} ranges opened",
+            opened.load(std::sync::atomic::Ordering::SeqCst)
+        );
+        let mut seen = batch.meta.iter().map(|m| m.line).collect::<Vec<_>>();
+        while let Some(step) = reader.next(&mut batch).unwrap() {
+            if matches!(step, Step::Piece { .. }) {
+                seen.extend(batch.meta.iter().map(|m| m.line));
+            }
+        }
+        let expected: Vec<u64> = (0..ranges as u64).flat_map(|i| [100 * i, 100 * i + 1]).collect();
+        assert_eq!(seen, expected);
     }
 
     #[test]
