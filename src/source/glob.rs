@@ -107,27 +107,63 @@ pub fn expand(pattern: &str) -> Result<Vec<String>, String> {
 /// DuckDB's `glob()` order: a directory's files (in byte order) before the
 /// files below its subdirectories, which follow subdirectory by
 /// subdirectory in byte order; at one depth this is plain byte order.
+///
+/// Decided at the first byte where the paths differ, without splitting
+/// them: the components before it are equal, and the one holding it
+/// decides (a sort of 10,000 paths called this 140,000 times).
 pub fn glob_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let (mut ac, mut bc) = (a.split('/').peekable(), b.split('/').peekable());
-    loop {
-        match (ac.next(), bc.next()) {
-            (Some(x), Some(y)) if x == y => {}
-            (Some(x), Some(y)) => {
-                // A file (the last component) comes before a directory.
-                return match (ac.peek().is_none(), bc.peek().is_none()) {
-                    (true, false) => std::cmp::Ordering::Less,
-                    (false, true) => std::cmp::Ordering::Greater,
-                    _ => x.as_bytes().cmp(y.as_bytes()),
-                };
-            }
-            (x, y) => return x.is_some().cmp(&y.is_some()),
-        }
+    use std::cmp::Ordering;
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let Some(i) = x.iter().zip(y).position(|(p, q)| p != q) else {
+        // One path is the other's start: it has fewer components, or a
+        // shorter last one, and comes first.
+        return x.len().cmp(&y.len());
+    };
+    // The differing component is the last of its path when no `/` follows.
+    let last = |path: &[u8]| !path[i..].contains(&b'/');
+    match (last(x), last(y)) {
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        // Byte order of the two components: a `/` ends the shorter one.
+        _ => match (x[i], y[i]) {
+            (b'/', _) => Ordering::Less,
+            (_, b'/') => Ordering::Greater,
+            (p, q) => p.cmp(&q),
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The order by components, as the comparator was first written.
+    fn by_components(a: &str, b: &str) -> std::cmp::Ordering {
+        let (mut ac, mut bc) = (a.split('/').peekable(), b.split('/').peekable());
+        loop {
+            match (ac.next(), bc.next()) {
+                (Some(x), Some(y)) if x == y => {}
+                (Some(x), Some(y)) => {
+                    return match (ac.peek().is_none(), bc.peek().is_none()) {
+                        (true, false) => std::cmp::Ordering::Less,
+                        (false, true) => std::cmp::Ordering::Greater,
+                        _ => x.as_bytes().cmp(y.as_bytes()),
+                    };
+                }
+                (x, y) => return x.is_some().cmp(&y.is_some()),
+            }
+        }
+    }
+
+    proptest! {
+        /// Paths of few letters, so that shared starts, equal components
+        /// and bytes below and above `/` (`-`, `.`, `0`, `a`) are common.
+        #[test]
+        fn the_first_difference_decides_as_the_components_do(a in "[a0./-]{0,8}", b in "[a0./-]{0,8}") {
+            prop_assert_eq!(glob_order(&a, &b), by_components(&a, &b), "{:?} {:?}", a, b);
+        }
+    }
 
     fn tree() -> PathBuf {
         use std::sync::atomic::{AtomicU32, Ordering};

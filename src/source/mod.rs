@@ -55,13 +55,14 @@ pub fn resolve(paths: &[String], options: &Options, opener: &FileOpener) -> Resu
     }
     let mut out = Resolved::default();
     let mut seen = std::collections::HashSet::new();
+    let mut canonical = CanonicalPaths::default();
     for path in paths {
         let one = resolve_one(path, options, opener)?;
         for (file, display) in one.files.into_iter().zip(one.display) {
             // A local file by another spelling (`./a.jsonl`) is the same file;
             // a remote one is its URI (each staged copy is new).
             let key = match one.spools.is_empty() {
-                true => std::fs::canonicalize(&file).map_or(display.clone(), |p| p.to_string_lossy().into_owned()),
+                true => canonical.of(&file).map_or(display.clone(), |p| p.to_string_lossy().into_owned()),
                 false => display.clone(),
             };
             if !seen.insert(key) {
@@ -73,6 +74,30 @@ pub fn resolve(paths: &[String], options: &Options, opener: &FileOpener) -> Resu
         out.spools.extend(one.spools);
     }
     Ok(out)
+}
+
+/// Canonical paths of local files, each directory made canonical once: a
+/// file that is no symbolic link is its directory's canonical path joined
+/// with its name. `std::fs::canonicalize` reads every component of every
+/// path, so the files of one directory cost one walk each.
+#[derive(Default)]
+struct CanonicalPaths {
+    directories: std::collections::HashMap<std::path::PathBuf, Option<std::path::PathBuf>>,
+}
+
+impl CanonicalPaths {
+    /// `std::fs::canonicalize(file)`, `None` where it fails.
+    fn of(&mut self, file: &str) -> Option<std::path::PathBuf> {
+        let path = Path::new(file);
+        // Only a plain last name is joined as it is (`.` and `..` are not).
+        let name = file.rsplit('/').next().filter(|n| !matches!(*n, "" | "." | ".."));
+        let is_link = std::fs::symlink_metadata(path).ok()?.file_type().is_symlink();
+        let (Some(name), false) = (name, is_link) else { return std::fs::canonicalize(path).ok() };
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let directory =
+            self.directories.entry(parent.to_path_buf()).or_insert_with(|| std::fs::canonicalize(parent).ok());
+        directory.as_ref().map(|d| d.join(name))
+    }
 }
 
 /// One path of [`resolve`]: a file, a directory (in directory mode), a
@@ -384,6 +409,42 @@ fn has_extension(path: &str, format: InputFormat) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// Canonical paths through a directory's once-made canonical path are
+    /// `std::fs::canonicalize`'s: relative, `..`, `.`, a linked file, a
+    /// file in a linked directory, a link to a link, a missing file.
+    #[cfg(unix)]
+    #[test]
+    fn canonical_paths_made_per_directory_are_the_file_systems_own() {
+        let root = crate::test_support::scratch_dir("canonical");
+        let real = root.join("real");
+        std::fs::create_dir_all(real.join("sub")).unwrap();
+        std::fs::write(real.join("a.jsonl"), "{}").unwrap();
+        std::fs::write(real.join("sub/b.jsonl"), "{}").unwrap();
+        std::os::unix::fs::symlink(real.join("a.jsonl"), real.join("link.jsonl")).unwrap();
+        std::os::unix::fs::symlink(real.join("link.jsonl"), real.join("link2.jsonl")).unwrap();
+        std::os::unix::fs::symlink(&real, root.join("linked_dir")).unwrap();
+        let r = root.to_string_lossy();
+        let paths = [
+            format!("{r}/real/a.jsonl"),
+            format!("{r}/real/./a.jsonl"),
+            format!("{r}/real/sub/../a.jsonl"),
+            format!("{r}/real/sub/b.jsonl"),
+            format!("{r}/real/link.jsonl"),
+            format!("{r}/real/link2.jsonl"),
+            format!("{r}/linked_dir/a.jsonl"),
+            format!("{r}/linked_dir/sub/b.jsonl"),
+            format!("{r}/real/sub/.."),
+            format!("{r}/real/missing.jsonl"),
+            "Cargo.toml".to_string(),
+            "./src/../Cargo.toml".to_string(),
+        ];
+        let mut canonical = super::CanonicalPaths::default();
+        for path in &paths {
+            assert_eq!(canonical.of(path), std::fs::canonicalize(path).ok(), "{path}");
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
     use super::*;
 
     #[test]
