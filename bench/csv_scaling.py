@@ -8,7 +8,7 @@ Usage (from the repository root; bench.py's csv case generates the input):
 
 For each threads setting, COPY (FROM sanitize_csv(f, <the bench's parsers>))
 TO parquet and COPY (FROM read_csv(f, sample_size=-1)) TO parquet, all four
-statements interleaved in the same rounds (issue13.compare: each on a fresh
+statements interleaved in the same rounds (scan_targets.compare: each on a fresh
 connection, the order reversed every run). Prints the medians, ours t1/t2
 (scaling), read_csv t1/t2, and read_csv / ours at each setting.
 """
@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import bench  # noqa: E402
-import issue13  # noqa: E402
+import scan_targets  # noqa: E402
 from bench import sql_literal as lit  # noqa: E402
 
 PARSERS = "parse_integers := true, parse_floats := true, parse_iso_timestamps := true"
@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         "csv_t1": (theirs, None, None, 1),
         "csv_t2": (theirs, None, None, 2),
     }
-    t = issue13.compare(root, a.runs, sides, "csv")
-    m = {k: issue13.med(v) for k, v in t.items()}
+    t = scan_targets.compare(root, a.runs, sides, "csv")
+    m = {k: scan_targets.med(v) for k, v in t.items()}
     print(f"\nextension sha256 {sha[:12]}, {a.runs} runs, {os.path.getsize(f) / 1e6:.0f} MB")
     for k, v in m.items():
         print(f"  {k:8s} median {v:.2f} s")

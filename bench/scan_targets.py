@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Issue 13's measurement list: each goal of the issue against one measured value.
+"""The scan targets: each target of the scan's speed against one measured value.
 
 Usage (from the repository root; the input files must exist, see below):
 
-    .venv/bin/python bench/issue13.py                       # 49 MB file, 3 runs
-    .venv/bin/python bench/issue13.py --runs 3 \\
+    .venv/bin/python bench/scan_targets.py                       # 49 MB file, 3 runs
+    .venv/bin/python bench/scan_targets.py --runs 3 \\
         --input bench/data/events-100000rows-seed42.jsonl \\
         --input bench/data/events-300mb-seed42.jsonl         # both files
 
@@ -52,8 +52,8 @@ Measures (per input file; "ours" is sanitize_jsonl with default options):
                  cache; the file must be older than 2 s). Goal < 5%.
 
 Temp tables are dropped after each timed statement (not timed); COPY writes
-to <data-dir>/issue13-*.parquet. Prints one markdown table per input and
-writes the raw times to <data-dir>/issue13-results.json.
+to <data-dir>/scan-targets-*.parquet. Prints one markdown table per input and
+writes the raw times to <data-dir>/scan-targets-results.json.
 """
 
 from __future__ import annotations
@@ -145,8 +145,8 @@ def measure_file(root, f: str, runs: int, data_dir: str) -> dict:
     if os.path.isdir(f):
         f = os.path.join(f, "*.jsonl")  # one glob for both readers
     F = lit(f)
-    out_ours = lit(os.path.join(data_dir, "issue13-ours.parquet"))
-    out_base = lit(os.path.join(data_dir, "issue13-baseline.parquet"))
+    out_ours = lit(os.path.join(data_dir, "scan-targets-ours.parquet"))
+    out_base = lit(os.path.join(data_dir, "scan-targets-baseline.parquet"))
     copy_ours = (f"COPY (FROM sanitize_jsonl({F})) TO {out_ours}", None, None)
     copy_base = (f"COPY (FROM read_json({F}, sample_size=-1)) TO {out_base}", None, None)
     drop = "DROP TABLE t"
@@ -245,7 +245,7 @@ def markdown(res: dict, runs: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="issue 13's measures (benchmark, not a test)")
+    p = argparse.ArgumentParser(description="the scan targets (benchmark, not a test)")
     p.add_argument("--input", action="append",
                    help=f"JSON Lines file, or a directory of them (bench/split_jsonl.py; repeatable; default {DEFAULT_INPUT})")
     p.add_argument("--runs", type=int, default=3)
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         results["files"].append(res)
         reports.append(markdown(res, a.runs))
         print("\n" + reports[-1] + "\n", flush=True)
-    with open(os.path.join(data_dir, "issue13-results.json"), "w") as fh:
+    with open(os.path.join(data_dir, "scan-targets-results.json"), "w") as fh:
         json.dump(results, fh, indent=1, default=str)
     print("\n\n".join(reports))
     return 0
