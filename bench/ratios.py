@@ -45,6 +45,13 @@ def events_200mb() -> str:
     return path
 
 
+def csv_200mb() -> str:
+    path = os.path.join(DATA, "events-200mb-seed42.csv")
+    if not os.path.exists(path):
+        bench._gen_format("csv")(path, 42, 200)
+    return path
+
+
 def sixty_four_files() -> str:
     out = os.path.join(DATA, "events-200mb-64files")
     split_jsonl.split(events_200mb(), out, 64)
@@ -92,12 +99,16 @@ def cases():
     g64 = lit(os.path.join(sixty_four_files(), "*.jsonl"))
     g10k = lit(os.path.join(small_files(), "*.jsonl"))
     pq, flat = lit(events_parquet()), lit(flat_parquet())
+    c = lit(csv_200mb())
     copy = lambda src, out: f"COPY (FROM {src}) TO {out}"  # noqa: E731
     return [
         ("count", "`count(*)` of the 200 MB JSON Lines file, cold bind", f"SELECT count(*) FROM sanitize_jsonl({j})",
          f"SELECT count(*) FROM read_json({j}, sample_size=-1)"),
         ("jsonl", "`COPY` of the 200 MB JSON Lines file", copy(f"sanitize_jsonl({j})", ours_out),
          copy(f"read_json({j}, sample_size=-1)", theirs_out)),
+        ("csv", "`COPY` of the 200 MB events as CSV, parsers on",
+         copy(f"sanitize_csv({c}, parse_integers := true, parse_floats := true, parse_iso_timestamps := true)", ours_out),
+         copy(f"read_csv({c}, sample_size=-1)", theirs_out)),
         ("64", "`COPY` of the same split into 64 files", copy(f"sanitize_jsonl({g64})", ours_out),
          copy(f"read_json({g64}, sample_size=-1, maximum_sample_files=64)", theirs_out)),
         ("10000", "`COPY` of 10,000 files of 10-200 records", copy(f"sanitize_jsonl({g10k})", ours_out),
@@ -109,15 +120,64 @@ def cases():
     ]
 
 
+def connect(a, order: str):
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD {bench.sql_literal(os.path.abspath(a.ext))}")
+    con.execute("SET enable_progress_bar = false")
+    con.execute(f"SET threads = {a.threads}")
+    con.execute(f"SET preserve_insertion_order = {order}")
+    return con
+
+
+def timed(con, sql: str) -> float:
+    start = time.perf_counter()
+    con.execute(sql).fetchall()
+    return time.perf_counter() - start
+
+
+def sink_bounds(a, chosen) -> int:
+    """What the Parquet sink alone costs, and so the best ratio a reader of
+    ours taking no time at all could reach. Our result is first stored in a
+    table; a `COPY` of that table is then the writer's work alone: at
+    threads = 1 it is the writer on the one thread that runs a scan without
+    a batch index (order kept), and at --threads it is the writer on every
+    thread (order off, or a source with a batch index). DuckDB's own `COPY`
+    of the case is timed as in the main table."""
+    print("| case | DuckDB's `COPY` | sink, one thread | sink, every thread"
+          " | bound, order kept | bound, order off |\n|---|---:|---:|---:|---:|---:|")
+    for key, label, ours, theirs in chosen:
+        source = ours[len("COPY (FROM "):ours.rindex(") TO ")]
+        theirs_t, one, every = [], [], []
+        for _ in range(a.runs):
+            con = connect(a, "true")
+            theirs_t.append(timed(con, theirs))
+            con.close()
+        con = connect(a, "true")
+        con.execute(f"CREATE TABLE result AS FROM {source}")
+        out = bench.sql_literal(os.path.join(DATA, "ratios-sink.parquet"))
+        for _ in range(a.runs):
+            con.execute("SET threads = 1")
+            one.append(timed(con, f"COPY result TO {out}"))
+            con.execute(f"SET threads = {a.threads}")
+            every.append(timed(con, f"COPY result TO {out}"))
+        con.close()
+        d, s1, sn = (statistics.median(v) for v in (theirs_t, one, every))
+        print(f"| {label} | {d:.2f} s | {s1:.2f} s | {sn:.2f} s | {d / s1:.2f}× | {d / sn:.2f}× |", flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ext", default=os.path.join(HERE, "..", "build", "release", "schema_sanitizer.duckdb_extension"))
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--cases", default="", help="comma-separated keys: count, jsonl, 64, 10000, parquet, flat")
+    p.add_argument("--cases", default="", help="comma-separated keys: count, jsonl, csv, 64, 10000, parquet, flat")
+    p.add_argument("--bounds", action="store_true", help="print the sink bound of each COPY case instead (see sink_bounds)")
     a = p.parse_args(argv)
     wanted = set(filter(None, a.cases.split(",")))
     chosen = [c for c in cases() if not wanted or c[0] in wanted]
+    if a.bounds:
+        return sink_bounds(a, [c for c in chosen if c[0] != "count"])
     print("| case | order | ours | DuckDB | DuckDB's time / ours |\n|---|---|---:|---:|---:|")
     for order in ("true", "false"):
         for key, label, ours, theirs in chosen:
@@ -127,14 +187,8 @@ def main(argv=None) -> int:
             for r in range(a.runs):
                 pair = [("ours", ours), ("duckdb", theirs)]
                 for side, sql in pair if r % 2 == 0 else pair[::-1]:
-                    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-                    con.execute(f"LOAD {bench.sql_literal(os.path.abspath(a.ext))}")
-                    con.execute("SET enable_progress_bar = false")
-                    con.execute(f"SET threads = {a.threads}")
-                    con.execute(f"SET preserve_insertion_order = {order}")
-                    start = time.perf_counter()
-                    con.execute(sql).fetchall()
-                    times[side].append(time.perf_counter() - start)
+                    con = connect(a, order)
+                    times[side].append(timed(con, sql))
                     con.close()
             ours_s, theirs_s = statistics.median(times["ours"]), statistics.median(times["duckdb"])
             kept = "kept" if order == "true" else "off"
