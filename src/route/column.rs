@@ -181,6 +181,23 @@ impl Column {
         }
     }
 
+    /// Bytes the column's rows hold (values, offsets and validity, nested
+    /// columns included): what joining pieces into one chunk adds up.
+    pub fn bytes(&self) -> usize {
+        let data = match &self.data {
+            ColumnData::Bool(v) => v.len(),
+            ColumnData::Int(v) => v.len() * 8,
+            ColumnData::Date(v) => v.len() * 4,
+            ColumnData::Float(v) => v.len() * 8,
+            ColumnData::Fixed { data, .. } => data.len(),
+            ColumnData::Str { offsets, bytes } => offsets.len() * 4 + bytes.len(),
+            ColumnData::Binary { offsets, bytes } => offsets.len() * 4 + bytes.len(),
+            ColumnData::List { offsets, child } => offsets.len() * 4 + child.bytes(),
+            ColumnData::Struct { children } => children.iter().map(Column::bytes).sum(),
+        };
+        self.valid.len() + data
+    }
+
     /// Removes the last row (and, for lists and structs, what it holds).
     pub fn pop_last(&mut self) {
         if self.valid.pop().is_none() {

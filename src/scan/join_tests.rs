@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::scanner::JOIN_BYTES;
 use super::tests::rand_suffix;
 use super::{plan_on, Chunk, Scanner, BATCH_RECORDS};
 use crate::options::{InputFormat, Options, ParamValue};
@@ -78,6 +79,36 @@ fn small_files_are_joined_into_full_chunks_and_every_row_keeps_its_file() {
     let expected: Vec<Row> =
         sizes.iter().enumerate().flat_map(|(f, &n)| (0..n).map(move |i| (f as i64, i as i64, f))).collect();
     assert_eq!(rows, expected, "rows in input order, each with its own file");
+}
+
+/// Files of one huge record each: joined only while the chunk holds less
+/// than `JOIN_BYTES`, not 2048 records at a time.
+#[test]
+fn pieces_are_joined_up_to_a_bound_of_bytes_not_only_of_rows() {
+    let dir = std::env::temp_dir().join(format!("ss-join-big-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Three eighths of the bound each: two fit in a chunk, a third does not.
+    let text = "x".repeat(JOIN_BYTES * 3 / 8);
+    let paths: Vec<String> = (0..6)
+        .map(|f| {
+            let path = dir.join(format!("big{f}.jsonl"));
+            std::fs::write(&path, format!("{{\"f\": {f}, \"i\": 0, \"s\": \"{text}\"}}\n")).unwrap();
+            path.to_string_lossy().into_owned()
+        })
+        .collect();
+    let got = chunks(&paths, &[]).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(got.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 2]);
+    let files: Vec<usize> = got
+        .into_iter()
+        .flatten()
+        .map(|(f, _, file)| (f as usize, file))
+        .map(|(f, file)| {
+            assert_eq!(f, file);
+            file
+        })
+        .collect();
+    assert_eq!(files, [0, 1, 2, 3, 4, 5]);
 }
 
 #[test]

@@ -64,6 +64,11 @@ impl Chunk {
         self.files.push((file, self.rows));
     }
 
+    /// Bytes the chunk's columns hold ([`Column::bytes`]).
+    fn bytes(&self) -> usize {
+        self.columns.iter().map(Column::bytes).sum()
+    }
+
     /// Appends `other`'s rows, columns and runs (a chunk of the same plan).
     fn append(&mut self, other: &Chunk) {
         for (a, b) in self.columns.iter_mut().zip(&other.columns) {
@@ -89,6 +94,11 @@ impl Chunk {
         self.files.clear();
     }
 }
+
+/// Bytes a chunk joined from small pieces holds at most (a single piece
+/// may hold more: it is never cut). A chunk of 2048 rows of the bench's
+/// events holds about 1 MiB.
+pub(crate) const JOIN_BYTES: usize = 8 << 20;
 
 /// The materialization pass over every file of a plan: helpers decode
 /// and route each range's batches into column chunks (`RouteWork`), and
@@ -258,9 +268,12 @@ impl Scanner {
         std::mem::swap(chunk, routed);
         // Small pieces (each of 10,000 small files is one, and a range's
         // last) are joined up to a full chunk: DuckDB's sink and our copy
-        // into its vectors cost per chunk as well as per row. Not under a
-        // batch memory limit, whose pieces are cut small on purpose.
-        while chunk.rows < BATCH_RECORDS && plan.options.batch_memory_limit_bytes.is_none() {
+        // into its vectors cost per chunk as well as per row. Up to
+        // `JOIN_BYTES` too, so that files of one huge record each are not
+        // joined 2048 at a time; and not under a batch memory limit, whose
+        // pieces are cut small on purpose.
+        let mut bytes = chunk.bytes();
+        while chunk.rows < BATCH_RECORDS && bytes < JOIN_BYTES && plan.options.batch_memory_limit_bytes.is_none() {
             match self.next_piece() {
                 Ok(false) => break,
                 // This chunk's rows come first: the failure is the next call's.
@@ -270,11 +283,13 @@ impl Scanner {
                 }
                 Ok(true) => {
                     let Some(piece) = self.routed.chunk.as_ref() else { break };
-                    if chunk.rows + piece.rows > BATCH_RECORDS {
+                    let piece_bytes = piece.bytes();
+                    if chunk.rows + piece.rows > BATCH_RECORDS || bytes + piece_bytes > JOIN_BYTES {
                         self.held = true;
                         break;
                     }
                     chunk.append(piece);
+                    bytes += piece_bytes;
                 }
             }
         }
