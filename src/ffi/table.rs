@@ -306,7 +306,15 @@ fn scan_chunk(bind: &BindData, state: &ScanState, thread: &ThreadState, output: 
             Some(ColumnSource::Chunk(i)) => v.write_column(&chunk.columns[*i], rows)?,
             Some(ColumnSource::Etl(EtlColumn::SourceFile)) => match chunk.file_runs() {
                 [(file, _)] => v.constant_varchar(&plan.display_files[*file]),
-                runs => v.varchar_runs(runs.iter().map(|&(file, n)| (plan.display_files[file].as_str(), n))),
+                // Every row written: a row left out would be an unset string.
+                runs if runs.iter().map(|r| r.1).sum::<usize>() == rows => {
+                    v.varchar_runs(runs.iter().map(|&(file, n)| (plan.display_files[file].as_str(), n)))
+                }
+                _ => {
+                    return Err(
+                        "internal error (please report): a chunk whose file runs do not cover its rows".to_string()
+                    )
+                }
             },
             Some(ColumnSource::Etl(EtlColumn::IngestionTimestamp)) => v.constant_timestamp_tz(plan.started_at_micros),
             Some(ColumnSource::Etl(EtlColumn::SchemaRegistry)) => {

@@ -255,8 +255,9 @@ impl Scanner {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        let first = if std::mem::take(&mut self.held) { true } else { self.next_piece()? };
-        let Some(routed) = self.routed.chunk.as_mut().filter(|_| first) else {
+        // A piece held back by the last call comes first.
+        let has_piece = std::mem::take(&mut self.held) || self.next_piece()?;
+        let Some(routed) = self.routed.chunk.as_mut().filter(|_| has_piece) else {
             self.publish(true);
             super::rejects::record(std::mem::take(&mut self.rejects));
             // A probe that read the rows has checked this at bind.
@@ -679,7 +680,7 @@ fn has_declared_types(root: &crate::infer::StructNode) -> bool {
     root.families.iter().flat_map(|f| &f.versions).any(|v| declared(&v.ty))
 }
 
-/// A chunk is one file's rows: its partition values are constants.
+/// A piece is one file's rows: it gets that file's partition values.
 fn add_partition_values(plan: &ScanPlan, chunk: &mut Chunk, file: usize) {
     if !plan.partitions.columns.is_empty() {
         let data = chunk.data_columns(plan);
