@@ -19,7 +19,8 @@
 //! more of our threads than the user granted (one consumer, which is
 //! DuckDB's own thread, plus helpers); at `threads = 1` there is no helper.
 //! Memory: at most `lookahead` ranges are open (claimed, not finished) at
-//! once, within a window of `WINDOW` ranges from the head, each open one holding one
+//! once, within a window of `WINDOW` ranges from the head (`lookahead`
+//! if more), each open one holding one
 //! read buffer, and they queue at most `queue_bound() - 1 + threads` pieces
 //! together (fewer when `batch_memory_limit_bytes` bounds a piece's size).
 
@@ -307,9 +308,10 @@ impl<W: RangeWork> Shared<W> {
         self.changed.wait(guard).unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The end of the ranges that may be claimed now ([`WINDOW`]).
+    /// The end of the ranges that may be claimed now ([`WINDOW`], or
+    /// `lookahead` when more threads than that may each hold a range).
     fn window_end(&self, state: &State<W>) -> usize {
-        (state.head + WINDOW).min(state.slots.len())
+        (state.head + WINDOW.max(self.lookahead)).min(state.slots.len())
     }
 
     /// The earliest range from `from` on that is open, idle, and may
@@ -888,6 +890,40 @@ mod tests {
         }
         let expected: Vec<u64> = (0..ranges as u64).flat_map(|i| [100 * i, 100 * i + 1]).collect();
         assert_eq!(seen, expected);
+    }
+
+    /// On more cores than the window has ranges, every thread still gets
+    /// a range of its own: ranges are opened at once up to `lookahead`.
+    #[test]
+    fn more_threads_than_the_window_each_open_a_range_at_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let threads = WINDOW + 16;
+        let (opening, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (now, seen) = (Arc::clone(&opening), Arc::clone(&most));
+        let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
+            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+            seen.fetch_max(n, Ordering::SeqCst);
+            // Each opening waits, boundedly, for the others to start, so
+            // that how many are opening at once is what the reader allows.
+            for _ in 0..2_000 {
+                if seen.load(Ordering::SeqCst) >= threads {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            now.fetch_sub(1, Ordering::SeqCst);
+            let first = 100 * i as u64;
+            Ok(Decode::new(Box::new(Numbers { next: first, end: first + 1, per_batch: 1, fail_at: None }), None))
+        });
+        let ranges = threads * 2;
+        let mut reader = OrderedReader::new(ranges, threads, QUEUED_PIECES, opener);
+        let mut batch = Batch::default();
+        let mut pieces = 0;
+        while let Some(step) = reader.next(&mut batch).unwrap() {
+            pieces += usize::from(matches!(step, Step::Piece { .. }));
+        }
+        assert_eq!(pieces, ranges);
+        assert!(most.load(Ordering::SeqCst) > WINDOW, "at most {} ranges opening at once", most.load(Ordering::SeqCst));
     }
 
     #[test]
