@@ -199,16 +199,22 @@ impl Vector<'_> {
 
     /// Writes each text of `runs` on its count of rows, one run after the
     /// other from row 0 (a chunk of several files' rows: each row's file).
+    /// A run's text is stored once: its other rows refer to the same bytes.
     pub fn varchar_runs<'t>(&self, runs: impl Iterator<Item = (&'t str, usize)>) {
         // SAFETY: a VARCHAR vector's data, fetched once; rows past its
         // capacity are never written (checked below).
         let data = unsafe { ffi::duckdb_vector_get_data(self.raw) } as *mut ffi::duckdb_string_t;
         let mut row = 0;
-        for (text, n) in runs {
+        for (text, n) in runs.filter(|&(_, n)| n > 0) {
             assert!(row + n <= self.capacity, "{} rows of a vector of {}", row + n, self.capacity);
-            for r in row..row + n {
-                // SAFETY: `data` is this vector's and `r` < its capacity.
-                unsafe { self.put_string(data, r, text.as_bytes()) };
+            // SAFETY: `data` is this vector's and `row` < its capacity.
+            unsafe { self.put_string(data, row, text.as_bytes()) };
+            for r in row + 1..row + n {
+                // SAFETY: rows `row` and `r` are below the capacity; the
+                // string at `row` is inlined or points into this vector's
+                // own string heap, which lives as long as the vector, so
+                // another row of it may hold the same value.
+                unsafe { *data.add(r) = *data.add(row) };
             }
             row += n;
         }

@@ -160,18 +160,15 @@ impl Column {
             (ColumnData::Float(a), ColumnData::Float(b)) => a.extend_from_slice(b),
             (ColumnData::Fixed { data: a, .. }, ColumnData::Fixed { data: b, .. }) => a.extend_from_slice(b),
             (ColumnData::Str { offsets, bytes }, ColumnData::Str { offsets: o, bytes: b }) => {
-                let base = bytes.len() as u32;
-                offsets.extend(o[1..].iter().map(|&x| base + x));
+                append_offsets(offsets, o, bytes.len());
                 bytes.push_str(b);
             }
             (ColumnData::Binary { offsets, bytes }, ColumnData::Binary { offsets: o, bytes: b }) => {
-                let base = bytes.len() as u32;
-                offsets.extend(o[1..].iter().map(|&x| base + x));
+                append_offsets(offsets, o, bytes.len());
                 bytes.extend_from_slice(b);
             }
             (ColumnData::List { offsets, child }, ColumnData::List { offsets: o, child: c }) => {
-                let base = child.len() as u32;
-                offsets.extend(o[1..].iter().map(|&x| base + x));
+                append_offsets(offsets, o, child.len());
                 child.append(c);
             }
             (ColumnData::Struct { children }, ColumnData::Struct { children: c }) => {
@@ -330,6 +327,13 @@ impl Column {
             }
         }
     }
+}
+
+/// Appends the row ends of `other` (an offsets vector starting at 0) moved
+/// past `base`, what the column already holds.
+fn append_offsets(offsets: &mut Vec<u32>, other: &[u32], base: usize) {
+    let base = base as u32;
+    offsets.extend(other[1..].iter().map(|&end| base + end));
 }
 
 pub fn columns_for_struct(s: &StructNode) -> Vec<Column> {
