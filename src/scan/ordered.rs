@@ -212,9 +212,9 @@ pub fn queue_bound(batch_memory_limit: Option<u64>) -> usize {
 
 /// Ranges from the head on that may be claimed: finished ones hold only
 /// their queued pieces (bounded by `queued_pieces`), so this bounds
-/// bookkeeping, not memory. A window of `lookahead` ranges left the helper
-/// idle on small files: with one piece each, the ranges ahead were
-/// finished at once, and it waited for the consumer (busy in DuckDB's
+/// bookkeeping, not memory. A window of `lookahead` ranges would leave the
+/// helper idle on small files: with one piece each, the ranges ahead are
+/// finished at once, and it would wait for the consumer (busy in DuckDB's
 /// sink) to move the head on.
 const WINDOW: usize = 64;
 

@@ -138,7 +138,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The order by components, as the comparator was first written.
+    /// The order by components, spelled out: what the comparator must agree with.
     fn by_components(a: &str, b: &str) -> std::cmp::Ordering {
         let (mut ac, mut bc) = (a.split('/').peekable(), b.split('/').peekable());
         loop {

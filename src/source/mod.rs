@@ -78,8 +78,9 @@ pub fn resolve(paths: &[String], options: &Options, opener: &FileOpener) -> Resu
 
 /// Canonical paths of local files, each directory made canonical once: a
 /// file that is no symbolic link is its directory's canonical path joined
-/// with its name. `std::fs::canonicalize` reads every component of every
-/// path, so the files of one directory cost one walk each.
+/// with its name. `std::fs::canonicalize` walks every component of the
+/// path it is given; here a directory's components are walked once for
+/// all its files.
 #[derive(Default)]
 struct CanonicalPaths {
     directories: std::collections::HashMap<std::path::PathBuf, Option<std::path::PathBuf>>,
