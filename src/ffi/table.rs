@@ -1,7 +1,7 @@
 //! The generic table-function glue shared by every `sanitize_*` function:
 //! bind (options, probe, output columns), init (the scan state), scan.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 
 use duckdb::ffi;
 
@@ -15,7 +15,7 @@ use crate::functions::{TableFunctionDef, TableKind, PROBE_COLUMNS};
 use crate::options::{ParamType, ParamValue, INPUT_FORMAT_SPEC, OPTION_SPECS};
 use crate::registry::naming::EtlColumn;
 use crate::scan::ColumnSource;
-use crate::scan::{cached_plan, Chunk, ScanPlan, Scanner};
+use crate::scan::{cached_plan, Chunk, ScanPlan, Scanner, StepOnce};
 
 /// Output rows per call: DuckDB's vector size.
 const VECTOR_SIZE: usize = 2048;
@@ -37,6 +37,9 @@ struct BindData {
 /// false`) so do the writing and DuckDB's sink.
 struct ScanState {
     inner: Mutex<ScanInner>,
+    /// The ranges' work, for a DuckDB thread that finds another taking a
+    /// chunk ([`lock_scan`]); set once the scanner opened its reader.
+    stepper: OnceLock<Arc<dyn StepOnce>>,
     /// The result column of each output vector (projection pushdown).
     projection: Vec<usize>,
     /// Where each output vector's values come from (a scan's; `None`:
@@ -230,6 +233,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
         }
         info.set_init_data(ScanState {
             inner: Mutex::new(ScanInner { scanner, first_row_done: false, done: false }),
+            stepper: OnceLock::new(),
             sources,
             projection,
         });
@@ -265,7 +269,7 @@ unsafe extern "C" fn scan(info: ffi::duckdb_function_info, output: ffi::duckdb_d
 fn scan_chunk(bind: &BindData, state: &ScanState, thread: &ThreadState, output: &DataChunk) -> Result<(), String> {
     let mut chunk = thread.chunk.lock().map_err(|_| "scan state poisoned by an earlier failure".to_string())?;
     let (rows, first) = {
-        let mut guard = state.inner.lock().map_err(|_| "scan state poisoned by an earlier failure".to_string())?;
+        let mut guard = lock_scan(state)?;
         let inner = &mut *guard;
         if inner.done {
             output.set_size(0);
@@ -285,6 +289,11 @@ fn scan_chunk(bind: &BindData, state: &ScanState, thread: &ThreadState, output: 
         }
         // A failed scan ends for every thread.
         let rows = inner.scanner.next_chunk(&mut chunk).inspect_err(|_| inner.done = true).map_err(|e| e.message)?;
+        if bind.any_order && state.stepper.get().is_none() {
+            if let Some(stepper) = inner.scanner.stepper() {
+                let _ = state.stepper.set(stepper);
+            }
+        }
         if rows > 0 && !thread.counted.swap(true, std::sync::atomic::Ordering::Relaxed) {
             if let Some(id) = inner.scanner.scan_id() {
                 crate::scan::scan_log::add_duckdb_thread(id);
@@ -328,6 +337,27 @@ fn scan_chunk(bind: &BindData, state: &ScanState, thread: &ThreadState, output: 
     }
     output.set_size(rows);
     Ok(())
+}
+
+/// The scan's state, for the thread that takes the next chunk. With
+/// insertion order off DuckDB calls the scan from all its threads, and the
+/// one taking a chunk may step a range itself or wait for the head range's
+/// next piece; a thread that finds it so steps the ranges' work meanwhile
+/// (`StepOnce`), as a helper would, instead of sleeping while a core may
+/// idle, and sleeps on the lock only when there is nothing to step.
+fn lock_scan(state: &ScanState) -> Result<MutexGuard<'_, ScanInner>, String> {
+    let poisoned = |_| "scan state poisoned by an earlier failure".to_string();
+    loop {
+        match state.inner.try_lock() {
+            Ok(guard) => return Ok(guard),
+            Err(TryLockError::Poisoned(e)) => return Err(poisoned(e)),
+            Err(TryLockError::WouldBlock) => {
+                if !state.stepper.get().is_some_and(|s| s.step_once()) {
+                    return state.inner.lock().map_err(poisoned);
+                }
+            }
+        }
+    }
 }
 
 /// `sanitize_stats()`: the counters of this connection's recent scans, one

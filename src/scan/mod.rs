@@ -50,6 +50,7 @@ pub(crate) mod tests;
 pub(crate) use bad_records::BadRecords;
 pub use clock::{format_utc_micros, now_utc_micros};
 pub use layout::ColumnSource;
+pub use ordered::StepOnce;
 pub use plan_cache::cached_plan;
 pub use readers::open_reader;
 #[cfg(test)]

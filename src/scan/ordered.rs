@@ -526,6 +526,12 @@ impl<W: RangeWork> OrderedReader<W> {
         OrderedReader { shared, helpers: started, resume: None }
     }
 
+    /// A handle through which other threads step the ranges' work
+    /// ([`StepOnce`]); it keeps the ranges' state alive, not the helpers.
+    pub fn stepper(&self) -> Arc<dyn StepOnce> {
+        Arc::clone(&self.shared) as Arc<dyn StepOnce>
+    }
+
     /// The next step in range order, with a piece swapped into `batch`
     /// (its old contents are recycled; at a range's end `batch` is left as
     /// it is); `None` once every range is done.
@@ -658,6 +664,36 @@ fn restart<W: RangeWork>(shared: &Shared<W>, state: &mut State<W>, range: usize,
 /// A helper: steps the earliest open range with room for a piece, or
 /// opens the next range of the window, or waits; until every range is
 /// done or the reader is dropped.
+/// One step of the ranges' work, for a thread that is neither the
+/// consumer nor a helper: one of DuckDB's threads that found another of
+/// them taking the next chunk (a scan with insertion order off, which
+/// DuckDB calls from all its threads), and would otherwise sleep while the
+/// consumer holds the scan, maybe waiting itself for the head range.
+pub trait StepOnce: Send + Sync {
+    /// Steps or opens one range, as a helper would, without waiting;
+    /// false when there is nothing to do now.
+    fn step_once(&self) -> bool;
+}
+
+impl<W: RangeWork> StepOnce for Shared<W> {
+    fn step_once(&self) -> bool {
+        let _quiet = crate::quiet::enter();
+        let mut state = self.lock();
+        if state.cancelled || state.head >= state.slots.len() {
+            return false;
+        }
+        if let Some(r) = self.steppable(&state, state.head) {
+            drop(self.step(state, r));
+            true
+        } else if let Some(r) = self.claim(&mut state) {
+            drop(self.open(state, r, None));
+            true
+        } else {
+            false
+        }
+    }
+}
+
 fn helper<W: RangeWork>(shared: &Shared<W>) {
     let _quiet = crate::quiet::enter();
     let mut state = shared.lock();
@@ -890,6 +926,45 @@ mod tests {
         }
         let expected: Vec<u64> = (0..ranges as u64).flat_map(|i| [100 * i, 100 * i + 1]).collect();
         assert_eq!(seen, expected);
+    }
+
+    /// A thread that is neither consumer nor helper (a DuckDB thread
+    /// waiting to take a chunk) steps the ranges through the stepper: at
+    /// one thread there is no helper, so every piece the consumer then
+    /// takes without stepping was decoded by that thread, and the records
+    /// still come in range order.
+    #[test]
+    fn another_thread_steps_the_ranges_through_the_stepper() {
+        let sizes = [5u64, 0, 7, 3];
+        let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
+            let first = 100 * i as u64;
+            Ok(Decode::new(Box::new(Numbers { next: first, end: first + sizes[i], per_batch: 2, fail_at: None }), None))
+        });
+        let mut reader = OrderedReader::new(sizes.len(), 1, QUEUED_PIECES, opener);
+        let stepper = reader.stepper();
+        let steps = std::thread::spawn(move || std::iter::from_fn(|| stepper.step_once().then_some(())).count())
+            .join()
+            .unwrap();
+        // Pieces of 2 records and an end per range: 3 + 1, 0 + 1, 4 + 1
+        // and 2 + 1 items, each one step, after 4 opens.
+        let items = 4 + 1 + 5 + 3;
+        assert_eq!(steps, 4 + items);
+        let queued: usize = {
+            let state = reader.shared.lock();
+            state.slots.iter().map(|s| s.items.len()).sum()
+        };
+        assert_eq!(queued, items, "every piece and end waits for the consumer");
+        let mut batch = Batch::default();
+        let mut seen = Vec::new();
+        while let Some(step) = reader.next(&mut batch).unwrap() {
+            if matches!(step, Step::Piece { .. }) {
+                seen.extend(batch.meta.iter().map(|m| m.line));
+            }
+        }
+        let expected: Vec<u64> =
+            sizes.iter().enumerate().flat_map(|(i, &n)| (0..n).map(move |k| 100 * i as u64 + k)).collect();
+        assert_eq!(seen, expected);
+        assert!(!reader.stepper().step_once(), "nothing is left to step");
     }
 
     /// On more cores than the window has ranges, every thread still gets

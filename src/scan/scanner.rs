@@ -198,6 +198,12 @@ impl Scanner {
         self.wanted = Some(wanted);
     }
 
+    /// Steps the ranges' work for a thread waiting to take a chunk
+    /// (`StepOnce`); `None` before the first chunk opens the reader.
+    pub fn stepper(&self) -> Option<Arc<dyn super::ordered::StepOnce>> {
+        self.reader.as_ref().map(OrderedReader::stepper)
+    }
+
     /// This scan's id in the scan log, once [`Self::log_as`] made one.
     pub fn scan_id(&self) -> Option<u64> {
         self.scan_id
