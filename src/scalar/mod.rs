@@ -14,7 +14,7 @@ mod proptests;
 mod strftime;
 mod temporal;
 
-pub use number::{parse_float, parse_int, FloatFormat};
+pub use number::{exact_decimal, parse_float, parse_int, FloatFormat};
 pub use patterns::{CustomPatterns, PatternKind};
 pub use strftime::DateFormats;
 pub use temporal::{parse_iso_date, parse_iso_time, parse_iso_timestamp, Instant};

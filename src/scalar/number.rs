@@ -104,14 +104,10 @@ fn parse_float_as(s: &str, fmt: FloatFormat, rewrite: bool) -> Option<f64> {
         return None;
     }
     let plain = i == b.len();
-    if plain && !rewrite && digits <= 19 && mantissa <= MAX_EXACT_MANTISSA && frac_digits < EXACT_POWERS_OF_TEN.len() {
-        // Clinger's fast path: the mantissa and the power of ten are both
-        // exact doubles, and IEEE division rounds their quotient correctly,
-        // so this is the double nearest the text, as Rust's parser gives
-        // it, without reading the text a second time (most floats of a
-        // data file: "12.5", "-0.0042").
-        let magnitude = mantissa as f64 / EXACT_POWERS_OF_TEN[frac_digits];
-        return Some(if b[0] == b'-' { -magnitude } else { magnitude });
+    if plain && !rewrite {
+        if let Some(f) = exact_decimal(mantissa, digits, frac_digits, b[0] == b'-') {
+            return Some(f);
+        }
     }
     if i < b.len() && matches!(b[i], b'e' | b'E') {
         i += 1;
@@ -135,6 +131,26 @@ fn parse_float_as(s: &str, fmt: FloatFormat, rewrite: bool) -> Option<f64> {
     let f: f64 = if !grouped && fmt.decimal == b'.' && !rewrite { s.parse().ok()? } else { in_rust_syntax(b, fmt)? };
     // "1e400" is not a number we can keep.
     f.is_finite().then_some(f)
+}
+
+/// The double nearest the decimal `mantissa / 10^frac_digits` (negated
+/// when `negative`; `digits` is how many digits `mantissa` was read from,
+/// so that a wrapped one is never taken), when Clinger's fast path applies:
+/// the mantissa and the power of ten are both exact doubles, and IEEE
+/// division rounds their quotient correctly, so this is the double nearest
+/// the text, as Rust's parser gives it, without reading the text a second
+/// time (most floats of a data file: "12.5", "-0.0042"). `None`: parse the
+/// text.
+#[inline]
+pub fn exact_decimal(mantissa: u64, digits: usize, frac_digits: usize, negative: bool) -> Option<f64> {
+    (digits <= 19 && mantissa <= MAX_EXACT_MANTISSA && frac_digits < EXACT_POWERS_OF_TEN.len()).then(|| {
+        let magnitude = mantissa as f64 / EXACT_POWERS_OF_TEN[frac_digits];
+        if negative {
+            -magnitude
+        } else {
+            magnitude
+        }
+    })
 }
 
 /// The largest integer every smaller one of which is an exact double (2^53).

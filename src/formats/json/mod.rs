@@ -823,29 +823,42 @@ impl<'a> Parser<'a> {
             i += 1;
         }
         let int_start = i;
-        while matches!(b.get(i), Some(b'0'..=b'9')) {
+        // The digits as one integer (wrapping past 19 digits, when it is
+        // not used), so that most numbers are not read a second time.
+        let mut mantissa = 0u64;
+        while let Some(&c @ b'0'..=b'9') = b.get(i) {
+            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
             i += 1;
         }
-        if i == int_start {
+        let int_digits = i - int_start;
+        if int_digits == 0 {
             return self.err("invalid number");
         }
-        if b[int_start] == b'0' && i - int_start > 1 {
+        if b[int_start] == b'0' && int_digits > 1 {
             return self.err("invalid number: leading zero");
         }
         let mut is_float = false;
-        // A fraction or an exponent needs at least one digit.
-        let digits_from = |i: usize| i + b[i.min(b.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let mut frac_digits = 0;
         if b.get(i) == Some(&b'.') {
             is_float = true;
-            let end = digits_from(i + 1);
-            if end == i + 1 {
-                self.pos = end;
+            i += 1;
+            while let Some(&c @ b'0'..=b'9') = b.get(i) {
+                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                i += 1;
+                frac_digits += 1;
+            }
+            // A fraction needs at least one digit.
+            if frac_digits == 0 {
+                self.pos = i;
                 return self.err("invalid number: no digits after '.'");
             }
-            i = end;
         }
+        let mut exponent = false;
+        // An exponent needs at least one digit.
+        let digits_from = |i: usize| i + b[i.min(b.len())..].iter().take_while(|c| c.is_ascii_digit()).count();
         if matches!(b.get(i), Some(b'e' | b'E')) {
             is_float = true;
+            exponent = true;
             i += 1;
             if matches!(b.get(i), Some(b'+' | b'-')) {
                 i += 1;
@@ -860,6 +873,17 @@ impl<'a> Parser<'a> {
         self.pos = i;
         if !convert {
             return Ok(Node::Null);
+        }
+        let negative = b[start] == b'-';
+        if !is_float && int_digits <= 18 {
+            // At most 18 digits always fit an i64.
+            let n = mantissa as i64;
+            return Ok(Node::Int(if negative { -n } else { n }));
+        }
+        if !exponent {
+            if let Some(f) = crate::scalar::exact_decimal(mantissa, int_digits + frac_digits, frac_digits, negative) {
+                return Ok(Node::Float(f));
+            }
         }
         let text = text_at(self.text, start, i);
         if !is_float {
@@ -1007,6 +1031,48 @@ mod tests {
         assert_eq!(roundtrip("[]"), "[]");
         assert_eq!(roundtrip("[[[]],[{}]]"), "[[[]],[{}]]");
         assert_eq!(roundtrip(r#""a\"b\\c\u00e9\ud83d\ude00""#), "\"a\\\"b\\\\cé😀\"");
+    }
+
+    /// What a JSON number's text is, by Rust's own parsers: an integer
+    /// that fits an i64, else the nearest double.
+    fn number_by_std(text: &str) -> Node {
+        let integral = !text.contains(['.', 'e', 'E']);
+        match text.parse::<i64>() {
+            Ok(n) if integral => Node::Int(n),
+            _ => Node::Float(text.parse::<f64>().expect("a JSON number")),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: crate::test_support::cases(4096), .. proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Numbers read while they are scanned (integers of up to 18
+        /// digits, decimals by Clinger's fast path) are what Rust's parsers
+        /// make of the text, to the bit: the sign of zero, the last digit
+        /// of 19 and 20 digits, fractions longer than 22 digits, exponents.
+        #[test]
+        fn numbers_are_what_rusts_parsers_read(
+            negative in proptest::bool::ANY,
+            int in "0|[1-9][0-9]{0,21}",
+            frac in proptest::option::of("[0-9]{1,25}"),
+            exp in proptest::option::of("[eE][+-]?[0-9]{1,3}"),
+        ) {
+            let text = format!(
+                "{}{int}{}{}",
+                if negative { "-" } else { "" },
+                frac.map(|f| format!(".{f}")).unwrap_or_default(),
+                exp.unwrap_or_default()
+            );
+            let mut tape = Tape::default();
+            parse_value(&text, &mut tape).unwrap();
+            let (ours, theirs) = (tape.nodes[0], number_by_std(&text));
+            match (ours, theirs) {
+                (Node::Float(a), Node::Float(b)) => proptest::prop_assert_eq!(a.to_bits(), b.to_bits(), "{}", text),
+                (a, b) => proptest::prop_assert_eq!(a, b, "{}", text),
+            }
+        }
     }
 
     #[test]
