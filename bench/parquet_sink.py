@@ -29,7 +29,7 @@ the order reversed every round); the table gives medians, minima and maxima.
 A one-task pipeline (our scan and its sink) runs on whichever of DuckDB's
 threads takes the task; when a worker takes it, the shell's main thread
 polls for work without blocking, as the Python client's does
-(docs/benchmarks.md "Notes on the figures"), so such runs are slower at
+(docs/performance.md "Notes on the figures"), so such runs are slower at
 threads = 2: hence the minima.
 
 Load: before each run the 1-minute load average is recorded (our own runs
@@ -462,7 +462,7 @@ def cmd_profile(a, ext: str, data_dir: str) -> int:
                 if x["foreign_cores"] <= a.max_foreign:
                     break
             # Which thread ran the scan: the main thread, or a worker while the
-            # main thread polled (docs/benchmarks.md "Notes on the figures").
+            # main thread polled (docs/performance.md "Notes on the figures").
             mode = " (a worker)" if x["perf"].get("workers/ext", 0.0) > 0.05 else ""
             res.setdefault(f"{s}@{t}{mode}", []).append(x)
     res = {k: v for k, v in res.items() if v}

@@ -1,6 +1,6 @@
 //! `cargo bench --features parser-bench --bench parsers -- [--runs N] FILE...`:
 //! our JSON tape parser against simd-json and sonic-rs, one JSON Lines
-//! record at a time (src/formats/parser_bench.rs; docs/benchmarks.md
+//! record at a time (src/formats/parser_bench.rs; docs/performance.md
 //! "JSON parsers").
 
 fn main() {

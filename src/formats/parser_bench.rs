@@ -5,7 +5,7 @@
 //! Built only with the `parser-bench` feature, which brings in the two
 //! candidate crates: the extension and its tests never compile them.
 //! `cargo bench --features parser-bench --bench parsers -- FILE...`
-//! (docs/benchmarks.md "JSON parsers").
+//! (docs/performance.md "JSON parsers").
 //!
 //! "End to end" for a candidate means what adopting it would cost the
 //! engine, which reads records from our [`Tape`]: the candidate's parse
