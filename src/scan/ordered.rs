@@ -18,6 +18,9 @@
 //! Budget: `threads` is DuckDB's `threads` setting, so the scan never runs
 //! more of our threads than the user granted (one consumer, which is
 //! DuckDB's own thread, plus helpers); at `threads = 1` there is no helper.
+//! Where DuckDB calls the scan from several of its own threads (insertion
+//! order off), those waiting for the consumer's turn step ranges too
+//! ([`StepOnce`]): still DuckDB's threads, never more of ours.
 //! Memory: at most `lookahead` ranges are open (claimed, not finished) at
 //! once, within a window of `WINDOW` ranges from the head (`lookahead`
 //! if more), each open one holding one
@@ -661,9 +664,6 @@ fn restart<W: RangeWork>(shared: &Shared<W>, state: &mut State<W>, range: usize,
     shared.changed.notify_all();
 }
 
-/// A helper: steps the earliest open range with room for a piece, or
-/// opens the next range of the window, or waits; until every range is
-/// done or the reader is dropped.
 /// One step of the ranges' work, for a thread that is neither the
 /// consumer nor a helper: one of DuckDB's threads that found another of
 /// them taking the next chunk (a scan with insertion order off, which
@@ -694,6 +694,9 @@ impl<W: RangeWork> StepOnce for Shared<W> {
     }
 }
 
+/// A helper: steps the earliest open range with room for a piece, or
+/// opens the next range of the window, or waits; until every range is
+/// done or the reader is dropped.
 fn helper<W: RangeWork>(shared: &Shared<W>) {
     let _quiet = crate::quiet::enter();
     let mut state = shared.lock();
