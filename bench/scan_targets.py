@@ -191,35 +191,32 @@ def measure_file(root, f: str, runs: int, data_dir: str) -> dict:
     finally:
         root.execute("RESET threads")
 
-    m = lambda g, s: med(t[g][s])  # noqa: E731
+    def ratio(name, goal, group, num, den, op, target, labels, unit="s"):
+        """One row of the table: median `num` over median `den` of `group`,
+        against `target`, with both medians (labelled) for the record."""
+        a, b = med(t[group][num]), med(t[group][den])
+        scale = 1000 if unit == "ms" else 1
+        detail = f"{labels[0]} {a * scale:.2f} {unit}, {labels[1]} {b * scale:.2f} {unit}"
+        return (name, goal, a / b, op, target, detail)
+
     table = [
-        ("COPY to Parquet, default threads: read_json / ours", "≥ 1.5×",
-         m("copy_default", "read_json") / m("copy_default", "ours"), ">=", 1.5,
-         f"ours {m('copy_default', 'ours'):.2f} s, read_json {m('copy_default', 'read_json'):.2f} s"),
-        ("COPY to Parquet, threads = 1: read_json / ours", "≥ 1.2×",
-         m("copy_t1", "read_json") / m("copy_t1", "ours"), ">=", 1.2,
-         f"ours {m('copy_t1', 'ours'):.2f} s, read_json {m('copy_t1', 'read_json'):.2f} s"),
-        ("scaling, ours SELECT * into temp table: threads=1 / threads=2", "≥ 1.7×",
-         m("scaling", "star_t1") / m("scaling", "star_t2"), ">=", 1.7,
-         f"t1 {m('scaling', 'star_t1'):.2f} s, t2 {m('scaling', 'star_t2'):.2f} s"),
-        ("(extra) scaling, ours COPY: threads=1 / threads=2", "(≥ 1.7×)",
-         m("scaling", "copy_t1") / m("scaling", "copy_t2"), ">=", 1.7,
-         f"t1 {m('scaling', 'copy_t1'):.2f} s, t2 {m('scaling', 'copy_t2'):.2f} s"),
-        ("projection: SELECT * / SELECT userid (both into temp table)", "≥ 3×",
-         m("proj", "star") / m("proj", "one_col"), ">=", 3.0,
-         f"* {m('proj', 'star'):.2f} s, one column {m('proj', 'one_col'):.2f} s"),
-        ("projection: SELECT * / SELECT count(*)", "≥ 5×",
-         m("proj", "star") / m("proj", "count"), ">=", 5.0,
-         f"* {m('proj', 'star'):.2f} s, count(*) {m('proj', 'count'):.2f} s"),
-        ("probe: DESCRIBE read_json(sample_size=-1) / sanitize_probe", "≥ 2×",
-         m("probe", "describe") / m("probe", "probe"), ">=", 2.0,
-         f"probe {m('probe', 'probe'):.2f} s, DESCRIBE {m('probe', 'describe'):.2f} s"),
-        ("strict with covering registry: additive / strict (COPY)", "≥ 1.3×",
-         m("strict", "additive") / m("strict", "strict"), ">=", 1.3,
-         f"additive {m('strict', 'additive'):.2f} s, strict {m('strict', 'strict'):.2f} s"),
-        ("rebind: second DESCRIBE / first, same connection", "< 5%",
-         m("rebind", "second") / m("rebind", "first"), "<", 0.05,
-         f"first {m('rebind', 'first') * 1000:.1f} ms, second {m('rebind', 'second') * 1000:.2f} ms"),
+        ratio("COPY to Parquet, default threads: read_json / ours", "≥ 1.5×", "copy_default", "read_json", "ours",
+              ">=", 1.5, ("read_json", "ours")),
+        ratio("COPY to Parquet, threads = 1: read_json / ours", "≥ 1.2×", "copy_t1", "read_json", "ours",
+              ">=", 1.2, ("read_json", "ours")),
+        ratio("scaling, ours SELECT * into temp table: threads=1 / threads=2", "≥ 1.7×", "scaling", "star_t1",
+              "star_t2", ">=", 1.7, ("t1", "t2")),
+        ratio("(extra) scaling, ours COPY: threads=1 / threads=2", "(≥ 1.7×)", "scaling", "copy_t1", "copy_t2",
+              ">=", 1.7, ("t1", "t2")),
+        ratio("projection: SELECT * / SELECT userid (both into temp table)", "≥ 3×", "proj", "star", "one_col",
+              ">=", 3.0, ("*", "one column")),
+        ratio("projection: SELECT * / SELECT count(*)", "≥ 5×", "proj", "star", "count", ">=", 5.0, ("*", "count(*)")),
+        ratio("probe: DESCRIBE read_json(sample_size=-1) / sanitize_probe", "≥ 2×", "probe", "describe", "probe",
+              ">=", 2.0, ("DESCRIBE", "probe")),
+        ratio("strict with covering registry: additive / strict (COPY)", "≥ 1.3×", "strict", "additive", "strict",
+              ">=", 1.3, ("additive", "strict")),
+        ratio("rebind: second DESCRIBE / first, same connection", "< 5%", "rebind", "second", "first", "<", 0.05,
+              ("second", "first"), unit="ms"),
     ]
     return {"file": f, "files": len(files), "bytes": sum(os.path.getsize(x) for x in files), "rows": rows, "default_threads": default_threads,
             "times_s": t, "table": table}
