@@ -787,12 +787,13 @@ mod tests {
 
     /// Buffers go round: past the first pieces, a decoder is never handed
     /// a buffer without room, neither after a range's end (whose buffer
-    /// was once dropped) nor after the consumer's step over one (which
-    /// once recycled the empty buffer left in its place).
+    /// goes back to be reused, not dropped) nor after the consumer's step
+    /// over one (the consumer keeps its buffer, and no empty one is
+    /// recycled in its place).
     /// One thread only: with a helper, how many pieces it decodes ahead of
     /// the consumer depends on scheduling, and each piece ahead holds a
-    /// buffer of its own (a busy CI machine once saw 13 of 48 at threads =
-    /// 2). At one thread the test still fails with either change undone.
+    /// buffer of its own (up to 13 of 48 at threads = 2 on a busy
+    /// machine). At one thread the test fails with either of those undone.
     #[test]
     fn every_buffer_after_the_first_ones_comes_back_with_its_room() {
         let threads = 1;

@@ -584,8 +584,9 @@ mod tests {
         assert_eq!(d.comment, None);
     }
 
-    /// DuckDB's data/csv files the sniffer used to split (quoted text read
-    /// without quotes: more columns or rows, and cells starting with `"`).
+    /// DuckDB's data/csv files a sniffer that ranks readings by column and
+    /// row counts alone would split (quoted text read without quotes: more
+    /// columns or rows, and cells starting with `"`).
     #[test]
     fn quoted_text_is_not_split_for_more_columns() {
         let one_column = [
@@ -617,10 +618,10 @@ mod tests {
         assert_eq!((d.quote, d.escape), (Some(b'"'), None));
     }
 
-    /// Readings that left quote bytes out of their role used to win on
-    /// column or row counts (found comparing with read_csv and csv-spectrum
-    /// style files): a whole file skipped as dirty lines, and a quoted
-    /// `""` with a delimiter split into cells and rows.
+    /// Readings that leave quote bytes out of their role must not win on
+    /// column or row counts (cases from comparing with read_csv and
+    /// csv-spectrum style files): a whole file skipped as dirty lines, and
+    /// a quoted `""` with a delimiter split into cells and rows.
     #[test]
     fn quote_bytes_out_of_their_role_do_not_win() {
         // `,` reads one column per line until the last gives three: the
