@@ -374,6 +374,9 @@ pub struct Batch {
     /// `meta` still has one entry per record): see
     /// [`RecordReader::emit_columns`].
     pub columns: Option<ColumnRows>,
+    /// The records' shapes, written by the probe's decoding thread
+    /// (infer/shapes.rs `ShapeWriter`); empty when none were written.
+    pub record_shapes: crate::value::shape::RecordShapes,
 }
 
 /// Tests compare the flat paths with the general ones (which give the
@@ -400,6 +403,7 @@ impl Batch {
         self.flat_keys = None;
         self.header_notice = None;
         self.columns = None;
+        self.record_shapes.clear();
     }
     pub fn len(&self) -> usize {
         self.meta.len()

@@ -117,7 +117,7 @@ fn classify_rest<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cl
         Node::Float(_) => ValueClass::Float,
         Node::Str { start, len } if rules.parsers.any() => {
             rules.parsers.parse_into(value.tape.text_of(start, len), &mut parsed);
-            parsed_class(&mut parsed, rules)
+            parsed_class(&mut parsed, rules.timestamp_unit)
         }
         Node::Str { .. } | Node::Key { .. } => ValueClass::Str,
         // Typed temporals (Parquet) carry their value in `parsed`, like a parsed string.
@@ -208,17 +208,17 @@ pub fn value_list_depth(c: &Classified<'_>, rules: &Rules<'_>) -> usize {
     list_depth(c.value, room).unwrap_or(1)
 }
 
-/// The class of what a string parsed to; a timestamp its rules' unit
-/// cannot hold becomes text again (`parsed` is reset).
+/// The class of what a string parsed to; a timestamp `unit` cannot hold
+/// becomes text again (`parsed` is reset).
 #[inline]
-fn parsed_class(parsed: &mut Parsed, rules: &Rules<'_>) -> ValueClass {
+fn parsed_class(parsed: &mut Parsed, unit: TimeUnit) -> ValueClass {
     match *parsed {
         Parsed::None => ValueClass::Str,
         Parsed::Bool(_) => ValueClass::Bool,
         Parsed::Int(_) => ValueClass::Int,
         Parsed::Float(_) => ValueClass::Float,
         Parsed::Timestamp(t) => {
-            if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() {
+            if unit.ticks(t.secs, t.nanos).is_some() {
                 ValueClass::Timestamp
             } else {
                 // Out of range for the unit (NANOS spans 1677–2262): stays a string.
@@ -231,14 +231,15 @@ fn parsed_class(parsed: &mut Parsed, rules: &Rules<'_>) -> ValueClass {
     }
 }
 
-/// The class [`classify`] gives a string of this text, without building
-/// its [`Classified`] (the probe's shape keys need the class alone).
+/// The class [`classify`] gives a string of this text under these
+/// parsers and timestamp unit, without building its [`Classified`] (the
+/// probe's shape keys need the class alone, infer/shapes.rs).
 #[inline]
-pub fn string_class(text: &str, rules: &Rules<'_>) -> ValueClass {
-    if !rules.parsers.any() {
+pub fn parsed_string_class(text: &str, parsers: &ScalarParsers, unit: TimeUnit) -> ValueClass {
+    if !parsers.any() {
         return ValueClass::Str;
     }
-    parsed_class(&mut rules.parsers.parse(text), rules)
+    parsed_class(&mut parsers.parse(text), unit)
 }
 
 impl ValueClass {
@@ -291,6 +292,29 @@ mod fast_path_tests {
                 let (fast, full) = (classify(v, Level::default(), &rules), classify_rest(v, Level::default(), &rules));
                 assert_eq!((fast.class, fast.parsed, fast.level), (full.class, full.parsed, full.level), "node {idx}");
             }
+        }
+    }
+
+    /// A typed timestamp (Parquet's) is a timestamp where the scan's unit
+    /// holds it, whatever its own unit, and text where it does not.
+    #[test]
+    fn a_typed_timestamp_is_judged_by_the_scans_unit() {
+        let mut tape = Tape::default();
+        // 2300-01-01 in microseconds: past the nanosecond range (1677-2262).
+        let late = 10_413_792_000_000_000;
+        tape.nodes.push(Node::Timestamp { value: late, unit: TimeUnit::Micros });
+        let parsers = ScalarParsers::none();
+        for (unit, class) in [(TimeUnit::Micros, ValueClass::Timestamp), (TimeUnit::Nanos, ValueClass::Str)] {
+            let rules = Rules {
+                limits: DepthLimits { arrow_max_depth: 32, parquet_max_depth: 15 },
+                scalar_object_key: "v",
+                parsers: &parsers,
+                timestamp_unit: unit,
+                policies: None,
+                columns: crate::infer::ColumnLimit::NONE,
+            };
+            let value = ValueRef { tape: &tape, idx: 0 };
+            assert_eq!(classify(value, Level::default(), &rules).class, class, "{unit:?}");
         }
     }
 }

@@ -30,5 +30,5 @@ pub use policy::{check_paths_name_fields, Policies};
 pub use schema::{schema_string, Family, ScalarKind, StructNode, TimeUnit, TypeNode, Version};
 #[cfg(test)]
 pub use shapes::BOARD_OFF;
-pub use shapes::{ShapeCache, ShapeSet};
+pub use shapes::{ShapeCache, ShapeSet, ShapeWriter};
 pub use width::{has_map, running_width, schema_width, widest_object, ColumnLimit};

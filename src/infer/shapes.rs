@@ -28,11 +28,16 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::classify::{string_class, DepthLimits, Rules, ValueClass};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use super::classify::{parsed_string_class, DepthLimits, Rules, ValueClass};
 use super::hash::KeyHasher;
 use super::lattice::{absorb_record, has_duplicate_keys, InferStats};
 use super::schema::StructNode;
-use crate::value::shape::{self, ShapeBoard};
+use super::schema::TimeUnit;
+use crate::scalar::ScalarParsers;
+use crate::value::shape::{self, RecordShapes, ShapeBoard};
 use crate::value::{Node, ValueRef};
 
 /// Shapes kept at most, and bytes of shape keys at most: a wide or
@@ -74,6 +79,9 @@ pub struct ShapeCache {
     /// The key lists of flat records seen ([`ShapeCache::absorb_flat`]):
     /// a flat shape names its list by its index here.
     flat_lists: Vec<std::sync::Arc<[String]>>,
+    /// What the decoding threads write the records' shapes with
+    /// ([`ShapeWriter`]); closed when the cache turns itself off.
+    writer: Option<Arc<ShapeWriter>>,
 }
 
 /// The first byte of a flat record's shape key; no node kind of
@@ -97,7 +105,19 @@ impl ShapeCache {
             judged: false,
             board: (rules.policies.is_none() && !rules.parsers.any() && !board_off_for_tests()).then(Default::default),
             flat_lists: Vec::new(),
+            writer: rules.policies.is_none().then(|| {
+                Arc::new(ShapeWriter {
+                    parsers: rules.parsers.clone(),
+                    unit: rules.timestamp_unit,
+                    open: AtomicBool::new(true),
+                })
+            }),
         }
+    }
+
+    /// The writer the decoding threads use, if any (see the field).
+    pub fn writer(&self) -> Option<&Arc<ShapeWriter>> {
+        self.writer.as_ref()
     }
 
     /// The board the decoding threads read, if any (see the field).
@@ -127,18 +147,26 @@ impl ShapeCache {
 
     /// [`absorb_record`], skipped when it cannot change anything. Returns
     /// false when the record is not an object (as `absorb_record` does).
+    /// `written` is the record's shape as its decoding thread wrote it
+    /// ([`ShapeWriter::write`]), if it did.
     pub fn absorb(
         &mut self,
         root: &mut StructNode,
         record: ValueRef<'_>,
         rules: &Rules<'_>,
         stats: &mut InferStats,
+        written: Option<(&[u8], bool)>,
     ) -> bool {
         if !self.on {
             return absorb_record(root, record, rules, stats);
         }
-        if !shape_key(record, rules, &mut self.key) {
-            return absorb_record(root, record, rules, stats);
+        match written {
+            Some((key, false)) => {
+                self.key.clear();
+                self.key.extend_from_slice(key);
+            }
+            _ if !shape_key(record, rules, &mut self.key) => return absorb_record(root, record, rules, stats),
+            _ => {}
         }
         self.absorb_keyed(root, record, rules, stats, true)
     }
@@ -155,9 +183,24 @@ impl ShapeCache {
         record: ValueRef<'_>,
         rules: &Rules<'_>,
         stats: &mut InferStats,
+        written: Option<(&[u8], bool)>,
     ) -> bool {
-        if !self.on || !flat_shape_key(record, keys, &mut self.flat_lists, rules, &mut self.key) {
-            return self.absorb(root, record, rules, stats);
+        let keyed = self.on
+            && flat_key_start(record, keys, &mut self.flat_lists, &mut self.key)
+            && match written {
+                Some((values, true)) => {
+                    self.key.extend_from_slice(values);
+                    true
+                }
+                // Not flat for its decoding thread: a value is no string.
+                Some((_, false)) => false,
+                None => write_flat_values(record, keys.len(), Classifier::of(rules), &mut self.key),
+            };
+        if !keyed {
+            // A flat record's values without a list number (the lists are
+            // full) are no general key: that one is written here.
+            let general = written.filter(|&(_, flat)| !flat);
+            return self.absorb(root, record, rules, stats, general);
         }
         // Not posted: the decoding threads' board holds general keys only.
         self.absorb_keyed(root, record, rules, stats, false)
@@ -191,6 +234,9 @@ impl ShapeCache {
                 if let Some(board) = &self.board {
                     board.close();
                 }
+                if let Some(writer) = &self.writer {
+                    writer.open.store(false, Ordering::Relaxed);
+                }
             }
         }
         let absorbed = absorb_record(root, record, rules, stats);
@@ -222,6 +268,91 @@ fn board_off_for_tests() -> bool {
     false
 }
 
+/// Writes the shapes of a decoded batch's records on the thread that
+/// decoded it, for [`ShapeCache`] on the probe's one absorbing thread.
+/// A shape key costs a pass over the record's nodes and, under string
+/// parsers, a parse of every string (a CSV record's cells are all
+/// strings): written there, it kept the absorbing thread busy with every
+/// cell of every record, one thread for the whole input however many
+/// decode. Written here, the absorbing thread copies a key and looks it
+/// up. The keys are the bytes the absorbing thread would write (the same
+/// functions, with the same parsers and unit), so what the cache decides,
+/// and so the probe, does not change (property test
+/// `written_shapes_never_change_the_probe`).
+pub struct ShapeWriter {
+    parsers: ScalarParsers,
+    unit: TimeUnit,
+    /// Cleared when the cache turns itself off: nothing is written then.
+    open: AtomicBool,
+}
+
+impl ShapeWriter {
+    /// Writes into `out` one entry per record `0..records` of `tape`: its
+    /// shape, or none where `no_shape(i)` (a bad record, one left
+    /// undecoded) or where it has none (typed values). With `flat_width`
+    /// (the batch's flat key list's length), a flat record's entry is its
+    /// values' codes alone (`absorb_flat` puts its list's number in front).
+    pub fn write(
+        &self,
+        tape: &crate::value::Tape,
+        records: usize,
+        flat_width: Option<usize>,
+        no_shape: impl Fn(usize) -> bool,
+        out: &mut RecordShapes,
+        scratch: &mut Vec<u8>,
+    ) {
+        out.clear();
+        if !self.open.load(Ordering::Relaxed) {
+            return;
+        }
+        let classes = Classifier { parsers: &self.parsers, unit: self.unit };
+        for i in 0..records {
+            if no_shape(i) {
+                out.push(None);
+                continue;
+            }
+            let record = tape.record(i);
+            let flat = match flat_width {
+                Some(w) if record.flat_width() == Some(w) => {
+                    scratch.clear();
+                    write_flat_values(record, w, classes, scratch)
+                }
+                _ => false,
+            };
+            if flat {
+                out.push(Some((scratch, true)));
+            } else if write_shape(record, classes, scratch, false) {
+                out.push(Some((scratch, false)));
+            } else {
+                out.push(None);
+            }
+        }
+    }
+}
+
+/// What a shape key needs of the rules: how to class a string.
+#[derive(Clone, Copy)]
+struct Classifier<'a> {
+    parsers: &'a ScalarParsers,
+    unit: TimeUnit,
+}
+
+impl<'a> Classifier<'a> {
+    fn of(rules: &Rules<'a>) -> Self {
+        Classifier { parsers: rules.parsers, unit: rules.timestamp_unit }
+    }
+
+    fn parsing(&self) -> bool {
+        self.parsers.any()
+    }
+
+    /// The class code of a string's text.
+    #[inline]
+    fn code(&self, text: &str) -> u8 {
+        class_code(parsed_string_class(text, self.parsers, self.unit))
+    }
+}
+
 /// A bounded set of record shapes: strict mode's record of shapes that
 /// were routed without a misfit, whose next records need no check
 /// (scan/scanner.rs). Its shapes write a non-empty list of scalars as
@@ -242,7 +373,8 @@ impl ShapeSet {
     /// do not decide its classes (typed values): it has no shape. After
     /// `Some(false)`, [`ShapeSet::add_shape`] adds it.
     pub fn lookup(&mut self, record: ValueRef<'_>, rules: &Rules<'_>) -> Option<bool> {
-        write_shape(record, rules, &mut self.key, true).then(|| self.shapes.contains(self.key.as_slice()))
+        write_shape(record, Classifier::of(rules), &mut self.key, true)
+            .then(|| self.shapes.contains(self.key.as_slice()))
     }
 
     /// Adds the shape [`ShapeSet::lookup`] just did not find, while the
@@ -260,7 +392,7 @@ impl ShapeSet {
 /// string parser the class its text parses to. False when the record holds
 /// a node whose kind does not decide its class (typed values).
 fn shape_key(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>) -> bool {
-    write_shape(record, rules, out, false)
+    write_shape(record, Classifier::of(rules), out, false)
 }
 
 /// A code of [`ShapeSet`]'s shapes only: a non-empty list whose elements
@@ -270,7 +402,7 @@ const SCALAR_LIST: u8 = 32;
 
 /// [`shape_key`]; with `collapse`, a non-empty list of scalars is written
 /// as [`SCALAR_LIST`] and the set of its elements' kinds.
-fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, collapse: bool) -> bool {
+fn write_shape(record: ValueRef<'_>, classes: Classifier<'_>, out: &mut Vec<u8>, collapse: bool) -> bool {
     out.clear();
     let tape = record.tape;
     let nodes = &tape.nodes;
@@ -278,7 +410,7 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
     let end = tape.skip(record.idx);
     // Room for every node's code and count, so that only keys grow it.
     out.reserve(5 * (end - record.idx));
-    let parsing = rules.parsers.any();
+    let parsing = classes.parsing();
     let mut i = record.idx;
     while i < end {
         match nodes[i] {
@@ -286,7 +418,7 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
             // ends); evidence follows from the kinds inside.
             Node::List { len, end: list_end, .. } => {
                 let kinds = if collapse && len > 0 {
-                    scalar_kinds(&nodes[i + 1..list_end as usize], tape, rules, parsing)
+                    scalar_kinds(&nodes[i + 1..list_end as usize], tape, classes, parsing)
                 } else {
                     None
                 };
@@ -310,7 +442,7 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
             }
             // A typed value (a timestamp, a declared type, a map) has no
             // code: the general key is used.
-            ref scalar => match scalar_code(scalar, tape, rules, parsing) {
+            ref scalar => match scalar_code(scalar, tape, classes, parsing) {
                 Some(ScalarCode::Kind(kind)) => out.push(kind),
                 Some(ScalarCode::Parsed(class)) => out.extend_from_slice(&[shape::PARSED_STR, class]),
                 None => return false,
@@ -325,10 +457,10 @@ fn write_shape(record: ValueRef<'_>, rules: &Rules<'_>, out: &mut Vec<u8>, colla
 /// decides its class: bit `k` for shape code `k` (NULL to STR), and under
 /// a string parser bit 16 + the class code of a string's class. `None`
 /// for anything else (a container, a typed value).
-fn scalar_kinds(elements: &[Node], tape: &crate::value::Tape, rules: &Rules<'_>, parsing: bool) -> Option<u32> {
+fn scalar_kinds(elements: &[Node], tape: &crate::value::Tape, classes: Classifier<'_>, parsing: bool) -> Option<u32> {
     let mut kinds = 0u32;
     for node in elements {
-        let bit = match scalar_code(node, tape, rules, parsing)? {
+        let bit = match scalar_code(node, tape, classes, parsing)? {
             ScalarCode::Kind(kind) => kind,
             ScalarCode::Parsed(class) => 16 + class,
         };
@@ -351,34 +483,33 @@ enum ScalarCode {
 /// lists; left to the compiler, the calls cost 1.4% of a strict scan's
 /// instructions (callgrind, 20 MB of the bench file).
 #[inline(always)]
-fn scalar_code(node: &Node, tape: &crate::value::Tape, rules: &Rules<'_>, parsing: bool) -> Option<ScalarCode> {
+fn scalar_code(node: &Node, tape: &crate::value::Tape, classes: Classifier<'_>, parsing: bool) -> Option<ScalarCode> {
     Some(match *node {
         Node::Null => ScalarCode::Kind(shape::NULL),
         Node::Bool(_) => ScalarCode::Kind(shape::BOOL),
         Node::Int(_) => ScalarCode::Kind(shape::INT),
         Node::Float(_) => ScalarCode::Kind(shape::FLOAT),
-        Node::Str { start, len } if parsing => {
-            ScalarCode::Parsed(class_code(string_class(tape.text_of(start, len), rules)))
-        }
+        Node::Str { start, len } if parsing => ScalarCode::Parsed(classes.code(tape.text_of(start, len))),
         Node::Str { .. } => ScalarCode::Kind(shape::STR),
         _ => return None,
     })
 }
 
-/// Writes the shape of a flat record into `out`: [`FLAT`], the number of
-/// its key list in `lists` (added there when new), and per value NULL, STR
-/// or, under a string parser, the class its text parses to. False when the
-/// record is not an object of that many entries, a value is not a string
-/// or null, or `lists` is full: the general key is used then.
-fn flat_shape_key(
+/// A flat record's shape is [`FLAT`], the number of its key list in
+/// `lists` (added there when new), and per value NULL, STR or, under a
+/// string parser, the class its text parses to ([`write_flat_values`]);
+/// where a record has none (not an object of that many entries, a value
+/// neither a string nor null, `lists` full) the general key is used.
+/// This writes the head, [`FLAT`] and the list's number, into `out`.
+fn flat_key_start(
     record: ValueRef<'_>,
     keys: &std::sync::Arc<[String]>,
     lists: &mut Vec<std::sync::Arc<[String]>>,
-    rules: &Rules<'_>,
     out: &mut Vec<u8>,
 ) -> bool {
-    let tape = record.tape;
-    let Some(len) = record.flat_width().filter(|&w| w == keys.len()) else { return false };
+    if record.flat_width() != Some(keys.len()) {
+        return false;
+    }
     let by_address = lists.iter().position(|l| std::sync::Arc::ptr_eq(l, keys));
     let number = match by_address.or_else(|| lists.iter().position(|l| **l == **keys)) {
         Some(n) => {
@@ -398,16 +529,24 @@ fn flat_shape_key(
     out.clear();
     out.push(FLAT);
     out.extend_from_slice(&(number as u32).to_le_bytes());
-    let parsing = rules.parsers.any();
+    true
+}
+
+/// Appends the codes of a flat record's `width` values to `out`: NULL,
+/// STR or, under a string parser, the class its text parses to. False
+/// when a value is neither a string nor null.
+fn write_flat_values(record: ValueRef<'_>, width: usize, classes: Classifier<'_>, out: &mut Vec<u8>) -> bool {
+    let tape = record.tape;
+    let parsing = classes.parsing();
     // Entries are (key, value) node pairs: values at odd offsets.
-    for i in 0..len {
+    for i in 0..width {
         let idx = record.idx + 2 + 2 * i;
         debug_assert!(matches!(tape.nodes[idx - 1], Node::Key { .. }));
         match tape.nodes[idx] {
             Node::Null => out.push(shape::NULL),
             Node::Str { start, len } if parsing => {
                 out.push(shape::PARSED_STR);
-                out.push(class_code(string_class(tape.text_of(start, len), rules)));
+                out.push(classes.code(tape.text_of(start, len)));
             }
             Node::Str { .. } => out.push(shape::STR),
             _ => return false,
@@ -573,7 +712,7 @@ mod tests {
             let idx = parse_value(&records[i], &mut tape).unwrap();
             tape.roots.push(idx);
             if cached {
-                cache.absorb(&mut root, tape.record(0), rules, &mut stats);
+                cache.absorb(&mut root, tape.record(0), rules, &mut stats, None);
             } else {
                 absorb_record(&mut root, tape.record(0), rules, &mut stats);
             }
@@ -581,8 +720,95 @@ mod tests {
         (root, stats, cache.hits())
     }
 
+    /// A record of string and null values alone, as a CSV reader writes
+    /// them (keys in a fixed order, some absent so that key lists differ).
+    fn flat_record() -> impl Strategy<Value = String> {
+        let value = prop::sample::select(vec![
+            "null",
+            "\"s\"",
+            "\"7\"",
+            "\" 7 \"",
+            "\"-2.5\"",
+            "\"yes\"",
+            "\"2026-01-31\"",
+            "\"2026-01-31T10:00:00Z\"",
+            "\"2300-01-01T00:00:00Z\"",
+            "\"10:30:00\"",
+        ]);
+        prop::collection::vec(prop::option::of(value), 3).prop_map(|values| {
+            let body: Vec<String> =
+                ["x", "y", "z"].iter().zip(values).filter_map(|(k, v)| v.map(|v| format!("\"{k}\":{v}"))).collect();
+            format!("{{{}}}", body.join(","))
+        })
+    }
+
+    /// The key list of a record whose values are all strings or nulls.
+    fn flat_keys(tape: &Tape) -> Option<std::sync::Arc<[String]>> {
+        let record = tape.record(0);
+        record.flat_width()?;
+        let mut keys = Vec::new();
+        for (key, value) in record.entries() {
+            if !matches!(value.node(), Node::Str { .. } | Node::Null) {
+                return None;
+            }
+            keys.push(key.to_string());
+        }
+        Some(keys.into())
+    }
+
+    /// Absorbs `records` in `order` as the probe does, flat ones by their
+    /// key list; with `write`, each record's shape written first by a
+    /// [`ShapeWriter`], as a decoding thread writes it.
+    fn absorb_written(
+        records: &[String],
+        order: &[usize],
+        rules: &Rules<'_>,
+        write: bool,
+    ) -> (StructNode, InferStats, u64) {
+        let mut root = StructNode::default();
+        let mut stats = InferStats::default();
+        let mut cache = ShapeCache::new(rules);
+        let writer = cache.writer().cloned().expect("a writer without policies");
+        let (mut shapes, mut scratch) = (RecordShapes::default(), Vec::new());
+        for &i in order {
+            let mut tape = Tape::default();
+            let idx = parse_value(&records[i], &mut tape).unwrap();
+            tape.roots.push(idx);
+            let keys = flat_keys(&tape);
+            if write {
+                writer.write(&tape, 1, keys.as_ref().map(|k| k.len()), |_| false, &mut shapes, &mut scratch);
+            }
+            let written = shapes.get(0).filter(|_| write);
+            match &keys {
+                Some(keys) => cache.absorb_flat(&mut root, keys, tape.record(0), rules, &mut stats, written),
+                None => cache.absorb(&mut root, tape.record(0), rules, &mut stats, written),
+            };
+        }
+        (root, stats, cache.hits())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: crate::test_support::cases(256), .. ProptestConfig::default() })]
+
+        /// Shapes written by a decoding thread are the keys the absorbing
+        /// thread would write: the same tree, counters and cache hits,
+        /// with string parsers on and off, flat records and others.
+        #[test]
+        fn written_shapes_never_change_the_probe(
+            pool in prop::collection::vec(prop_oneof![record(), flat_record()], 1..6),
+            picks in prop::collection::vec(0usize..6, 1..40),
+            arrow in 1usize..6,
+            parquet in 1usize..6,
+            parsing in any::<bool>(),
+        ) {
+            let order: Vec<usize> = picks.iter().map(|p| p % pool.len()).collect();
+            let rules = if parsing { parsing_rules(arrow, parquet) } else { plain_rules(arrow, parquet) };
+            let (own, own_stats, own_hits) = absorb_written(&pool, &order, &rules, false);
+            let (written, written_stats, written_hits) = absorb_written(&pool, &order, &rules, true);
+            prop_assert_eq!(own, written);
+            prop_assert_eq!(own_stats, written_stats);
+            prop_assert_eq!(own_hits, written_hits);
+        }
 
         /// A pool of records drawn again and again, in any order, at depth
         /// limits that flatten some of them: the cached probe's tree and

@@ -138,3 +138,31 @@ proptest! {
         prop_assert_eq!(flat.1, general.1, "files {:?}", files);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(48), .. ProptestConfig::default() })]
+
+    /// From three threads the probe's decoding threads write the records'
+    /// shapes (infer/shapes.rs `ShapeWriter`): the whole run gives what it
+    /// gives when the absorbing thread writes them all.
+    #[test]
+    fn written_shapes_never_change_the_result(
+        (files, header) in files(),
+        params in options(),
+        threads in 3usize..6,
+    ) {
+        let dir = crate::test_support::scratch_dir("written");
+        for (i, text) in files.iter().enumerate() {
+            std::fs::write(dir.join(format!("{i}.csv")), text).unwrap();
+        }
+        let glob = dir.join("*.csv").to_string_lossy().into_owned();
+        let mut params = params;
+        params.push(("csv_has_header", ParamValue::Bool(header)));
+        let written = comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, &glob, &params, threads));
+        super::WRITER_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
+        let own = comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, &glob, &params, threads));
+        super::WRITER_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = std::fs::remove_dir_all(&dir);
+        prop_assert_eq!(written, own, "files {:?}", files);
+    }
+}

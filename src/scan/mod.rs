@@ -615,9 +615,17 @@ fn probe(
     let mut batch = Batch::default();
     let mut bad = BadRecords::default();
     let mut shapes = ShapeCache::new(&rules);
-    let board = shapes.board().cloned();
-    let mut reader =
-        range_reader(input, options, no_rows.clone(), move |decode, _| decode.knowing_shapes(board.clone()));
+    // Shapes are written on the decoding threads where two or more of them
+    // would outpace an absorbing thread that writes every shape itself; at
+    // two threads the absorbing thread decodes what it can while it would
+    // wait, and the two ways keep both cores as busy, the absorbing thread
+    // writing the shapes costs less (infer/shapes.rs `ShapeWriter`).
+    let writer =
+        shapes.writer().filter(|_| input.run.threads >= MIN_THREADS_TO_WRITE_SHAPES_AHEAD && !writer_off_for_tests());
+    let (board, writer) = (shapes.board().cloned(), writer.cloned());
+    let mut reader = range_reader(input, options, no_rows.clone(), move |decode, _| {
+        decode.knowing_shapes(board.clone()).writing_shapes(writer.clone())
+    });
     let mut lines = LineCursor::default();
     while let Some(step) = reader.next(&mut batch)? {
         let range = match step {
@@ -646,6 +654,8 @@ fn probe(
             r.clean &= batch.meta.iter().all(|m| m.error.is_none()) && batch.header_notice.is_none();
             r.one_record_per_line &= !batch.multi_record_lines;
         }
+        // Written by the decoding thread for this batch, or not at all.
+        let written = batch.record_shapes.records() == batch.len();
         for i in 0..batch.len() {
             stats.rows_read += 1;
             let meta = &batch.meta[i];
@@ -657,9 +667,11 @@ fn probe(
                 // A decoding thread found its shape on the board.
                 shapes.absorb_known();
             } else if let Some(keys) = batch.flat() {
-                shapes.absorb_flat(root, keys, batch.tape.record(i), &rules, &mut infer_stats);
+                let shape = batch.record_shapes.get(i).filter(|_| written);
+                shapes.absorb_flat(root, keys, batch.tape.record(i), &rules, &mut infer_stats, shape);
             } else {
-                shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats);
+                let shape = batch.record_shapes.get(i).filter(|_| written);
+                shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats, shape);
             }
             if infer_stats.columns > options.max_columns {
                 // Absorbing stopped at the first column past the limit:
@@ -674,6 +686,23 @@ fn probe(
     stats.values_flattened = infer_stats.values_flattened;
     stats.duplicate_keys = infer_stats.duplicate_keys;
     Ok(())
+}
+
+/// Threads from which the probe's decoding threads write the records'
+/// shapes (see [`probe`]).
+const MIN_THREADS_TO_WRITE_SHAPES_AHEAD: usize = 3;
+
+/// Tests compare probes whose decoding threads write the records' shapes
+/// with probes whose absorbing thread writes them all (the same result,
+/// so other tests running meanwhile only lose speed).
+#[cfg(test)]
+pub static WRITER_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn writer_off_for_tests() -> bool {
+    #[cfg(test)]
+    return WRITER_OFF.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(test))]
+    false
 }
 
 /// Bytes of the first file the CSV sniffer reads at most.

@@ -82,17 +82,37 @@ pub struct Decode {
     skip: Option<Arc<crate::formats::json::SkipKeys>>,
     /// The probe's board of shapes it needs no more (value/shape.rs).
     shapes: Option<Arc<crate::value::shape::ShapeBoard>>,
+    /// Writes each record's shape for the probe's cache, here rather than
+    /// on its one absorbing thread (infer/shapes.rs `ShapeWriter`).
+    writer: Option<Arc<crate::infer::ShapeWriter>>,
+    shape_scratch: Vec<u8>,
 }
 
 impl Decode {
     pub fn new(reader: SendReader, memory_limit: Option<u64>) -> Self {
-        Decode { reader, budget: BatchBudget::new(memory_limit), reshape: None, skip: None, shapes: None }
+        Decode {
+            reader,
+            budget: BatchBudget::new(memory_limit),
+            reshape: None,
+            skip: None,
+            shapes: None,
+            writer: None,
+            shape_scratch: Vec::new(),
+        }
     }
 
     /// Leaves undecoded the records whose shapes are on `board` (the
     /// probe's; never with reshaping, whose shapes are the reshaped ones).
     pub fn knowing_shapes(mut self, board: Option<Arc<crate::value::shape::ShapeBoard>>) -> Self {
         self.shapes = board.filter(|_| self.reshape.is_none());
+        self
+    }
+
+    /// Writes the shape of every record of each batch into
+    /// `Batch::record_shapes` (after reshaping: the reshaped records'
+    /// shapes, which are the ones absorbed).
+    pub fn writing_shapes(mut self, writer: Option<Arc<crate::infer::ShapeWriter>>) -> Self {
+        self.writer = writer;
         self
     }
 
@@ -148,6 +168,12 @@ impl RangeWork for Decode {
         batch.header_notice = self.reader.take_header_notice();
         if let Some(scratch) = self.reshape.as_mut() {
             batch.list_nulls_dropped = crate::value::reshape_for_bigquery(&mut batch.tape, scratch);
+        }
+        if let Some(writer) = &self.writer {
+            let (records, flat_width) = (batch.len(), batch.flat().map(|keys| keys.len()));
+            let (tape, meta) = (&batch.tape, &batch.meta);
+            let no_shape = |i: usize| meta[i].error.is_some() || tape.roots[i] == crate::formats::KNOWN_SHAPE;
+            writer.write(tape, records, flat_width, no_shape, &mut batch.record_shapes, &mut self.shape_scratch);
         }
         self.budget.observe(batch);
         Ok(n > 0)

@@ -515,24 +515,77 @@ proptest! {
         lines in prop::collection::vec(prop_oneof![4 => pooled_line(), 1 => messy_line()], 1..40),
         (range, chunk, threads, on_error) in cutting(),
     ) {
-        let text = lines.concat();
-        let dir = std::env::temp_dir().join(format!("ss-board-{}-{}", std::process::id(), super::tests::rand_suffix()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("in.jsonl");
-        std::fs::write(&path, &text).unwrap();
-        let path = path.to_string_lossy().into_owned();
         let params = [
             ("on_error", ParamValue::Str(on_error.into())),
             ("scan_range_bytes", ParamValue::Int(range as i64)),
             ("read_chunk_bytes", ParamValue::Int(chunk)),
         ];
-        let with_board = comparable_scan(super::tests::run_threads(&path, &params, threads));
-        crate::infer::BOARD_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
-        let without = comparable_scan(super::tests::run_threads(&path, &params, threads));
-        crate::infer::BOARD_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
-        let _ = std::fs::remove_dir_all(&dir);
+        let (with_board, without) = scanned_on_and_off(&crate::infer::BOARD_OFF, &lines.concat(), &params, threads);
         prop_assert_eq!(with_board, without);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(64), .. ProptestConfig::default() })]
+
+    /// From three threads the probe's decoding threads write the records'
+    /// shapes (infer/shapes.rs `ShapeWriter`), with string parsers on or
+    /// off: the same rows, registry, drifts and counters as when the
+    /// absorbing thread writes them all, at every range size.
+    #[test]
+    fn written_shapes_never_change_the_result(
+        lines in prop::collection::vec(prop_oneof![4 => pooled_line(), 1 => messy_line(), 1 => parsed_line()], 1..40),
+        (range, chunk, threads, on_error) in cutting(),
+        parsing in any::<bool>(),
+    ) {
+        let params = [
+            ("on_error", ParamValue::Str(on_error.into())),
+            ("scan_range_bytes", ParamValue::Int(range as i64)),
+            ("read_chunk_bytes", ParamValue::Int(chunk)),
+            ("parse_integers", ParamValue::Bool(parsing)),
+            ("parse_iso_timestamps", ParamValue::Bool(parsing)),
+        ];
+        let threads = threads % 4 + 3;
+        let (written, own) = scanned_on_and_off(&super::WRITER_OFF, &lines.concat(), &params, threads);
+        prop_assert_eq!(written, own);
+    }
+}
+
+/// `text` as a JSON Lines file, scanned as it comes and again with
+/// `switch` (a test switch that turns a mechanism off) set.
+#[allow(clippy::type_complexity)]
+fn scanned_on_and_off(
+    switch: &std::sync::atomic::AtomicBool,
+    text: &str,
+    params: &[(&str, ParamValue)],
+    threads: usize,
+) -> (
+    Result<(Vec<Vec<Value>>, Vec<String>, Value, Vec<Value>, super::Stats), String>,
+    Result<(Vec<Vec<Value>>, Vec<String>, Value, Vec<Value>, super::Stats), String>,
+) {
+    let dir = crate::test_support::scratch_dir("on-off");
+    let path = dir.join("in.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_string_lossy().into_owned();
+    let on = comparable_scan(super::tests::run_threads(&path, params, threads));
+    switch.store(true, std::sync::atomic::Ordering::Relaxed);
+    let off = comparable_scan(super::tests::run_threads(&path, params, threads));
+    switch.store(false, std::sync::atomic::Ordering::Relaxed);
+    let _ = std::fs::remove_dir_all(&dir);
+    (on, off)
+}
+
+/// A line whose strings the parsers type, or nearly.
+fn parsed_line() -> impl Strategy<Value = String> {
+    let value = prop::sample::select(vec![
+        "\"7\"",
+        "\"x\"",
+        "\"2026-01-31T10:00:00Z\"",
+        "\"2300-01-01T00:00:00Z\"",
+        "\"-3\"",
+        "\" 5\"",
+    ]);
+    prop::collection::vec(value, 2).prop_map(|v| format!("{{\"a\":{},\"b\":[{}]}}\n", v[0], v[1]))
 }
 
 /// A line over the keys a, b and c, in that order, each there or not, with

@@ -114,9 +114,132 @@ impl ShapeBoard {
     }
 }
 
+/// The shapes of a batch's records, written by the thread that decoded
+/// the batch (infer/shapes.rs `ShapeWriter`), so that the probe's one
+/// absorbing thread finds each record's shape key ready. A batch's records
+/// mostly share a few shapes, so each distinct shape is kept once and a
+/// record holds its number; bounded by [`MAX_BATCH_SHAPES`] shapes and
+/// [`MAX_BATCH_SHAPE_BYTES`] bytes, past which a record gets no shape (its
+/// reader then writes the key itself).
+#[derive(Default, Debug)]
+pub struct RecordShapes {
+    /// The distinct shapes, one after another.
+    bytes: Vec<u8>,
+    /// Per distinct shape: where it ends in `bytes`, and whether it is a
+    /// flat record's values alone (see [`RecordShapes::get`]).
+    ends: Vec<(u32, bool)>,
+    /// Per record, its shape's number; [`NO_SHAPE`] for none.
+    of_record: Vec<u32>,
+}
+
+/// Distinct shapes a batch keeps at most, and their bytes at most.
+pub const MAX_BATCH_SHAPES: usize = 32;
+pub const MAX_BATCH_SHAPE_BYTES: usize = 64 << 10;
+const NO_SHAPE: u32 = u32::MAX;
+
+impl RecordShapes {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.of_record.clear();
+    }
+
+    /// Records with an entry (with a shape or not).
+    pub fn records(&self) -> usize {
+        self.of_record.len()
+    }
+
+    /// The shape of the next record: `shape` (a flat record's values alone
+    /// when `flat`), interned; `None` for a record given no shape.
+    pub fn push(&mut self, shape: Option<(&[u8], bool)>) {
+        let number = match shape {
+            None => NO_SHAPE,
+            Some((bytes, flat)) => self.intern(bytes, flat),
+        };
+        self.of_record.push(number);
+    }
+
+    fn intern(&mut self, bytes: &[u8], flat: bool) -> u32 {
+        // The previous record's shape first: runs of one shape are the
+        // common case.
+        if let Some(&last) = self.of_record.last().filter(|&&n| n != NO_SHAPE) {
+            if self.shape(last as usize) == (bytes, flat) {
+                return last;
+            }
+        }
+        if let Some(n) = (0..self.ends.len()).find(|&n| self.shape(n) == (bytes, flat)) {
+            return n as u32;
+        }
+        if self.ends.len() >= MAX_BATCH_SHAPES || self.bytes.len() + bytes.len() > MAX_BATCH_SHAPE_BYTES {
+            return NO_SHAPE;
+        }
+        self.bytes.extend_from_slice(bytes);
+        self.ends.push((self.bytes.len() as u32, flat));
+        (self.ends.len() - 1) as u32
+    }
+
+    fn shape(&self, n: usize) -> (&[u8], bool) {
+        let start = if n == 0 { 0 } else { self.ends[n - 1].0 as usize };
+        let (end, flat) = self.ends[n];
+        (&self.bytes[start..end as usize], flat)
+    }
+
+    /// Record `i`'s shape and whether it is a flat record's values alone
+    /// (infer/shapes.rs puts its key list's number in front); `None` when
+    /// it was given none or no shape was written for the batch.
+    pub fn get(&self, i: usize) -> Option<(&[u8], bool)> {
+        match self.of_record.get(i) {
+            Some(&n) if n != NO_SHAPE => Some(self.shape(n as usize)),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_shapes_are_interned_within_their_bounds() {
+        let mut shapes = RecordShapes::default();
+        shapes.push(Some((b"ab", false)));
+        shapes.push(Some((b"ab", false)));
+        shapes.push(Some((b"ab", true)));
+        shapes.push(None);
+        shapes.push(Some((b"", false)));
+        shapes.push(Some((b"ab", false)));
+        assert_eq!(shapes.records(), 6);
+        assert_eq!(shapes.get(0), Some((&b"ab"[..], false)));
+        assert_eq!(shapes.get(1), Some((&b"ab"[..], false)));
+        assert_eq!(shapes.get(2), Some((&b"ab"[..], true)));
+        assert_eq!(shapes.get(3), None);
+        assert_eq!(shapes.get(4), Some((&b""[..], false)));
+        assert_eq!(shapes.get(5), Some((&b"ab"[..], false)));
+        assert_eq!(shapes.get(6), None);
+        // Three distinct shapes, each kept once.
+        assert_eq!(shapes.ends.len(), 3);
+        assert_eq!(shapes.bytes, b"abab");
+
+        // Past the count bound a new shape gets none; known ones still do.
+        let mut full = RecordShapes::default();
+        for n in 0..MAX_BATCH_SHAPES as u32 + 3 {
+            full.push(Some((&n.to_le_bytes(), false)));
+        }
+        full.push(Some((&0u32.to_le_bytes(), false)));
+        for n in 0..MAX_BATCH_SHAPES + 3 {
+            assert_eq!(full.get(n).is_some(), n < MAX_BATCH_SHAPES, "shape {n}");
+        }
+        assert_eq!(full.get(MAX_BATCH_SHAPES + 3), Some((&0u32.to_le_bytes()[..], false)));
+        // Past the byte bound likewise.
+        let mut wide = RecordShapes::default();
+        let big = vec![7u8; MAX_BATCH_SHAPE_BYTES / 2 + 1];
+        wide.push(Some((&big, false)));
+        wide.push(Some((&big[1..], false)));
+        assert!(wide.get(0).is_some());
+        assert!(wide.get(1).is_none());
+        wide.clear();
+        assert!(wide.records() == 0 && wide.get(0).is_none());
+    }
 
     #[test]
     fn bytes_are_pushed_whole_whatever_their_length_and_room() {
