@@ -25,7 +25,8 @@
 //! once, within a window of `WINDOW` ranges from the head (`lookahead`
 //! if more), each open one holding one
 //! read buffer, and they queue at most `queue_bound() - 1 + threads` pieces
-//! together (fewer when `batch_memory_limit_bytes` bounds a piece's size).
+//! together (fewer when `batch_memory_limit_bytes` bounds a piece's size);
+//! emptied pieces are kept for reuse, never more than were alive at once.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
