@@ -272,10 +272,9 @@ fn board_off_for_tests() -> bool {
 /// decoded it, for [`ShapeCache`] on the probe's one absorbing thread.
 /// A shape key costs a pass over the record's nodes and, under string
 /// parsers, a parse of every string (a CSV record's cells are all
-/// strings): written there, it kept the absorbing thread busy with every
-/// cell of every record, one thread for the whole input however many
-/// decode. Written here, the absorbing thread copies a key and looks it
-/// up. The keys are the bytes the absorbing thread would write (the same
+/// strings): written on the absorbing thread, it keeps that one thread
+/// busy with every cell of every record however many threads decode.
+/// Written here, the absorbing thread copies a key and looks it up. The keys are the bytes the absorbing thread would write (the same
 /// functions, with the same parsers and unit), so what the cache decides,
 /// and so the probe, does not change (property test
 /// `written_shapes_never_change_the_probe`).

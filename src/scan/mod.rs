@@ -615,11 +615,12 @@ fn probe(
     let mut batch = Batch::default();
     let mut bad = BadRecords::default();
     let mut shapes = ShapeCache::new(&rules);
-    // Shapes are written on the decoding threads where two or more of them
-    // would outpace an absorbing thread that writes every shape itself; at
-    // two threads the absorbing thread decodes what it can while it would
-    // wait, and the two ways keep both cores as busy, the absorbing thread
-    // writing the shapes costs less (infer/shapes.rs `ShapeWriter`).
+    // The decoding threads write the shape keys (infer/shapes.rs
+    // `ShapeWriter`) from three threads on, where two or more of them would
+    // outpace an absorbing thread that writes every key itself. At two
+    // threads both ways keep both cores busy (the absorbing thread decodes
+    // while it would wait), and writing the keys here costs less CPU
+    // (docs/performance.md "The probe on more threads").
     let writer =
         shapes.writer().filter(|_| input.run.threads >= MIN_THREADS_TO_WRITE_SHAPES_AHEAD && !writer_off_for_tests());
     let (board, writer) = (shapes.board().cloned(), writer.cloned());
