@@ -719,6 +719,32 @@ mod tests {
         (root, stats, cache.hits())
     }
 
+    /// A pool of records, the order they are absorbed in (each drawn again
+    /// and again), and the rules' depth limits (some flatten values) and
+    /// whether string parsers are on.
+    #[allow(clippy::type_complexity)]
+    fn draws(
+        record: impl Strategy<Value = String>,
+    ) -> impl Strategy<Value = (Vec<String>, Vec<usize>, (usize, usize, bool))> {
+        (
+            prop::collection::vec(record, 1..6),
+            prop::collection::vec(0usize..6, 1..40),
+            (1usize..6, 1usize..6, any::<bool>()),
+        )
+            .prop_map(|(pool, picks, rules)| {
+                let order = picks.iter().map(|p| p % pool.len()).collect();
+                (pool, order, rules)
+            })
+    }
+
+    fn rules_for(arrow: usize, parquet: usize, parsing: bool) -> Rules<'static> {
+        if parsing {
+            parsing_rules(arrow, parquet)
+        } else {
+            plain_rules(arrow, parquet)
+        }
+    }
+
     /// A record of string and null values alone, as a CSV reader writes
     /// them (keys in a fixed order, some absent so that key lists differ).
     fn flat_record() -> impl Strategy<Value = String> {
@@ -794,14 +820,9 @@ mod tests {
         /// with string parsers on and off, flat records and others.
         #[test]
         fn written_shapes_never_change_the_probe(
-            pool in prop::collection::vec(prop_oneof![record(), flat_record()], 1..6),
-            picks in prop::collection::vec(0usize..6, 1..40),
-            arrow in 1usize..6,
-            parquet in 1usize..6,
-            parsing in any::<bool>(),
+            (pool, order, (arrow, parquet, parsing)) in draws(prop_oneof![record(), flat_record()]),
         ) {
-            let order: Vec<usize> = picks.iter().map(|p| p % pool.len()).collect();
-            let rules = if parsing { parsing_rules(arrow, parquet) } else { plain_rules(arrow, parquet) };
+            let rules = rules_for(arrow, parquet, parsing);
             let (own, own_stats, own_hits) = absorb_written(&pool, &order, &rules, false);
             let (written, written_stats, written_hits) = absorb_written(&pool, &order, &rules, true);
             prop_assert_eq!(own, written);
@@ -814,14 +835,9 @@ mod tests {
         /// counters are the uncached probe's.
         #[test]
         fn shape_cache_never_changes_the_probe(
-            pool in prop::collection::vec(record(), 1..6),
-            picks in prop::collection::vec(0usize..6, 1..40),
-            arrow in 1usize..6,
-            parquet in 1usize..6,
-            parsing in any::<bool>(),
+            (pool, order, (arrow, parquet, parsing)) in draws(record()),
         ) {
-            let order: Vec<usize> = picks.iter().map(|p| p % pool.len()).collect();
-            let rules = if parsing { parsing_rules(arrow, parquet) } else { plain_rules(arrow, parquet) };
+            let rules = rules_for(arrow, parquet, parsing);
             let (plain, plain_stats, _) = absorb_all(&pool, &order, &rules, false);
             let (cached, cached_stats, _) = absorb_all(&pool, &order, &rules, true);
             prop_assert_eq!(plain, cached);

@@ -18,7 +18,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use proptest::prelude::*;
 
-use super::proptests::comparable_scan;
+use super::proptests::{comparable_scan, Comparable};
 use super::tests::{projected_rows, run_planned_with, run_threads_as, Planner};
 use crate::formats::COLUMNS_OFF;
 use crate::options::{InputFormat, ParamValue};
@@ -217,9 +217,6 @@ fn write_file(path: &std::path::Path, columns: &[(usize, Kind)], seeds: &[u8], g
     writer.write(&batch).unwrap();
     writer.close().unwrap();
 }
-
-type Comparable =
-    Result<(Vec<Vec<serde_json::Value>>, Vec<String>, serde_json::Value, Vec<serde_json::Value>, super::Stats), String>;
 
 /// The whole run, its columnar rows, and the scan of `mask`'s columns alone;
 /// `declared`: planned as the table functions plan Parquet (a probe of the

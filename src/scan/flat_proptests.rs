@@ -8,7 +8,7 @@
 use proptest::prelude::*;
 use serde_json::Value;
 
-use super::proptests::comparable_scan;
+use super::proptests::{comparable_scan, Comparable};
 use super::tests::{projected_rows, run_threads_as};
 use crate::formats::FLAT_KEYS_OFF;
 use crate::options::{InputFormat, ParamValue};
@@ -98,7 +98,15 @@ fn options() -> impl Strategy<Value = Vec<(&'static str, ParamValue)>> {
         })
 }
 
-type Comparable = Result<(Vec<Vec<Value>>, Vec<String>, Value, Vec<Value>, super::Stats), String>;
+/// `files` as `0.csv`, `1.csv`, ... in a new directory, and their glob.
+fn written_files(files: &[String]) -> (std::path::PathBuf, String) {
+    let dir = crate::test_support::scratch_dir("flat");
+    for (i, text) in files.iter().enumerate() {
+        std::fs::write(dir.join(format!("{i}.csv")), text).unwrap();
+    }
+    let glob = dir.join("*.csv").to_string_lossy().into_owned();
+    (dir, glob)
+}
 
 /// The whole run (probe and scan), and the scan of `mask`'s columns alone.
 fn runs(
@@ -122,11 +130,7 @@ proptest! {
         threads in 1usize..4,
         mask in prop::collection::vec(any::<bool>(), 0..8),
     ) {
-        let dir = crate::test_support::scratch_dir("flat");
-        for (i, text) in files.iter().enumerate() {
-            std::fs::write(dir.join(format!("{i}.csv")), text).unwrap();
-        }
-        let glob = dir.join("*.csv").to_string_lossy().into_owned();
+        let (dir, glob) = written_files(&files);
         let mut params = params;
         params.push(("csv_has_header", ParamValue::Bool(header)));
         let flat = runs(&glob, &params, threads, &mask);
@@ -151,11 +155,7 @@ proptest! {
         params in options(),
         threads in 3usize..6,
     ) {
-        let dir = crate::test_support::scratch_dir("written");
-        for (i, text) in files.iter().enumerate() {
-            std::fs::write(dir.join(format!("{i}.csv")), text).unwrap();
-        }
-        let glob = dir.join("*.csv").to_string_lossy().into_owned();
+        let (dir, glob) = written_files(&files);
         let mut params = params;
         params.push(("csv_has_header", ParamValue::Bool(header)));
         let written = comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, &glob, &params, threads));

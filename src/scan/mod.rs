@@ -655,8 +655,6 @@ fn probe(
             r.clean &= batch.meta.iter().all(|m| m.error.is_none()) && batch.header_notice.is_none();
             r.one_record_per_line &= !batch.multi_record_lines;
         }
-        // Written by the decoding thread for this batch, or not at all.
-        let written = batch.record_shapes.records() == batch.len();
         for i in 0..batch.len() {
             stats.rows_read += 1;
             let meta = &batch.meta[i];
@@ -668,11 +666,11 @@ fn probe(
                 // A decoding thread found its shape on the board.
                 shapes.absorb_known();
             } else if let Some(keys) = batch.flat() {
-                let shape = batch.record_shapes.get(i).filter(|_| written);
+                // `Batch::clear` empties the shapes: any here are this batch's.
+                let shape = batch.record_shapes.get(i);
                 shapes.absorb_flat(root, keys, batch.tape.record(i), &rules, &mut infer_stats, shape);
             } else {
-                let shape = batch.record_shapes.get(i).filter(|_| written);
-                shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats, shape);
+                shapes.absorb(root, batch.tape.record(i), &rules, &mut infer_stats, batch.record_shapes.get(i));
             }
             if infer_stats.columns > options.max_columns {
                 // Absorbing stopped at the first column past the limit:

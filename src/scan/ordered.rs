@@ -816,6 +816,20 @@ mod tests {
         }
     }
 
+    /// An opener of ranges of `records` records each, `per_batch` to a
+    /// piece, whose readers note the room of every buffer they are given.
+    #[allow(clippy::type_complexity)]
+    fn noting_rooms(records: u64, per_batch: u64) -> (Arc<Mutex<Vec<usize>>>, Box<Opener<Decode>>) {
+        let rooms = Arc::new(Mutex::new(Vec::new()));
+        let noted = Arc::clone(&rooms);
+        let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
+            let first = 100 * i as u64;
+            let numbers = Numbers { next: first, end: first + records, per_batch, fail_at: None };
+            Ok(Decode::new(Box::new(NotingRoom { numbers, rooms: Arc::clone(&noted) }), None))
+        });
+        (rooms, opener)
+    }
+
     /// Buffers go round: past the first pieces, a decoder is never handed
     /// a buffer without room, neither after a range's end (whose buffer
     /// goes back to be reused, not dropped) nor after the consumer's step
@@ -828,13 +842,7 @@ mod tests {
     #[test]
     fn every_buffer_after_the_first_ones_comes_back_with_its_room() {
         let threads = 1;
-        let rooms = Arc::new(Mutex::new(Vec::new()));
-        let noted = Arc::clone(&rooms);
-        let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
-            let first = 100 * i as u64;
-            let numbers = Numbers { next: first, end: first + 9, per_batch: 4, fail_at: None };
-            Ok(Decode::new(Box::new(NotingRoom { numbers, rooms: Arc::clone(&noted) }), None))
-        });
+        let (rooms, opener) = noting_rooms(9, 4);
         let mut reader = OrderedReader::new(12, threads, QUEUED_PIECES, opener);
         let mut batch = Batch::default();
         let mut pieces = 0;
@@ -856,13 +864,7 @@ mod tests {
     #[test]
     fn queues_that_fill_and_drain_make_no_new_buffers() {
         let threads = 3;
-        let rooms = Arc::new(Mutex::new(Vec::new()));
-        let noted = Arc::clone(&rooms);
-        let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
-            let first = 100 * i as u64;
-            let numbers = Numbers { next: first, end: first + 6, per_batch: 2, fail_at: None };
-            Ok(Decode::new(Box::new(NotingRoom { numbers, rooms: Arc::clone(&noted) }), None))
-        });
+        let (rooms, opener) = noting_rooms(6, 2);
         let mut reader = OrderedReader::new(200, threads, QUEUED_PIECES, opener);
         let mut batch = Batch::default();
         let mut pieces = 0;

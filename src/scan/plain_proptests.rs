@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 
-use super::proptests::{comparable_scan, parsed_record, record, to_lines};
+use super::proptests::{comparable_scan, parsed_record, record, to_lines, Comparable};
 use super::tests::{projected_rows, run_threads};
 use crate::options::ParamValue;
 use crate::route::PLAIN_OFF;
@@ -28,9 +28,6 @@ fn options() -> impl Strategy<Value = (Vec<(&'static str, ParamValue)>, bool)> {
         (p, strict)
     })
 }
-
-type Comparable =
-    Result<(Vec<Vec<serde_json::Value>>, Vec<String>, serde_json::Value, Vec<serde_json::Value>, super::Stats), String>;
 
 /// The whole run and the scan of `mask`'s columns alone.
 fn runs(

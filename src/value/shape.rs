@@ -145,6 +145,7 @@ impl RecordShapes {
     }
 
     /// Records with an entry (with a shape or not).
+    #[cfg(test)]
     pub fn records(&self) -> usize {
         self.of_record.len()
     }
