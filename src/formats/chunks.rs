@@ -4,6 +4,7 @@
 //! record plus one chunk.
 
 use std::io::Read;
+use std::ops::Deref;
 
 use crate::error::{Result, SanitizeError};
 
@@ -11,7 +12,7 @@ pub struct Chunks<R: Read> {
     reader: R,
     pub file: String,
     chunk_bytes: usize,
-    pub buf: Vec<u8>,
+    pub buf: Filled,
     /// Bytes of `buf` before this are consumed.
     pub start: usize,
     pub eof: bool,
@@ -22,13 +23,69 @@ pub struct Chunks<R: Read> {
     failed: Option<std::io::Error>,
 }
 
+/// The bytes read and not yet dropped (it reads as that slice), kept in
+/// storage that stays initialized past them: a fill reads into that room
+/// as it is, so the room is zeroed when the storage grows, not before
+/// every read. A reader that only implements `read`, as DuckDB's files
+/// and our decoding wrappers do, has `read_to_end` zero the room of every
+/// chunk before it reads into it.
+///
+/// The first fill offers [`FIRST_READ`] bytes and doubles the offer while
+/// reads fill it, as `read_to_end` does, so a small file zeroes and
+/// touches about its own size, not a chunk. The storage is reserved once
+/// with room for a chunk and a quarter more for the partial record a fill
+/// keeps, so that the second fill does not move the first chunk to a new
+/// allocation.
+#[derive(Default)]
+pub struct Filled {
+    store: Vec<u8>,
+    end: usize,
+}
+
+impl Deref for Filled {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.store[..self.end]
+    }
+}
+
+impl Filled {
+    /// Bytes the storage holds, read or not.
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.store.capacity()
+    }
+
+    /// Drops the first `n` bytes, moving the rest to the front.
+    fn drop_front(&mut self, n: usize) {
+        self.store.copy_within(n..self.end, 0);
+        self.end -= n;
+    }
+
+    /// Room from the filled bytes up to `end`, zeroed only where the
+    /// storage grows; the first call reserves for `chunk` bytes and the
+    /// partial record a fill keeps.
+    fn room_to(&mut self, end: usize, chunk: usize) -> &mut [u8] {
+        if self.store.capacity() == 0 {
+            self.store.reserve_exact(chunk.saturating_add(chunk / 4));
+        }
+        if self.store.len() < end {
+            self.store.resize(end, 0);
+        }
+        &mut self.store[self.end..end]
+    }
+}
+
+/// The first read of a buffer's first fill (`read_to_end`'s first read).
+const FIRST_READ: usize = 8 << 10;
+
 impl<R: Read> Chunks<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
         Chunks {
             reader,
             file: file.to_string(),
             chunk_bytes: chunk_bytes.max(1),
-            buf: Vec::new(),
+            buf: Filled::default(),
             start: 0,
             eof: false,
             bytes_read: 0,
@@ -45,32 +102,44 @@ impl<R: Read> Chunks<R> {
         }
         let shift = self.start;
         if shift > 0 {
-            self.buf.drain(..shift);
+            self.buf.drop_front(shift);
             self.start = 0;
         }
-        let old = self.buf.len();
-        self.buf.reserve(self.chunk_bytes);
-        // Read into the buffer's spare room as it is: a file reads into it
-        // without zeroing it first (`read_to_end` uses `read_buf`), where
-        // growing the buffer with zeros and reading over them cost a memset
-        // of every chunk (3% of a JSON Lines scan). The chunk fills up to
-        // `chunk_bytes` or the end of the input.
-        // An error after some bytes is kept for the next call: the bytes
-        // before it are decoded first, as a read of its own gave them before
-        // (under skip_row, the rows before the damage of a truncated stream
-        // are kept).
         let failed = |file: &str, e: std::io::Error| SanitizeError::io(format!("reading file \"{file}\" failed: {e}"));
         if let Some(e) = self.failed.take() {
             return Err(failed(&self.file, e));
         }
-        let n = match (&mut self.reader).take(self.chunk_bytes as u64).read_to_end(&mut self.buf) {
-            Ok(n) => n,
-            Err(e) if self.buf.len() > old => {
-                self.failed = Some(e);
-                self.buf.len() - old
+        // The chunk fills up to `chunk_bytes` or the end of the input. An
+        // error after some bytes is kept for the next call: the bytes
+        // before it are decoded first, as a read of its own gave them
+        // before (under skip_row, the rows before the damage of a
+        // truncated stream are kept).
+        let target = self.buf.end + self.chunk_bytes;
+        let mut offer = FIRST_READ.min(self.chunk_bytes);
+        let mut n = 0;
+        while self.buf.end < target {
+            // Room already zeroed is offered whole: it costs nothing more.
+            let end = (self.buf.end + offer).max(self.buf.store.len()).min(target);
+            let room = self.buf.room_to(end, self.chunk_bytes);
+            match self.reader.read(room) {
+                Ok(0) => break,
+                Ok(k) => {
+                    // A reader never gives more than it was offered.
+                    let k = k.min(room.len());
+                    if k == room.len() {
+                        offer = offer.saturating_mul(2);
+                    }
+                    self.buf.end += k;
+                    n += k;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if n > 0 => {
+                    self.failed = Some(e);
+                    break;
+                }
+                Err(e) => return Err(failed(&self.file, e)),
             }
-            Err(e) => return Err(failed(&self.file, e)),
-        };
+        }
         self.bytes_read += n as u64;
         if n == 0 {
             self.eof = true;
@@ -123,6 +192,67 @@ mod tests {
         let error = chunks.fill().unwrap_err().to_string();
         assert!(error.contains("reading file \"f\" failed: the stream is damaged"), "{error}");
         assert_eq!(chunks.bytes_read, 20);
+    }
+
+    /// Gives 0xFF bytes, `per_read` at a time, and notes every byte it was
+    /// offered that was not zero (what an earlier read left there).
+    struct Spy {
+        left: usize,
+        per_read: usize,
+        stale_offered: usize,
+    }
+
+    impl Read for Spy {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.stale_offered += out.iter().filter(|&&b| b != 0).count();
+            let n = out.len().min(self.per_read).min(self.left);
+            out[..n].fill(0xFF);
+            self.left -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_fill_reads_into_the_room_as_it_is_without_zeroing_it() {
+        let mut chunks = Chunks::new(Spy { left: 64, per_read: 4, stale_offered: 0 }, "f", 16);
+        let mut read = 0;
+        while chunks.fill().unwrap().is_some() {
+            read += chunks.pending().len();
+            chunks.start = chunks.buf.len();
+        }
+        assert_eq!(read, 64);
+        assert_eq!(chunks.bytes_read, 64);
+        // Every chunk after the first reads over the one before it, as it
+        // was: zeroing the room first would offer no stale byte.
+        assert!(chunks.reader.stale_offered >= 3 * 16, "{}", chunks.reader.stale_offered);
+        assert!(chunks.buf.capacity() <= 32, "{}", chunks.buf.capacity());
+    }
+
+    #[test]
+    fn a_small_input_zeroes_about_its_own_size_not_a_chunk() {
+        let data = [7u8; 100];
+        let mut chunks = Chunks::new(&data[..], "f", 1 << 20);
+        assert_eq!(chunks.fill().unwrap(), Some(0));
+        assert_eq!(chunks.pending(), &data[..]);
+        assert!(chunks.buf.store.len() <= 2 * FIRST_READ, "{}", chunks.buf.store.len());
+    }
+
+    #[test]
+    fn the_storage_is_reserved_once_for_a_chunk_and_a_kept_partial_record() {
+        let data: Vec<u8> = (0..200u8).collect();
+        let mut chunks = Chunks::new(&data[..], "f", 16);
+        let mut consumed = Vec::new();
+        let mut capacities = std::collections::BTreeSet::new();
+        while chunks.fill().unwrap().is_some() {
+            capacities.insert(chunks.buf.capacity());
+            // A decoder keeps the last bytes, a record not yet complete.
+            let take = chunks.pending().len().saturating_sub(3);
+            consumed.extend_from_slice(&chunks.pending()[..take]);
+            chunks.start += take;
+        }
+        consumed.extend_from_slice(chunks.pending());
+        assert_eq!(consumed, data);
+        assert_eq!(capacities.into_iter().collect::<Vec<_>>(), vec![20]);
     }
 
     #[test]
