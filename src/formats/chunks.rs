@@ -33,9 +33,9 @@ pub struct Chunks<R: Read> {
 /// The first fill offers [`FIRST_READ`] bytes and doubles the offer while
 /// reads fill it, as `read_to_end` does, so a small file zeroes and
 /// touches about its own size, not a chunk. The storage is reserved once
-/// with room for a chunk and a quarter more for the partial record a fill
-/// keeps, so that the second fill does not move the first chunk to a new
-/// allocation.
+/// with room for a chunk and a quarter more (at most [`KEPT_RESERVE`]) for
+/// the partial record a fill keeps, so that the second fill does not move
+/// the first chunk to a new allocation.
 #[derive(Default)]
 pub struct Filled {
     store: Vec<u8>,
@@ -67,7 +67,7 @@ impl Filled {
     /// partial record a fill keeps.
     fn room_to(&mut self, end: usize, chunk: usize) -> &mut [u8] {
         if self.store.capacity() == 0 {
-            self.store.reserve_exact(chunk.saturating_add(chunk / 4));
+            self.store.reserve_exact(chunk.saturating_add((chunk / 4).min(KEPT_RESERVE)));
         }
         if self.store.len() < end {
             self.store.resize(end, 0);
@@ -78,6 +78,12 @@ impl Filled {
 
 /// The first read of a buffer's first fill (`read_to_end`'s first read).
 const FIRST_READ: usize = 8 << 10;
+
+/// The most reserved past a chunk for the partial record a fill keeps, so
+/// that a chunk of up to 1 GiB (`read_chunk_bytes`) reserves 64 KiB more,
+/// not a quarter of a GiB; a larger partial record grows the storage as
+/// any `Vec` grows.
+const KEPT_RESERVE: usize = 64 << 10;
 
 impl<R: Read> Chunks<R> {
     pub fn new(reader: R, file: &str, chunk_bytes: usize) -> Self {
