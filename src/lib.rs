@@ -34,6 +34,68 @@ mod ffi;
 #[cfg(feature = "parser-bench")]
 pub use formats::parser_bench;
 
+/// Switches that tests turn on to compare a fast path with the general
+/// path it must agree with. Outside tests a switch holds nothing and is
+/// always off, so asking costs the extension nothing.
+pub(crate) mod test_switch {
+    #[cfg(test)]
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub struct TestSwitch {
+        #[cfg(test)]
+        on: AtomicBool,
+    }
+
+    impl TestSwitch {
+        pub const fn new() -> Self {
+            TestSwitch {
+                #[cfg(test)]
+                on: AtomicBool::new(false),
+            }
+        }
+
+        #[inline]
+        pub fn is_on(&self) -> bool {
+            #[cfg(test)]
+            return self.on.load(Ordering::Relaxed);
+            #[cfg(not(test))]
+            false
+        }
+
+        /// Runs `f` with the switch on, and turns it off again however `f`
+        /// ends (which changes no result elsewhere: other tests running
+        /// meanwhile only take the slower path).
+        #[cfg(test)]
+        pub fn on_for<T>(&self, f: impl FnOnce() -> T) -> T {
+            struct Off<'a>(&'a AtomicBool);
+            impl Drop for Off<'_> {
+                fn drop(&mut self) {
+                    self.0.store(false, Ordering::Relaxed);
+                }
+            }
+            self.on.store(true, Ordering::Relaxed);
+            let _off = Off(&self.on);
+            f()
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::TestSwitch;
+
+        #[test]
+        fn a_switch_is_on_only_while_its_closure_runs_even_one_that_panics() {
+            let switch = TestSwitch::new();
+            assert!(!switch.is_on());
+            assert!(switch.on_for(|| switch.is_on()));
+            assert!(!switch.is_on());
+            let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| switch.on_for(|| panic!("x"))));
+            assert!(panicked.is_err());
+            assert!(!switch.is_on());
+        }
+    }
+}
+
 #[cfg(test)]
 mod test_support {
     /// Property-test cases: the default, or `PROPTEST_CASES` for longer runs.

@@ -381,13 +381,11 @@ pub struct Batch {
 
 /// Tests compare the flat paths with the general ones (which give the
 /// same result, so other tests running meanwhile only lose speed).
-#[cfg(test)]
-pub static FLAT_KEYS_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub static FLAT_KEYS_OFF: crate::test_switch::TestSwitch = crate::test_switch::TestSwitch::new();
 
 /// Tests compare the columnar path ([`Batch::columns`]) with the rows on
 /// the tape: set, no reader offers its columns.
-#[cfg(test)]
-pub static COLUMNS_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub static COLUMNS_OFF: crate::test_switch::TestSwitch = crate::test_switch::TestSwitch::new();
 
 /// The root of a record left undecoded because its shape was on the
 /// probe's board (formats/json/shape.rs): it has no node, and only the
@@ -413,8 +411,7 @@ impl Batch {
     /// their flat paths; tests turn them off ([`FLAT_KEYS_OFF`]) to compare
     /// with the general paths.
     pub fn flat(&self) -> Option<&std::sync::Arc<[String]>> {
-        #[cfg(test)]
-        if FLAT_KEYS_OFF.load(std::sync::atomic::Ordering::Relaxed) {
+        if FLAT_KEYS_OFF.is_on() {
             return None;
         }
         self.flat_keys.as_ref()

@@ -103,7 +103,7 @@ impl ShapeCache {
             hits: 0,
             on: rules.policies.is_none(),
             judged: false,
-            board: (rules.policies.is_none() && !rules.parsers.any() && !board_off_for_tests()).then(Default::default),
+            board: (rules.policies.is_none() && !rules.parsers.any() && !BOARD_OFF.is_on()).then(Default::default),
             flat_lists: Vec::new(),
             writer: rules.policies.is_none().then(|| {
                 Arc::new(ShapeWriter {
@@ -258,15 +258,7 @@ impl ShapeCache {
 
 /// Tests compare probes with and without the board (which changes no
 /// result, so other tests running meanwhile only lose speed).
-#[cfg(test)]
-pub static BOARD_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn board_off_for_tests() -> bool {
-    #[cfg(test)]
-    return BOARD_OFF.load(std::sync::atomic::Ordering::Relaxed);
-    #[cfg(not(test))]
-    false
-}
+pub static BOARD_OFF: crate::test_switch::TestSwitch = crate::test_switch::TestSwitch::new();
 
 /// Writes the shapes of a decoded batch's records on the thread that
 /// decoded it, for [`ShapeCache`] on the probe's one absorbing thread.

@@ -447,7 +447,7 @@ impl Router {
     /// rescued.
     #[inline]
     fn plain_scalar(&self, family: &crate::infer::Family) -> Option<ScalarKind> {
-        if !self.trusted || family.pin.is_some() || self.rescue.is_some() || plain_off_for_tests() {
+        if !self.trusted || family.pin.is_some() || self.rescue.is_some() || PLAIN_OFF.is_on() {
             return None;
         }
         match family.versions.as_slice() {
@@ -817,16 +817,7 @@ fn write_plain(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: &
 
 /// Tests compare the plain writes with the general path (which give the
 /// same result, so other tests running meanwhile only lose speed).
-#[cfg(test)]
-pub static PLAIN_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-#[inline]
-fn plain_off_for_tests() -> bool {
-    #[cfg(test)]
-    return PLAIN_OFF.load(std::sync::atomic::Ordering::Relaxed);
-    #[cfg(not(test))]
-    false
-}
+pub static PLAIN_OFF: crate::test_switch::TestSwitch = crate::test_switch::TestSwitch::new();
 
 fn text_keeps(family: &crate::infer::Family, value: ValueRef<'_>) -> bool {
     matches!(family.versions.as_slice(), [v] if matches!(v.ty, TypeNode::Scalar(ScalarKind::Str | ScalarKind::Json)))

@@ -298,9 +298,7 @@ proptest! {
         };
         let _switch = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
         let (whole, columnar, projected) = runs(&glob, &params, threads, &mask, declared);
-        COLUMNS_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
-        let (by_rows, none, by_rows_projected) = runs(&glob, &params, threads, &mask, declared);
-        COLUMNS_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
+        let (by_rows, none, by_rows_projected) = COLUMNS_OFF.on_for(|| runs(&glob, &params, threads, &mask, declared));
         let _ = std::fs::remove_dir_all(&dir);
         prop_assert_eq!(none, 0, "with the columns off every row goes by the tape");
         prop_assert_eq!(whole, by_rows, "files {:?}", files);
@@ -326,9 +324,7 @@ fn a_file_whose_types_agree_is_written_whole() {
     let (whole, columnar, _) = runs(&glob, &[], 2, &[], true);
     let rescued = [("rescue_column", ParamValue::Str("_rescued".into()))];
     let (_, rescue_columnar, _) = runs(&glob, &rescued, 2, &[], true);
-    COLUMNS_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
-    let (by_rows, _, _) = runs(&glob, &[], 2, &[], true);
-    COLUMNS_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
+    let (by_rows, _, _) = COLUMNS_OFF.on_for(|| runs(&glob, &[], 2, &[], true));
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(columnar, 256, "every row written whole");
     assert_eq!(rescue_columnar, 0, "a rescue column routes every row");

@@ -134,9 +134,7 @@ proptest! {
         let mut params = params;
         params.push(("csv_has_header", ParamValue::Bool(header)));
         let flat = runs(&glob, &params, threads, &mask);
-        FLAT_KEYS_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
-        let general = runs(&glob, &params, threads, &mask);
-        FLAT_KEYS_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
+        let general = FLAT_KEYS_OFF.on_for(|| runs(&glob, &params, threads, &mask));
         let _ = std::fs::remove_dir_all(&dir);
         prop_assert_eq!(flat.0, general.0, "files {:?}", files);
         prop_assert_eq!(flat.1, general.1, "files {:?}", files);
@@ -159,9 +157,8 @@ proptest! {
         let mut params = params;
         params.push(("csv_has_header", ParamValue::Bool(header)));
         let written = comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, &glob, &params, threads));
-        super::WRITER_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
-        let own = comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, &glob, &params, threads));
-        super::WRITER_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
+        let own = super::WRITER_OFF
+            .on_for(|| comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, &glob, &params, threads)));
         let _ = std::fs::remove_dir_all(&dir);
         prop_assert_eq!(written, own, "files {:?}", files);
     }

@@ -622,7 +622,7 @@ fn probe(
     // while it would wait), and writing the keys here costs less CPU
     // (docs/performance.md "The probe on more threads").
     let writer =
-        shapes.writer().filter(|_| input.run.threads >= MIN_THREADS_TO_WRITE_SHAPES_AHEAD && !writer_off_for_tests());
+        shapes.writer().filter(|_| input.run.threads >= MIN_THREADS_TO_WRITE_SHAPES_AHEAD && !WRITER_OFF.is_on());
     let (board, writer) = (shapes.board().cloned(), writer.cloned());
     let mut reader = range_reader(input, options, no_rows.clone(), move |decode, _| {
         decode.knowing_shapes(board.clone()).writing_shapes(writer.clone())
@@ -694,15 +694,7 @@ const MIN_THREADS_TO_WRITE_SHAPES_AHEAD: usize = 3;
 /// Tests compare probes whose decoding threads write the records' shapes
 /// with probes whose absorbing thread writes them all (the same result,
 /// so other tests running meanwhile only lose speed).
-#[cfg(test)]
-pub static WRITER_OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn writer_off_for_tests() -> bool {
-    #[cfg(test)]
-    return WRITER_OFF.load(std::sync::atomic::Ordering::Relaxed);
-    #[cfg(not(test))]
-    false
-}
+pub static WRITER_OFF: crate::test_switch::TestSwitch = crate::test_switch::TestSwitch::new();
 
 /// Bytes of the first file the CSV sniffer reads at most.
 const SNIFF_SAMPLE_BYTES: usize = 8 << 20;

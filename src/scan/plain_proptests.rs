@@ -69,9 +69,7 @@ proptest! {
         }
         let _switch = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
         let plain = runs(&path, &params, threads, &mask);
-        PLAIN_OFF.store(true, std::sync::atomic::Ordering::Relaxed);
-        let general = runs(&path, &params, threads, &mask);
-        PLAIN_OFF.store(false, std::sync::atomic::Ordering::Relaxed);
+        let general = PLAIN_OFF.on_for(|| runs(&path, &params, threads, &mask));
         let _ = std::fs::remove_dir_all(&dir);
         prop_assert_eq!(plain.0, general.0, "records {:?}", records);
         prop_assert_eq!(plain.1, general.1, "records {:?}", records);

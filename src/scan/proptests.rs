@@ -554,7 +554,7 @@ proptest! {
 /// `text` as a JSON Lines file, scanned as it comes and again with
 /// `switch` (a test switch that turns a mechanism off) set.
 fn scanned_on_and_off(
-    switch: &std::sync::atomic::AtomicBool,
+    switch: &crate::test_switch::TestSwitch,
     text: &str,
     params: &[(&str, ParamValue)],
     threads: usize,
@@ -564,9 +564,7 @@ fn scanned_on_and_off(
     std::fs::write(&path, text).unwrap();
     let path = path.to_string_lossy().into_owned();
     let on = comparable_scan(super::tests::run_threads(&path, params, threads));
-    switch.store(true, std::sync::atomic::Ordering::Relaxed);
-    let off = comparable_scan(super::tests::run_threads(&path, params, threads));
-    switch.store(false, std::sync::atomic::Ordering::Relaxed);
+    let off = switch.on_for(|| comparable_scan(super::tests::run_threads(&path, params, threads)));
     let _ = std::fs::remove_dir_all(&dir);
     (on, off)
 }

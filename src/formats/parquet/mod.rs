@@ -598,8 +598,7 @@ impl RecordReader for ParquetReader {
     }
 
     fn column_schema(&self) -> Option<(arrow::datatypes::SchemaRef, Arc<[String]>)> {
-        #[cfg(test)]
-        if super::COLUMNS_OFF.load(std::sync::atomic::Ordering::Relaxed) {
+        if super::COLUMNS_OFF.is_on() {
             return None;
         }
         let plain = self.months_reader.is_none()
