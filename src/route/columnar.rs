@@ -16,8 +16,8 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::ArrowNativeType;
+use arrow::array::{Array, AsArray, GenericByteArray};
+use arrow::datatypes::{ArrowNativeType, ByteArrayType};
 use arrow::datatypes::{
     DataType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, Schema,
     TimeUnit as ArrowUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
@@ -395,14 +395,8 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
         (Conv::Text, ColumnData::Str { offsets, bytes }) => {
             let var = (offsets, bytes, &mut col.valid);
             let ok = match array.data_type() {
-                DataType::Utf8 => {
-                    let a = array.as_string::<i32>();
-                    push_var(rows, valid, |i| a.value(i), var)
-                }
-                DataType::LargeUtf8 => {
-                    let a = array.as_string::<i64>();
-                    push_var(rows, valid, |i| a.value(i), var)
-                }
+                DataType::Utf8 => push_byte_array(array.as_string::<i32>(), rows, var),
+                DataType::LargeUtf8 => push_byte_array(array.as_string::<i64>(), rows, var),
                 _ => false,
             };
             if !ok {
@@ -412,14 +406,8 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
         (Conv::Blob, ColumnData::Binary { offsets, bytes }) => {
             let var = (offsets, bytes, &mut col.valid);
             let ok = match array.data_type() {
-                DataType::Binary => {
-                    let a = array.as_binary::<i32>();
-                    push_var(rows, valid, |i| a.value(i), var)
-                }
-                DataType::LargeBinary => {
-                    let a = array.as_binary::<i64>();
-                    push_var(rows, valid, |i| a.value(i), var)
-                }
+                DataType::Binary => push_byte_array(array.as_binary::<i32>(), rows, var),
+                DataType::LargeBinary => push_byte_array(array.as_binary::<i64>(), rows, var),
                 _ => false,
             };
             if !ok {
@@ -444,24 +432,21 @@ fn write(conv: &Conv, array: &dyn Array, rows: &[u32], col: &mut Column, rules: 
             if matches!(conv, Conv::Fixed(d) if d.width() != w) {
                 return false;
             }
-            // Each value as the integer whose low `w` bytes, little endian,
-            // are DuckDB's layout of it (a FLOAT by its bits).
-            let written = fixed_ints(array, rows, |v| {
-                let Some(v) = v else {
-                    data.resize(data.len() + w, 0);
-                    col.valid.push(false);
-                    return true;
-                };
-                let Some(v) = (match conv {
-                    Conv::Decimal(rescale) => rescale.apply(v),
-                    _ => Some(v),
-                }) else {
-                    return false;
-                };
-                data.extend_from_slice(&v.to_le_bytes()[..w]);
-                col.valid.push(true);
-                true
-            });
+            let rescale = match conv {
+                Conv::Decimal(rescale) => Some(rescale),
+                _ => None,
+            };
+            let valid = &mut col.valid;
+            // Each width a call of its own: `put_fixed` inlined with a
+            // constant width copies that many bytes, where a width known
+            // only at run time is a `memcpy` call per value.
+            let written = match w {
+                1 => fixed_ints(array, rows, |v| put_fixed(v, rescale, 1, data, valid)),
+                2 => fixed_ints(array, rows, |v| put_fixed(v, rescale, 2, data, valid)),
+                4 => fixed_ints(array, rows, |v| put_fixed(v, rescale, 4, data, valid)),
+                8 => fixed_ints(array, rows, |v| put_fixed(v, rescale, 8, data, valid)),
+                _ => fixed_ints(array, rows, |v| put_fixed(v, rescale, w, data, valid)),
+            };
             if !written {
                 return false;
             }
@@ -574,6 +559,9 @@ fn fixed_ints(array: &dyn Array, rows: &[u32], f: impl FnMut(Option<i128>) -> bo
     ) -> bool {
         let a = array.as_primitive::<T>();
         let (values, nulls) = (a.values(), a.nulls().filter(|n| n.null_count() > 0));
+        if nulls.is_none() && selects_all(rows, values.len()) {
+            return values.iter().all(|&v| f(Some(int(v))));
+        }
         rows.iter().all(|&r| {
             let valid = r != NULL_ROW && nulls.is_none_or(|n| n.is_valid(r as usize));
             f(valid.then(|| int(values[r as usize])))
@@ -651,6 +639,10 @@ fn timestamp_values(array: &dyn Array) -> Option<&[i64]> {
 trait VarBuffer {
     type Value: ?Sized;
     fn append(&mut self, value: &Self::Value);
+    /// Appends the bytes of several values at once; `false`, with
+    /// nothing appended, when they are not values of this buffer (text
+    /// that is not UTF-8).
+    fn append_run(&mut self, run: &[u8]) -> bool;
     fn bytes(&self) -> usize;
 }
 
@@ -658,6 +650,12 @@ impl VarBuffer for String {
     type Value = str;
     fn append(&mut self, value: &str) {
         self.push_str(value);
+    }
+    fn append_run(&mut self, run: &[u8]) -> bool {
+        // A run of a string array's values is UTF-8 (each value is);
+        // checked anyway, once for the run, which costs far less than a
+        // copy per value.
+        std::str::from_utf8(run).map(|text| self.push_str(text)).is_ok()
     }
     fn bytes(&self) -> usize {
         self.len()
@@ -669,9 +667,38 @@ impl VarBuffer for Vec<u8> {
     fn append(&mut self, value: &[u8]) {
         self.extend_from_slice(value);
     }
+    fn append_run(&mut self, run: &[u8]) -> bool {
+        self.extend_from_slice(run);
+        true
+    }
     fn bytes(&self) -> usize {
         self.len()
     }
+}
+
+/// Appends the selected rows of a string or binary array. A whole array
+/// without NULLs (a top-level column: `rows` selects every row) is one run
+/// of bytes, copied at once, with every offset moved by the same amount.
+fn push_byte_array<T: ByteArrayType, B: VarBuffer<Value = T::Native> + ?Sized>(
+    array: &GenericByteArray<T>,
+    rows: &[u32],
+    (offsets, buffer, valid_out): (&mut Vec<u32>, &mut B, &mut Vec<bool>),
+) -> bool {
+    let nulls = array.nulls().filter(|n| n.null_count() > 0);
+    if nulls.is_none() && selects_all(rows, array.len()) {
+        let value_offsets = array.value_offsets();
+        let (Some(first), Some(last)) = (value_offsets.first(), value_offsets.last()) else { return true };
+        let (first, base) = (first.as_usize(), buffer.bytes());
+        let run = &array.value_data()[first..last.as_usize()];
+        if base + run.len() > u32::MAX as usize || !buffer.append_run(run) {
+            return false;
+        }
+        offsets.extend(value_offsets[1..].iter().map(|o| (base + o.as_usize() - first) as u32));
+        valid_out.resize(valid_out.len() + array.len(), true);
+        return true;
+    }
+    let valid = |r: u32| r != NULL_ROW && nulls.is_none_or(|n| n.is_valid(r as usize));
+    push_var(rows, valid, |i| array.value(i), (offsets, buffer, valid_out))
 }
 
 /// Appends the selected rows of a variable-width column (`value(i)`: row
@@ -697,6 +724,35 @@ where
     buffer.bytes() <= u32::MAX as usize
 }
 
+/// Whether `rows` is every row of an array of `len` rows, in order: a
+/// top-level column's selection, which the bulk paths copy whole.
+fn selects_all(rows: &[u32], len: usize) -> bool {
+    rows.len() == len && rows.iter().enumerate().all(|(i, &r)| r as usize == i)
+}
+
+/// Appends one fixed-width value (`None`: NULL) as the `width` low bytes,
+/// little endian, of its integer: DuckDB's layout of it (a FLOAT by its
+/// bits, a DECIMAL unscaled and rescaled to the version's scale); `false`
+/// when the value needs the row path.
+#[inline(always)]
+fn put_fixed(
+    v: Option<i128>,
+    rescale: Option<&Rescale>,
+    width: usize,
+    data: &mut Vec<u8>,
+    valid: &mut Vec<bool>,
+) -> bool {
+    let Some(v) = v else {
+        data.resize(data.len() + width, 0);
+        valid.push(false);
+        return true;
+    };
+    let Some(v) = rescale.map_or(Some(v), |r| r.apply(v)) else { return false };
+    data.extend_from_slice(&v.to_le_bytes()[..width]);
+    valid.push(true);
+    true
+}
+
 /// Appends primitive values (0 where NULL, as `Column::push_null` writes).
 fn push_primitive<T: arrow::datatypes::ArrowPrimitiveType>(
     array: &arrow::array::PrimitiveArray<T>,
@@ -706,9 +762,112 @@ fn push_primitive<T: arrow::datatypes::ArrowPrimitiveType>(
 ) {
     let values = array.values();
     let nulls = array.nulls().filter(|n| n.null_count() > 0);
+    if nulls.is_none() && selects_all(rows, values.len()) {
+        out.extend_from_slice(values);
+        valid.resize(valid.len() + values.len(), true);
+        return;
+    }
     for &r in rows {
         let v = r != NULL_ROW && nulls.is_none_or(|n| n.is_valid(r as usize));
         out.push(if v { values[r as usize] } else { T::Native::default() });
         valid.push(v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, BinaryArray, Decimal128Array, Float64Array, Int32Array, Int64Array, StringArray};
+
+    use super::*;
+    use crate::infer::{ColumnLimit, DepthLimits};
+    use crate::scalar::ScalarParsers;
+
+    fn with_rules<T>(f: impl FnOnce(&Rules<'_>) -> T) -> T {
+        let parsers = ScalarParsers::default();
+        f(&Rules {
+            limits: DepthLimits { arrow_max_depth: 32, parquet_max_depth: 15 },
+            scalar_object_key: "v",
+            parsers: &parsers,
+            timestamp_unit: TimeUnit::Micros,
+            policies: None,
+            columns: ColumnLimit::NONE,
+        })
+    }
+
+    /// `array` written whole (every row selected: the bulk copies) and the
+    /// same rows written value by value (the first row, then the others:
+    /// neither selection is the whole array), each into an empty column of
+    /// `ty`; `None` where the writing refused the rows.
+    fn whole_and_by_value(conv: &Conv, array: &ArrayRef, ty: &TypeNode) -> (Option<Column>, Option<Column>) {
+        with_rules(|rules| {
+            let n = array.len() as u32;
+            let mut whole = Column::for_type(ty);
+            let whole_ok = write(conv, array.as_ref(), &(0..n).collect::<Vec<_>>(), &mut whole, rules);
+            let mut by_value = Column::for_type(ty);
+            let by_value_ok = write(conv, array.as_ref(), &[0], &mut by_value, rules)
+                && write(conv, array.as_ref(), &(1..n).collect::<Vec<_>>(), &mut by_value, rules);
+            (whole_ok.then_some(whole), by_value_ok.then_some(by_value))
+        })
+    }
+
+    fn decimal(values: &[Option<i128>], (p, s): (u8, u8)) -> ArrayRef {
+        Arc::new(Decimal128Array::from(values.to_vec()).with_precision_and_scale(p, s as i8).unwrap())
+    }
+
+    fn declared(d: Declared) -> TypeNode {
+        TypeNode::Scalar(ScalarKind::Declared(d))
+    }
+
+    #[test]
+    fn a_column_written_whole_is_what_writing_it_value_by_value_gives() {
+        let texts = StringArray::from(vec!["skipped", "", "ü€ 𝄞", "a longer text than twelve bytes", "z"]);
+        // A slice: its first value does not start at byte 0 of the data.
+        let sliced: ArrayRef = Arc::new(texts.slice(1, 4));
+        let with_null: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), None, Some("bc")]));
+        let blobs: ArrayRef = Arc::new(BinaryArray::from(vec![&b"\x00\xff"[..], b"", b"\x80"]).slice(1, 2));
+        let ints: ArrayRef = Arc::new(Int64Array::from(vec![i64::MIN, -1, 0, i64::MAX]));
+        let floats: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.5), None, Some(-0.0)]));
+        let int32: ArrayRef = Arc::new(Int32Array::from(vec![i32::MIN, 7, i32::MAX]));
+        let d15 = (15, 2);
+        let cents = decimal(&[Some(-99_999_999_999_999), Some(0), Some(12_345)], d15);
+        let cents_null = decimal(&[Some(1), None, Some(-1)], d15);
+        let dec = |(precision, scale): (u8, u8)| declared(Declared::Decimal { precision, scale });
+        let rescale = |to: (u8, u8)| Conv::Decimal(Rescale::new(d15, to).unwrap());
+        let cases: Vec<(&str, Conv, &ArrayRef, TypeNode)> = vec![
+            ("text, a slice", Conv::Text, &sliced, TypeNode::Scalar(ScalarKind::Str)),
+            ("text with a NULL", Conv::Text, &with_null, TypeNode::Scalar(ScalarKind::Str)),
+            ("blob, a slice", Conv::Blob, &blobs, declared(Declared::Blob)),
+            ("bigint", Conv::Int, &ints, TypeNode::Scalar(ScalarKind::Int)),
+            ("double with a NULL", Conv::Float, &floats, TypeNode::Scalar(ScalarKind::Float)),
+            ("integer", Conv::Fixed(Declared::Int32), &int32, declared(Declared::Int32)),
+            ("decimal, same scale", rescale(d15), &cents, dec(d15)),
+            ("decimal, rescaled", rescale((18, 4)), &cents, dec((18, 4))),
+            ("decimal, rescaled to 16 bytes", rescale((38, 4)), &cents, dec((38, 4))),
+            ("decimal with a NULL", rescale((18, 4)), &cents_null, dec((18, 4))),
+        ];
+        for (what, conv, array, ty) in cases {
+            let (whole, by_value) = whole_and_by_value(&conv, array, &ty);
+            let whole = whole.unwrap_or_else(|| panic!("{what}: refused whole"));
+            assert_eq!(Some(&whole), by_value.as_ref(), "{what}");
+            assert_eq!(whole.len(), array.len(), "{what}");
+        }
+        // A value beyond the version's precision is refused either way.
+        let (whole, by_value) = whole_and_by_value(&rescale((15, 4)), &cents, &dec((15, 4)));
+        assert_eq!((whole, by_value), (None, None));
+    }
+
+    #[test]
+    fn a_text_column_written_whole_keeps_each_value_at_its_own_offsets() {
+        let texts = StringArray::from(vec!["skipped", "ab", "", "cde"]);
+        let array: ArrayRef = Arc::new(texts.slice(1, 3));
+        let mut col = Column::for_type(&TypeNode::Scalar(ScalarKind::Str));
+        col.push_text("x");
+        let ok = with_rules(|rules| write(&Conv::Text, array.as_ref(), &[0, 1, 2], &mut col, rules));
+        assert!(ok);
+        let ColumnData::Str { offsets, bytes } = &col.data else { panic!("a text column") };
+        assert_eq!((offsets.as_slice(), bytes.as_str()), (&[0, 1, 3, 3, 6][..], "xabcde"));
+        assert_eq!(col.valid, [true; 4]);
     }
 }

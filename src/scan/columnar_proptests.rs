@@ -194,18 +194,23 @@ fn array(kind: Kind, seeds: &[u8]) -> ArrayRef {
 }
 
 /// One file: each of its columns a name from a small pool (so files share
-/// columns, and a shared column's type may differ between them) and a kind.
-fn file() -> impl Strategy<Value = (Vec<(usize, Kind)>, Vec<u8>)> {
-    (prop::collection::vec((0usize..4, kind()), 1..5), prop::collection::vec(any::<u8>(), 0..120))
+/// columns, and a shared column's type may differ between them), a kind,
+/// and whether it is dense (without the NULL every fifth seed gives); then
+/// the seeds of its rows.
+fn file() -> impl Strategy<Value = (Vec<(usize, Kind, bool)>, Vec<u8>)> {
+    (prop::collection::vec((0usize..4, kind(), any::<bool>()), 1..5), prop::collection::vec(any::<u8>(), 0..120))
 }
 
-fn write_file(path: &std::path::Path, columns: &[(usize, Kind)], seeds: &[u8], group_rows: usize) {
+fn write_file(path: &std::path::Path, columns: &[(usize, Kind, bool)], seeds: &[u8], group_rows: usize) {
     let names = ["a", "b", "c", "d"];
     let mut fields = Vec::new();
     let mut arrays = Vec::new();
-    for (i, &(name, kind)) in columns.iter().enumerate() {
-        // Each column's own values: the seeds turned by the column's place.
-        let own: Vec<u8> = seeds.iter().map(|s| s.wrapping_add(i as u8 * 17)).collect();
+    for (i, &(name, kind, dense)) in columns.iter().enumerate() {
+        // Each column's own values: the seeds turned by the column's place;
+        // a dense column's moved off the multiples of five, which are NULL
+        // (a column without NULLs is copied whole, route/columnar.rs).
+        let turned = seeds.iter().map(|s| s.wrapping_add(i as u8 * 17));
+        let own: Vec<u8> = turned.map(|s| if dense && s % 5 == 0 { s ^ 1 } else { s }).collect();
         let a = array(kind, &own);
         fields.push(Field::new(names[name], a.data_type().clone(), true));
         arrays.push(a);
@@ -315,8 +320,9 @@ proptest! {
 #[test]
 fn a_file_whose_types_agree_is_written_whole() {
     let dir = crate::test_support::scratch_dir("columnar-whole");
-    let kinds = [Kind::I64, Kind::Text, Kind::Struct { with_z: true }, Kind::ListStruct];
-    let columns: Vec<(usize, Kind)> = kinds.iter().enumerate().map(|(i, &k)| (i, k)).collect();
+    let kinds =
+        [(Kind::I64, true), (Kind::Text, false), (Kind::Struct { with_z: true }, false), (Kind::ListStruct, false)];
+    let columns: Vec<(usize, Kind, bool)> = kinds.iter().enumerate().map(|(i, &(k, dense))| (i, k, dense)).collect();
     let seeds: Vec<u8> = (0..=255).collect();
     write_file(&dir.join("0.parquet"), &columns, &seeds, 100);
     let glob = dir.join("*.parquet").to_string_lossy().into_owned();
