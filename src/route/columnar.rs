@@ -597,30 +597,28 @@ fn instant_ticks(v: i64, from: TimeUnit, to: TimeUnit, rules: &Rules<'_>) -> Opt
 /// beyond the version's precision. The bounds are worked out once.
 #[derive(Debug)]
 struct Rescale {
-    /// 10^p: the reader's bound.
-    within: u128,
+    /// The bound on a value's magnitude: below both the reader's bound,
+    /// 10^p, and the version's, 10^precision / factor (a power of ten
+    /// divides another exactly, so the scaled value is within 10^precision
+    /// exactly when the value is within this).
+    below: u128,
     factor: i128,
-    /// 10^precision: the version's bound.
-    fits: u128,
 }
 
 impl Rescale {
     fn new((p, s): (u8, u8), (precision, scale): (u8, u8)) -> Option<Rescale> {
-        Some(Rescale {
-            within: 10u128.checked_pow(u32::from(p))?,
-            factor: 10i128.checked_pow(u32::from(scale.saturating_sub(s)))?,
-            fits: 10u128.checked_pow(u32::from(precision))?,
-        })
+        let within = 10u128.checked_pow(u32::from(p))?;
+        let factor = 10u128.checked_pow(u32::from(scale.saturating_sub(s)))?;
+        let fits = 10u128.checked_pow(u32::from(precision))?;
+        Some(Rescale { below: within.min(fits / factor), factor: i128::try_from(factor).ok()? })
     }
 
     /// The unscaled value in the version's scale; `None`: the row path
-    /// decides.
+    /// decides. One comparison: below the bound the product cannot
+    /// overflow (it is under 10^38).
     #[inline]
     fn apply(&self, v: i128) -> Option<i128> {
-        if v.unsigned_abs() >= self.within {
-            return None;
-        }
-        v.checked_mul(self.factor).filter(|u| u.unsigned_abs() < self.fits)
+        (v.unsigned_abs() < self.below).then(|| v * self.factor)
     }
 }
 
@@ -856,6 +854,29 @@ mod tests {
         // A value beyond the version's precision is refused either way.
         let (whole, by_value) = whole_and_by_value(&rescale((15, 4)), &cents, &dec((15, 4)));
         assert_eq!((whole, by_value), (None, None));
+    }
+
+    /// The one comparison of [`Rescale::apply`] against its definition:
+    /// within the reader's precision, and the rescaled value within the
+    /// version's, around every power of ten where either bound falls.
+    #[test]
+    fn a_rescale_takes_exactly_the_values_within_both_precisions() {
+        for (from, to) in
+            [((15, 2), (15, 2)), ((15, 2), (18, 4)), ((15, 2), (16, 4)), ((9, 0), (38, 20)), ((38, 4), (38, 4))]
+        {
+            let rescale = Rescale::new(from, to).unwrap();
+            let factor = 10i128.pow(u32::from(to.1 - from.1));
+            for power in 0..=38u32 {
+                let p = 10i128.pow(power);
+                for v in [p - 1, p, p + 1, -p + 1, -p, -p - 1] {
+                    let defined = (v.unsigned_abs() < 10u128.pow(u32::from(from.0)))
+                        .then(|| v.checked_mul(factor))
+                        .flatten()
+                        .filter(|u| u.unsigned_abs() < 10u128.pow(u32::from(to.0)));
+                    assert_eq!(rescale.apply(v), defined, "{v} from {from:?} to {to:?}");
+                }
+            }
+        }
     }
 
     #[test]
