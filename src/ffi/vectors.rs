@@ -10,6 +10,9 @@ use duckdb::ffi;
 use super::handles::Vector;
 use crate::route::{Column, ColumnData};
 
+/// The longest string DuckDB keeps inline in its `duckdb_string_t`.
+const INLINE: usize = 12;
+
 impl Vector<'_> {
     fn check_rows(&self, rows: usize) -> Result<(), String> {
         if rows > self.capacity {
@@ -95,11 +98,75 @@ impl Vector<'_> {
         // SAFETY: a VARCHAR/BLOB vector (bind declared it from the same
         // schema); its data is `capacity` duckdb_string_t, once per call.
         let data = unsafe { ffi::duckdb_vector_get_data(self.raw) } as *mut ffi::duckdb_string_t;
+        let long = (0..rows).filter(|&r| col.valid[r] && (offsets[r + 1] - offsets[r]) as usize > INLINE).count();
+        if long >= 2 {
+            // SAFETY: `data` is this vector's, and `rows` <= its capacity.
+            unsafe { self.write_strings_as_one_run(data, col, offsets, bytes, rows) };
+            return;
+        }
         for row in 0..rows {
             if col.valid[row] {
                 // SAFETY: `data` is this vector's and `row` < rows <= capacity.
                 unsafe { self.put_string(data, row, &bytes[offsets[row] as usize..offsets[row + 1] as usize]) };
             }
+        }
+    }
+
+    /// Writes the rows as [`Self::write_strings`] does, with the bytes of
+    /// every row copied into the vector's string heap by one call, as one
+    /// run, and each string of more than 12 bytes pointing into that copy
+    /// (DuckDB's layout of such a string: its length, its first four bytes
+    /// and a pointer). One call per long string, each an allocation in the
+    /// heap and a copy, was most of the cost of handing strings to DuckDB.
+    /// The run is held by the vector's heap, which lives as long as the
+    /// vector, as a string copied alone would be. A NULL row is written as
+    /// the empty string.
+    ///
+    /// # Safety
+    /// `data` is this VARCHAR/BLOB vector's data, `rows` is at most its
+    /// capacity, some row holds more than 12 bytes, and `offsets` and
+    /// `bytes` are the column's (every valid row's slice of a VARCHAR
+    /// column is UTF-8).
+    unsafe fn write_strings_as_one_run(
+        &self,
+        data: *mut ffi::duckdb_string_t,
+        col: &Column,
+        offsets: &[u32],
+        bytes: &[u8],
+        rows: usize,
+    ) {
+        let start = offsets[0] as usize;
+        let run = &bytes[start..offsets[rows] as usize];
+        // SAFETY: row 0 is a slot of this live vector; DuckDB copies the
+        // run into the vector's heap (more than 12 bytes: some row's string
+        // is in it) and points row 0 at the copy, which the loop below
+        // rewrites. The run is UTF-8 for a VARCHAR column: whole rows of it.
+        let copy = unsafe {
+            ffi::duckdb_unsafe_vector_assign_string_element_len(self.raw, 0, run.as_ptr().cast(), run.len() as u64);
+            (*data).value.pointer.ptr as *const std::os::raw::c_char
+        };
+        for row in 0..rows {
+            let (from, to) = (offsets[row] as usize, offsets[row + 1] as usize);
+            let s = if col.valid[row] { &bytes[from..to] } else { &[][..] };
+            if s.len() <= INLINE {
+                // SAFETY: `row` is a slot of `data` (rows <= capacity).
+                unsafe { self.put_string(data, row, s) };
+                continue;
+            }
+            let mut prefix = [0 as std::os::raw::c_char; 4];
+            for (dst, src) in prefix.iter_mut().zip(s) {
+                *dst = *src as std::os::raw::c_char;
+            }
+            // SAFETY: `from - start` + `s.len()` is within the run's copy,
+            // which the vector's heap holds for the vector's life.
+            let ptr = unsafe { copy.add(from - start) } as *mut std::os::raw::c_char;
+            let value = ffi::duckdb_string_t {
+                value: ffi::duckdb_string_t__bindgen_ty_1 {
+                    pointer: ffi::duckdb_string_t__bindgen_ty_1__bindgen_ty_1 { length: s.len() as u32, prefix, ptr },
+                },
+            };
+            // SAFETY: `row` is a slot of `data`.
+            unsafe { *data.add(row) = value };
         }
     }
 
@@ -125,7 +192,6 @@ impl Vector<'_> {
     /// `data` is this VARCHAR/BLOB vector's data and `row` is below its
     /// capacity; for a VARCHAR vector `s` is UTF-8.
     unsafe fn put_string(&self, data: *mut ffi::duckdb_string_t, row: usize, s: &[u8]) {
-        const INLINE: usize = 12;
         if s.len() <= INLINE {
             let mut inlined = [0 as std::os::raw::c_char; INLINE];
             for (dst, src) in inlined.iter_mut().zip(s) {
