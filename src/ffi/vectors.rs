@@ -116,8 +116,8 @@ impl Vector<'_> {
     /// every row copied into the vector's string heap by one call, as one
     /// run, and each string of more than 12 bytes pointing into that copy
     /// (DuckDB's layout of such a string: its length, its first four bytes
-    /// and a pointer). One call per long string, each an allocation in the
-    /// heap and a copy, was most of the cost of handing strings to DuckDB.
+    /// and a pointer), instead of one call per long string, each an
+    /// allocation in the heap and a copy.
     /// The run is held by the vector's heap, which lives as long as the
     /// vector, as a string copied alone would be. A NULL row is written as
     /// the empty string.
