@@ -98,8 +98,9 @@ impl Vector<'_> {
         // SAFETY: a VARCHAR/BLOB vector (bind declared it from the same
         // schema); its data is `capacity` duckdb_string_t, once per call.
         let data = unsafe { ffi::duckdb_vector_get_data(self.raw) } as *mut ffi::duckdb_string_t;
-        let long = (0..rows).filter(|&r| col.valid[r] && (offsets[r + 1] - offsets[r]) as usize > INLINE).count();
-        if long >= 2 {
+        // Two long strings are enough to know: the count stops there.
+        let mut long = (0..rows).filter(|&r| col.valid[r] && (offsets[r + 1] - offsets[r]) as usize > INLINE);
+        if long.nth(1).is_some() {
             // SAFETY: `data` is this vector's, and `rows` <= its capacity.
             unsafe { self.write_strings_as_one_run(data, col, offsets, bytes, rows) };
             return;

@@ -125,7 +125,7 @@ impl<R: Read> Chunks<R> {
         let mut n = 0;
         while self.buf.end < target {
             // Room already zeroed is offered whole: it costs nothing more.
-            let end = (self.buf.end + offer).max(self.buf.store.len()).min(target);
+            let end = self.buf.end.saturating_add(offer).max(self.buf.store.len()).min(target);
             let room = self.buf.room_to(end, self.chunk_bytes);
             match self.reader.read(room) {
                 Ok(0) => break,
@@ -133,7 +133,7 @@ impl<R: Read> Chunks<R> {
                     // A reader never gives more than it was offered.
                     let k = k.min(room.len());
                     if k == room.len() {
-                        offer = offer.saturating_mul(2);
+                        offer = offer.saturating_mul(2).min(self.chunk_bytes);
                     }
                     self.buf.end += k;
                     n += k;

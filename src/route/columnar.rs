@@ -722,8 +722,9 @@ where
     buffer.bytes() <= u32::MAX as usize
 }
 
-/// Whether `rows` is every row of an array of `len` rows, in order: a
-/// top-level column's selection, which the bulk paths copy whole.
+/// Whether `rows` is every row of an array of `len` rows, in order, which
+/// the bulk paths copy whole: a top-level column's selection, and a struct
+/// child's or a list's elements where no parent row is NULL or empty.
 fn selects_all(rows: &[u32], len: usize) -> bool {
     rows.len() == len && rows.iter().enumerate().all(|(i, &r)| r as usize == i)
 }
