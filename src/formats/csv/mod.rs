@@ -30,7 +30,7 @@ pub mod sniff;
 
 use std::io::Read;
 
-use super::byte_search::{first_of_three, first_of_two};
+use super::byte_search::{first_of_three, first_of_two, split_line};
 use super::chunks::Chunks;
 use super::{BadRecord, Batch, RecordFault, RecordMeta};
 use crate::error::{Result, SanitizeError};
@@ -148,6 +148,11 @@ pub struct CsvReader<R: Read> {
     oversized: Option<(u64, u64)>,
     /// A header cell that did not decode, for the scan to report.
     header_notice: Option<super::HeaderNotice>,
+    /// Plain records are read in one pass ([`CsvReader::scan_plain_record`]);
+    /// off only where tests compare that pass with the state machine.
+    one_pass: bool,
+    /// Records read by that pass, for the tests that check it is taken.
+    one_pass_records: u64,
 }
 
 /// What passing over one of the `skip_lines` lines found.
@@ -237,6 +242,8 @@ impl<R: Read> CsvReader<R> {
             cut: false,
             oversized: None,
             header_notice: None,
+            one_pass: true,
+            one_pass_records: 0,
         }
     }
 
@@ -424,6 +431,13 @@ impl<R: Read> CsvReader<R> {
         let quote = self.options.quote;
         let escape = self.options.distinct_escape();
         let comment = self.options.comment;
+        let fresh =
+            self.pos == 0 && self.state == State::CellStart && self.cells.is_empty() && self.oversized.is_none();
+        if self.one_pass && fresh && delim_len == 1 && comment.is_none() {
+            if let Some(end) = self.scan_plain_record(delim, quote) {
+                return Ok(Some(end));
+            }
+        }
         loop {
             let buf = &self.input.buf[self.input.start..];
             let len = buf.len();
@@ -628,6 +642,40 @@ impl<R: Read> CsvReader<R> {
                 }
             });
         }
+    }
+
+    /// The record at `buf[start..]` when it is plain: it ends in the
+    /// buffer, at an LF or CR that needs no next byte to tell a CRLF, and
+    /// no cell starts with the quote byte (a quote inside a cell is data).
+    /// Its cells are found in one pass over the line ([`split_line`]), as
+    /// the state machine of [`CsvReader::scan_record`] finds them cell by
+    /// cell; `None`, with nothing kept, for any other record, which the
+    /// state machine then reads. Only for a one-byte delimiter, no comment
+    /// byte, and a record not yet begun.
+    fn scan_plain_record(&mut self, delim: u8, quote: Option<u8>) -> Option<RecordEnd> {
+        let buf = &self.input.buf[self.input.start..];
+        let cells = &mut self.cells;
+        let mut start = 0;
+        let mut quoted = false;
+        let found = split_line(buf, delim, |at| {
+            // `start <= at`: the cell's first byte, or its delimiter.
+            quoted |= Some(buf[start]) == quote;
+            cells.push(Cell { start, end: at, kind: CellKind::Plain });
+            start = at + 1;
+        });
+        let term = found.and_then(|at| line_end_len(buf, at, self.input.eof).map(|term| (at, term)));
+        let Some((at, term)) = term else {
+            cells.clear();
+            return None;
+        };
+        if quoted || Some(buf[start]) == quote {
+            cells.clear();
+            return None;
+        }
+        cells.push(Cell { start, end: at, kind: CellKind::Plain });
+        self.pos = at + term;
+        self.one_pass_records += 1;
+        Some(self.record_end(term, None))
     }
 
     /// Line ends in `from..to` of the current record, inside quotes: each
@@ -1057,19 +1105,34 @@ fn emit(
     // quoted cell with doubled quotes, unescaped into `scratch`, is copied.
     let (base, _) = tape.push_text(text);
     let root = tape.nodes.len();
+    tape.nodes.reserve(2 * width + 1);
     let open = tape.open(true);
     let mut evidence = false;
     for (i, &range) in keys.ranges.iter().enumerate().take(width) {
         tape.push_key_range(range);
-        let value = cells.get(i).and_then(|&cell| cell_value(&text[cell.start..cell.end], cell, options, scratch));
-        match value {
-            Some(v) => {
-                match offset_in(text, v) {
-                    Some(offset) => tape.push_string_range(base + offset as u32, v.len() as u32),
-                    None => tape.push_string(v),
+        match cells.get(i) {
+            // An unquoted cell is its bytes of the record: its range of the
+            // text just pushed, found without slicing the text (the cells
+            // end at ASCII bytes of valid UTF-8, so at character boundaries).
+            Some(cell) if cell.kind == CellKind::Plain => {
+                let raw = &rec[cell.start..cell.end];
+                if is_null_string(raw, &options.null_strings) {
+                    tape.push_null();
+                } else {
+                    tape.push_string_range(base + cell.start as u32, raw.len() as u32);
+                    evidence = true;
                 }
-                evidence = true;
             }
+            Some(&cell) => match cell_value(&text[cell.start..cell.end], cell, options, scratch) {
+                Some(v) => {
+                    match offset_in(text, v) {
+                        Some(offset) => tape.push_string_range(base + offset as u32, v.len() as u32),
+                        None => tape.push_string(v),
+                    }
+                    evidence = true;
+                }
+                None => tape.push_null(),
+            },
             None => tape.push_null(),
         }
     }
@@ -1109,13 +1172,7 @@ impl KeyCache {
 /// only the empty one).
 fn cell_value<'a>(raw: &'a str, cell: Cell, options: &CsvOptions, scratch: &'a mut String) -> Option<&'a str> {
     match cell.kind {
-        // Lengths first: an empty cell against the default `""` needs no
-        // byte compare (a call per empty cell, measured).
-        CellKind::Plain
-            if options.null_strings.iter().any(|n| n.len() == raw.len() && (raw.is_empty() || n == raw)) =>
-        {
-            None
-        }
+        CellKind::Plain if is_null_string(raw.as_bytes(), &options.null_strings) => None,
         CellKind::Plain => Some(raw),
         CellKind::Quoted => Some(&raw[1..raw.len() - 1]),
         CellKind::Escaped => {
@@ -1123,6 +1180,14 @@ fn cell_value<'a>(raw: &'a str, cell: Cell, options: &CsvOptions, scratch: &'a m
             Some(scratch.as_str())
         }
     }
+}
+
+/// An unquoted cell that is one of the null strings. Lengths first: an
+/// empty cell against the default `""` needs no byte compare (a call per
+/// empty cell, measured).
+#[inline(always)]
+fn is_null_string(raw: &[u8], null_strings: &[String]) -> bool {
+    null_strings.iter().any(|n| n.len() == raw.len() && (raw.is_empty() || n.as_bytes() == raw))
 }
 
 /// Unescapes a quoted cell (`raw` starts at its opening quote). Inside the

@@ -679,3 +679,89 @@ fn leading_blank_lines_of_a_one_column_file_are_null_values() {
     let out = read_with(b"\n\n1,2\n", opts(false, b','));
     assert_eq!(jsons(&out), [r#"{"column_a":"1","column_b":"2"}"#]);
 }
+
+/// Every record of `input` as (line, byte, compact JSON or `ERR` and the
+/// cause), read with `chunk`-byte reads, the one-pass reading of plain
+/// records on or off; and how many records that pass read. A whole-file
+/// error is its message.
+type Passes = Result<(Vec<(u64, u64, String)>, u64), String>;
+fn read_passes(input: &[u8], chunk: usize, o: &CsvOptions, one_pass: bool) -> Passes {
+    let mut r = CsvReader::new(input, "p.csv", chunk, o.clone());
+    r.one_pass = one_pass;
+    let mut out = Vec::new();
+    let mut batch = Batch::default();
+    loop {
+        batch.clear();
+        if r.next_batch(&mut batch, 3).map_err(|e| e.message)? == 0 {
+            break;
+        }
+        for (i, m) in batch.meta.iter().enumerate() {
+            let text = match &m.error {
+                Some(e) => format!("ERR {}", e.cause),
+                None => {
+                    let mut s = String::new();
+                    write_compact_json(batch.tape.record(i), &mut s);
+                    s
+                }
+            };
+            out.push((m.line, m.byte, text));
+        }
+    }
+    Ok((out, r.one_pass_records))
+}
+
+#[test]
+fn plain_records_are_read_in_one_pass_and_others_by_the_state_machine() {
+    let o = opts(true, b',');
+    // Three plain records, one whose cell starts with a quote, one whose
+    // CR-less line end is the input's end.
+    let input = b"a,b,c\n1,x y,\n2,,z\r\n\"q\",4,5\n6,in\"side,7\n8,9,10";
+    let (records, one_pass) = read_passes(input, 1 << 20, &o, true).unwrap();
+    assert_eq!(records.len(), 5);
+    // 1, 2 and 6 (a quote inside a cell is data); not the header, scanned
+    // before any input is read, nor the quoted record, nor the last, whose
+    // end needs the end of input.
+    assert_eq!(one_pass, 3);
+    assert_eq!(read_passes(input, 1 << 20, &o, false), Ok((records, 0)));
+    // A comment byte or a longer delimiter leaves every record to the state machine.
+    let comment = read_passes(b"a,b\n1,2\n", 64, &dialect(|d| d.comment = Some(b'#')), true);
+    assert_eq!(comment.map(|r| (r.0.len(), r.1)), Ok((1, 0)));
+    let long = read_passes(b"a::b\n1::2\n", 64, &dialect(|d| d.delimiter = b"::".to_vec()), true);
+    assert_eq!(long.map(|r| (r.0.len(), r.1)), Ok((1, 0)));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(512), .. ProptestConfig::default() })]
+
+    /// Reading plain records in one pass changes nothing: for text made of
+    /// the bytes the tokenizer acts on (delimiters, quotes, escapes, line
+    /// ends, invalid UTF-8), any dialect, chunk size and record limit, the
+    /// records, their lines and bytes and the bad records' causes are the
+    /// state machine's alone.
+    #[test]
+    fn the_one_pass_reading_gives_what_the_state_machine_gives(
+        picks in prop::collection::vec(0usize..12, 0..120),
+        delim in prop::sample::select(vec![b',', b';', b'\t', b'|']),
+        quote in prop::sample::select(vec![Some(b'"'), Some(b'\''), None]),
+        escape in prop::sample::select(vec![None, Some(b'\\')]),
+        has_header in any::<bool>(),
+        null_padding in any::<bool>(),
+        max_record_bytes in prop::sample::select(vec![4usize, 16, 1 << 20]),
+        chunk in prop::sample::select(vec![1usize, 5, 16, 1 << 20]),
+    ) {
+        let pool: [&[u8]; 12] = [b",", b";", b"\t", b"|", b"\"", b"'", b"\\", b"\n", b"\r", b"ab", b"\xff", "\u{e9}".as_bytes()];
+        let text: Vec<u8> = picks.iter().flat_map(|&p| pool[p].iter().copied()).collect();
+        let o = dialect(|d| {
+            d.has_header = has_header;
+            d.delimiter = vec![delim];
+            d.quote = quote;
+            d.escape = escape;
+            d.null_padding = null_padding;
+            d.max_record_bytes = max_record_bytes;
+        });
+        let fast = read_passes(&text, chunk, &o, true).map(|r| r.0);
+        let slow = read_passes(&text, chunk, &o, false);
+        prop_assert_eq!(slow.as_ref().map(|r| r.1).unwrap_or(0), 0);
+        prop_assert_eq!(fast, slow.map(|r| r.0));
+    }
+}
