@@ -103,6 +103,13 @@ impl ScalarParsers {
         if *out != Parsed::None {
             return;
         }
+        // The trimmed characters are ASCII, so the end bytes tell whether
+        // there is anything to trim: most strings that parse as nothing
+        // (names, codes) are not walked again.
+        let trims = |b: Option<&u8>| b.is_some_and(|&b| is_trim_space(char::from(b)));
+        if !trims(s.as_bytes().first()) && !trims(s.as_bytes().last()) {
+            return;
+        }
         let trimmed = s.trim_matches(is_trim_space);
         if trimmed.len() == s.len() || trimmed.is_empty() {
             return;

@@ -11,14 +11,29 @@
 /// silent wrapping or rounding).
 pub fn parse_int(s: &str) -> Option<i64> {
     let b = s.as_bytes();
-    let digits = match b.first()? {
-        b'+' | b'-' => &b[1..],
-        _ => b,
+    let (negative, digits) = match b.first()? {
+        b'-' => (true, &b[1..]),
+        b'+' => (false, &b[1..]),
+        _ => (false, b),
     };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
         return None;
     }
-    if digits.len() > 1 && digits[0] == b'0' {
+    // Up to 18 digits cannot overflow: the value is taken in the pass
+    // that checks the digits (most integers of a file), where a check and
+    // then `str::parse` read each twice.
+    if digits.len() <= 18 {
+        let mut value = 0i64;
+        for &c in digits {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            value = value * 10 + i64::from(d);
+        }
+        return Some(if negative { -value } else { value });
+    }
+    if !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
     // i64's own parser accepts a leading '+', and reports overflow.

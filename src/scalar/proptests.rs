@@ -60,6 +60,20 @@ proptest! {
         let _ = all_parsers().parse(&s);
     }
 
+    /// The integer grammar, by its definition: an optional sign, then
+    /// ASCII digits without a leading zero, within i64 (text of signs,
+    /// zeros and digits around every length where overflow begins).
+    #[test]
+    fn integers_are_what_the_grammar_defines(
+        sign in "[-+]?",
+        body in prop_oneof!["[0-9a]{0,21}", "[1-9][0-9]{16,19}", "92[0-9]{17}"],
+    ) {
+        let s = format!("{sign}{body}");
+        let digits_ok = !body.is_empty() && body.bytes().all(|c| c.is_ascii_digit()) && !(body.len() > 1 && body.starts_with('0'));
+        let expected = if digits_ok { s.parse::<i64>().ok() } else { None };
+        prop_assert_eq!(parse_int(&s), expected);
+    }
+
     #[test]
     fn integers_round_trip(n in any::<i64>()) {
         prop_assert_eq!(parse_int(&n.to_string()), Some(n));
