@@ -5,7 +5,7 @@
 //! register, and only a longer span goes to memchr2 (memchr3).
 //!
 //! [`split_line`] reads a whole CSV line the same way, eight bytes at a
-//! time, finding every delimiter and the line end in one pass.
+//! time, finding every delimiter and the line end (or a quote) in one pass.
 
 /// How far the register search goes before handing over to memchr2.
 const SHORT: usize = 32;
@@ -56,17 +56,19 @@ pub fn first_of_three(a: u8, b: u8, c: u8, rest: &[u8]) -> Option<usize> {
     memchr::memchr3(a, b, c, &rest[i..]).map(|p| i + p)
 }
 
-/// Finds the end of the line `bytes` starts with (its first LF or CR) and
-/// calls `at_delimiter` with the position of each `delimiter` before it,
-/// in order; `None` (after calling it for every delimiter in `bytes`) when
-/// `bytes` holds no LF or CR. A delimiter that is LF or CR is a line end.
+/// Finds the first LF, CR or `stop` byte of `bytes` (the end of the line
+/// it starts with, or a byte the caller must look at) and calls
+/// `at_delimiter` with the position of each `delimiter` before it, in
+/// order; `None` (after calling it for every delimiter in `bytes`) when
+/// there is none. A delimiter that is also one of those bytes is one of
+/// them.
 ///
 /// One pass, eight bytes at a time, with exact flags ([`equal_bytes`]):
 /// a line of 20 short cells costs a few hundred instructions, where
 /// searching for each cell's end on its own costs that per cell.
 #[inline(always)]
-pub fn split_line(bytes: &[u8], delimiter: u8, mut at_delimiter: impl FnMut(usize)) -> Option<usize> {
-    let (wd, lf, cr) = (splat(delimiter), splat(b'\n'), splat(b'\r'));
+pub fn split_line(bytes: &[u8], delimiter: u8, stop: u8, mut at_delimiter: impl FnMut(usize)) -> Option<usize> {
+    let (wd, lf, cr, ws) = (splat(delimiter), splat(b'\n'), splat(b'\r'), splat(stop));
     let mut words = bytes.chunks_exact(8);
     let mut i = 0;
     for chunk in words.by_ref() {
@@ -74,9 +76,9 @@ pub fn split_line(bytes: &[u8], delimiter: u8, mut at_delimiter: impl FnMut(usiz
         word.copy_from_slice(chunk);
         let w = u64::from_le_bytes(word);
         let mut delimiters = equal_bytes(w, wd);
-        let ends = equal_bytes(w, lf) | equal_bytes(w, cr);
+        let ends = equal_bytes(w, lf) | equal_bytes(w, cr) | equal_bytes(w, ws);
         if ends != 0 {
-            // The flags below the first line end's (its bit is 8k + 7).
+            // The flags below the first stop's (its bit is 8k + 7).
             let first = ends.trailing_zeros();
             delimiters &= (1u64 << first) - 1;
             flagged(delimiters, i, &mut at_delimiter);
@@ -86,7 +88,7 @@ pub fn split_line(bytes: &[u8], delimiter: u8, mut at_delimiter: impl FnMut(usiz
         i += 8;
     }
     for (j, &b) in words.remainder().iter().enumerate() {
-        if b == b'\n' || b == b'\r' {
+        if b == b'\n' || b == b'\r' || b == stop {
             return Some(i + j);
         }
         if b == delimiter {
@@ -155,20 +157,22 @@ mod tests {
             prop_assert_eq!(first_of_two(a, b, &text), memchr::memchr2(a, b, &text));
         }
 
-        /// The one-pass line split finds the delimiters and the line end
-        /// a byte-by-byte reading finds, for any delimiter (LF and CR too),
-        /// among bytes one bit away from them and the bytes a borrow or
-        /// carry could confuse, in lines shorter and longer than a word.
+        /// The one-pass line split finds the delimiters and the first stop
+        /// a byte-by-byte reading finds, for any delimiter and stop byte
+        /// (LF and CR too), among bytes one bit away from them and the
+        /// bytes a borrow or carry could confuse, in lines shorter and
+        /// longer than a word.
         #[test]
         fn split_line_is_a_byte_by_byte_reading(
             delimiter in any::<u8>(),
-            picks in prop::collection::vec(0usize..10, 0..80),
+            stop in any::<u8>(),
+            picks in prop::collection::vec(0usize..11, 0..80),
         ) {
-            let pool = [delimiter, b'\n', b'\r', delimiter ^ 1, delimiter ^ 0x80, 0, 0x7f, 0x80, 0xff, b'x'];
+            let pool = [delimiter, b'\n', b'\r', stop, delimiter ^ 1, stop ^ 0x80, 0, 0x7f, 0x80, 0xff, b'x'];
             let text: Vec<u8> = picks.iter().map(|&p| pool[p]).collect();
             let mut found = Vec::new();
-            let end = split_line(&text, delimiter, |at| found.push(at));
-            let expected_end = text.iter().position(|&b| b == b'\n' || b == b'\r');
+            let end = split_line(&text, delimiter, stop, |at| found.push(at));
+            let expected_end = text.iter().position(|&b| b == b'\n' || b == b'\r' || b == stop);
             let expected: Vec<usize> = text[..expected_end.unwrap_or(text.len())]
                 .iter()
                 .enumerate()

@@ -644,34 +644,34 @@ impl<R: Read> CsvReader<R> {
         }
     }
 
-    /// The record at `buf[start..]` when it is plain: it ends in the
-    /// buffer, at an LF or CR that needs no next byte to tell a CRLF, and
-    /// no cell starts with the quote byte (a quote inside a cell is data).
-    /// Its cells are found in one pass over the line ([`split_line`]), as
-    /// the state machine of [`CsvReader::scan_record`] finds them cell by
-    /// cell; `None`, with nothing kept, for any other record, which the
-    /// state machine then reads. Only for a one-byte delimiter, no comment
-    /// byte, and a record not yet begun.
+    /// The record at `buf[start..]` in one pass when it is plain: no quote
+    /// byte before its line end, which is in the buffer and needs no next
+    /// byte to tell a CRLF. Its cells are found by [`split_line`], as the
+    /// state machine of [`CsvReader::scan_record`] finds them cell by cell.
+    /// Otherwise the pass stops at the start of the cell holding the quote
+    /// (or reaching past the buffer), with the cells before it kept and the
+    /// position there: where the state machine would stand, which goes on
+    /// from it (`None`). Only for a one-byte delimiter, no comment byte,
+    /// and a record not yet begun.
     fn scan_plain_record(&mut self, delim: u8, quote: Option<u8>) -> Option<RecordEnd> {
         let buf = &self.input.buf[self.input.start..];
         let cells = &mut self.cells;
         let mut start = 0;
-        let mut quoted = false;
-        let found = split_line(buf, delim, |at| {
-            // `start <= at`: the cell's first byte, or its delimiter.
-            quoted |= Some(buf[start]) == quote;
+        // Without a quote byte, LF stands in (a line end stops it anyway).
+        let found = split_line(buf, delim, quote.unwrap_or(b'\n'), |at| {
             cells.push(Cell { start, end: at, kind: CellKind::Plain });
             start = at + 1;
         });
-        let term = found.and_then(|at| line_end_len(buf, at, self.input.eof).map(|term| (at, term)));
-        let Some((at, term)) = term else {
-            cells.clear();
+        let end = found
+            .filter(|&at| matches!(buf[at], b'\n' | b'\r'))
+            .and_then(|at| line_end_len(buf, at, self.input.eof).map(|term| (at, term)));
+        let Some((at, term)) = end else {
+            // A quote (opening a quoted cell, or data inside an unquoted
+            // one), or a line end not yet read: the state machine reads on
+            // from the start of this cell, after the cells already found.
+            self.pos = start;
             return None;
         };
-        if quoted || Some(buf[start]) == quote {
-            cells.clear();
-            return None;
-        }
         cells.push(Cell { start, end: at, kind: CellKind::Plain });
         self.pos = at + term;
         self.one_pass_records += 1;
