@@ -32,7 +32,7 @@ pub const PARSED_STR: u8 = 8;
 /// Appends `text[start..start + len]` (a key, into a shape). Most keys are
 /// short: a copy of a fixed 16 bytes, cut back to the key, costs a few
 /// moves where a copy of `len` bytes costs a call to `memcpy`.
-#[inline]
+#[inline(always)]
 pub fn push_bytes(out: &mut Vec<u8>, text: &[u8], start: usize, len: usize) {
     match text.get(start..start + 16) {
         Some(wide) if len <= 16 => {
