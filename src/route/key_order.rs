@@ -60,7 +60,7 @@ impl KeyOrders {
 pub(super) fn family_of(s: &StructNode, order: &mut Vec<u32>, position: usize, key: &str) -> Option<usize> {
     if let Some(&guess) = order.get(position) {
         if let Some(family) = s.families.get(guess as usize) {
-            if family.source_key == key {
+            if crate::value::key_hash::same_key(family.source_key.as_bytes(), key.as_bytes()) {
                 return Some(guess as usize);
             }
         }

@@ -378,8 +378,14 @@ impl Router {
         let base = self.scratch.len();
         self.scratch.resize(base + s.families.len(), NO_VALUE);
         let order = self.key_orders.of(s);
-        for (position, (key, v)) in object.entries().enumerate() {
-            match key_order::family_of(s, order, position, key) {
+        // A counted position, not `enumerate()`: its `next` was left a call
+        // per entry (callgrind).
+        let mut position = 0;
+        #[allow(clippy::explicit_counter_loop)]
+        for (key, v) in object.entries() {
+            let found = key_order::family_of(s, order, position, key);
+            position += 1;
+            match found {
                 // Duplicate keys: the last one wins, as in most JSON readers.
                 Some(fi) => {
                     if self.scratch[base + fi] != NO_VALUE {
@@ -586,7 +592,22 @@ impl Router {
                     if let Some(r) = self.rescue.as_mut() {
                         r.enter("[]");
                     }
+                    // Elements of one scalar type go straight into the
+                    // element column as `write_scalar` would write them
+                    // (`write_plain`): there is no version to choose inside
+                    // a list, only the kind to check.
+                    let plain = match elem.as_ref() {
+                        TypeNode::Scalar(kind)
+                            if self.rescue.is_none() && !self.drop_null_elements && !PLAIN_OFF.is_on() =>
+                        {
+                            Some(*kind)
+                        }
+                        _ => None,
+                    };
                     for e in c.value.elements() {
+                        if plain.is_some_and(|kind| write_plain(kind, e, child, rules)) {
+                            continue;
+                        }
                         let ec = classify(e, c.level.inside_list(), rules);
                         // An empty element keeps its position as a NULL element.
                         self.write_value(elem, &ec, child, rules);
@@ -797,8 +818,8 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
 }
 
 /// Writes a JSON scalar into the one scalar version of a trusted family
-/// (see [`Router::plain_scalar`]) as the version choice and
-/// `Column::push_scalar` would: a null is NULL, an integer goes to BIGINT
+/// (see [`Router::plain_scalar`]), or into the element column of a list of
+/// one scalar type, as the version choice and `Column::push_scalar` would: a null is NULL, an integer goes to BIGINT
 /// or DOUBLE, a double to DOUBLE, a Boolean to BOOLEAN, a string as
 /// [`write_direct`] writes it; `false`, with nothing written, for anything
 /// else, which takes the general path.

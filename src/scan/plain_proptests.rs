@@ -1,6 +1,7 @@
 //! Property test of the router's plain writes (route `write_plain`): a
 //! JSON scalar written straight into the one scalar version of a trusted
-//! family gives exactly what the version choice gives: rows, names,
+//! family, or into the element column of a list of one scalar type, gives
+//! exactly what the version choice and the general write give: rows, names,
 //! registry, drifts and counters, with and without parsers, in additive
 //! and strict mode, with projections.
 

@@ -74,12 +74,67 @@ fn tail_word(rest: &[u8]) -> u64 {
     word ^ ((n as u64) << 61)
 }
 
+/// Whether two keys are the same bytes, as `a == b` says. Keys are mostly
+/// short, and `a == b` calls `memcmp` for any length the compiler cannot
+/// see; a key of up to 16 bytes is compared here as two words that
+/// overlap (two halves of 4 bytes up to 8, three bytes up to 3) loaded
+/// from its two ends, which cover every byte.
+#[inline(always)]
+pub fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n > 16 {
+        return a == b;
+    }
+    if n >= 8 {
+        return ends::<8>(a) == ends::<8>(b);
+    }
+    if n >= 4 {
+        return ends::<4>(a) == ends::<4>(b);
+    }
+    n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
+}
+
+/// The first and the last `N` bytes of `s` (they overlap when `s` is
+/// shorter than `2 * N`); zeros when it is shorter than `N`.
+#[inline(always)]
+fn ends<const N: usize>(s: &[u8]) -> ([u8; N], [u8; N]) {
+    match (s.first_chunk::<N>(), s.last_chunk::<N>()) {
+        (Some(first), Some(last)) => (*first, *last),
+        _ => ([0; N], [0; N]),
+    }
+}
+
 pub type KeyMap<V> = std::collections::HashMap<String, V, BuildHasherDefault<KeyHasher>>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::hash::BuildHasher;
+
+    proptest::proptest! {
+        /// Keys of every length around the word sizes, equal or differing
+        /// in one byte anywhere: `same_key` says what `==` says.
+        #[test]
+        fn same_key_is_byte_equality(
+            a in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            flip in proptest::prelude::any::<proptest::sample::Index>(),
+            bit in 0u8..8,
+            longer in proptest::prelude::any::<bool>(),
+        ) {
+            proptest::prop_assert!(same_key(&a, &a.clone()));
+            if !a.is_empty() {
+                let mut b = a.clone();
+                b[flip.index(a.len())] ^= 1 << bit;
+                proptest::prop_assert!(!same_key(&a, &b));
+            }
+            let mut c = a.clone();
+            if longer { c.push(0) } else { c.pop(); }
+            proptest::prop_assert_eq!(same_key(&a, &c), a == c);
+        }
+    }
 
     fn hash(s: &str) -> u64 {
         BuildHasherDefault::<KeyHasher>::default().hash_one(s)
