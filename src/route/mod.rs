@@ -823,7 +823,7 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
 /// or DOUBLE, a double to DOUBLE, a Boolean to BOOLEAN, a string as
 /// [`write_direct`] writes it; `false`, with nothing written, for anything
 /// else, which takes the general path.
-#[inline]
+#[inline(always)]
 fn write_plain(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: &Rules<'_>) -> bool {
     use crate::value::Node;
     match (value.node(), kind) {
