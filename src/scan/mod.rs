@@ -252,8 +252,32 @@ pub(crate) fn plan_with(
     run: RunSettings,
     for_scan: bool,
 ) -> Result<ScanPlan> {
+    plan_prepared(function, paths, options, run, for_scan, None)
+}
+
+/// What the bind cache found before planning (scan/plan_cache.rs): the
+/// paths resolved, with the options that decide resolution (input format
+/// and mode, compression, `validate_extension`; no registry contract
+/// changes them), and every file's stamp, taken before any of them is
+/// read. Planning takes them instead of listing the files and stamping
+/// each again: with 10,000 files that was a sixth of the bind.
+struct Prepared {
+    resolved: crate::source::Resolved,
+    stamps: Vec<tally::FileStamp>,
+}
+
+/// [`plan_with`], with the paths already resolved and stamped where
+/// `prepared` is given.
+fn plan_prepared(
+    function: &str,
+    paths: &[String],
+    options: Options,
+    run: RunSettings,
+    for_scan: bool,
+    prepared: Option<Prepared>,
+) -> Result<ScanPlan> {
     // The one place a plan's messages get the function's name.
-    plan_named(function, paths, options, run, for_scan).map_err(|e| e.in_function(function))
+    plan_named(function, paths, options, run, for_scan, prepared).map_err(|e| e.in_function(function))
 }
 
 fn plan_named(
@@ -262,6 +286,7 @@ fn plan_named(
     options: Options,
     run: RunSettings,
     for_scan: bool,
+    prepared: Option<Prepared>,
 ) -> Result<ScanPlan> {
     let mut registry = match &options.registry {
         Some(text) => parse_registry(text).map_err(|e| e.in_function(function))?,
@@ -286,7 +311,10 @@ fn plan_named(
         && options.input_format == InputFormat::Parquet
         && options.schema_mode == SchemaMode::Additive
         && options.timestamp_precision != TimeUnit::Nanos;
-    let resolved = resolve(paths, &options, &run.opener).map_err(|e| e.in_function(function))?;
+    let (resolved, mut stamps) = match prepared {
+        Some(p) => (p.resolved, Some(p.stamps)),
+        None => (resolve(paths, &options, &run.opener).map_err(|e| e.in_function(function))?, None),
+    };
     let files = resolved.files;
     let names = resolved.display;
     sniff_csv_dialect(&files, &names, &mut options, &run.opener)?;
@@ -325,7 +353,10 @@ fn plan_named(
             && options.policies.is_none()
             && !options.bigquery_profile
         {
-            tally = tally::ProbeTally::before_probe(&files, ranges.len());
+            tally = match stamps.take().filter(|s| s.len() == files.len()) {
+                Some(stamps) => Some(tally::ProbeTally::stamped(stamps, ranges.len())),
+                None => tally::ProbeTally::before_probe(&files, ranges.len()),
+            };
         }
         probe(&input, &options, declared_probe, &mut registry.root, &mut stats, tally.as_mut())?;
         // The router counts repeated keys while routing even no column.

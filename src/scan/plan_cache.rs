@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use super::scan_log::Session;
 use super::tally::FileStamp;
-use super::{format_utc_micros, now_utc_micros, plan_with, RunSettings, ScanPlan};
+use super::{format_utc_micros, now_utc_micros, plan_prepared, plan_with, Prepared, RunSettings, ScanPlan};
 use crate::error::Result;
 use crate::options::Options;
 use crate::source::{parse_remote, resolve};
@@ -55,11 +55,12 @@ pub fn cached_plan(
         Some(s) => key_of(function, paths, &options, &run, for_scan, s),
         None => None,
     };
-    let Some(key) = key else { return plan_with(function, paths, options, run, for_scan) };
+    let Some((key, prepared)) = key else { return plan_with(function, paths, options, run, for_scan) };
     if let Some(plan) = lookup(&key) {
         return Ok(refreshed(&plan, run));
     }
-    let plan = plan_with(function, paths, options, run.clone(), for_scan)?;
+    // The files the key lists, and their stamps: planning needs both.
+    let plan = plan_prepared(function, paths, options, run.clone(), for_scan, Some(prepared))?;
     if plan._spools.is_empty() && plan.registry_json.len() <= MAX_SCHEMA_BYTES {
         store(key, refreshed(&plan, run));
     }
@@ -75,7 +76,7 @@ fn key_of(
     run: &RunSettings,
     for_scan: bool,
     session: Session,
-) -> Option<String> {
+) -> Option<(String, Prepared)> {
     if paths
         .iter()
         .any(|p| parse_remote(p).is_some() || p.contains("://") && !p.to_ascii_lowercase().starts_with("file://"))
@@ -90,13 +91,15 @@ fn key_of(
     let threads = run.threads;
     let mut key =
         format!("{database}.{connection}\u{1}{function}\u{1}{for_scan}\u{1}{paths:?}\u{1}{options:?}\u{1}{threads}");
+    let mut stamps = Vec::with_capacity(resolved.files.len());
     for file in &resolved.files {
         // None: a file modified in the last two seconds may change again
         // within the same timestamp tick at the same size: not cached.
         let stamp = FileStamp::of(file)?;
         key.push_str(&format!("\u{1}{file}\u{2}{stamp}"));
+        stamps.push(stamp);
     }
-    Some(key)
+    Some((key, Prepared { resolved, stamps }))
 }
 
 fn lookup(key: &str) -> Option<Arc<ScanPlan>> {
@@ -164,15 +167,15 @@ mod tests {
         let paths = vec![file.to_string_lossy().into_owned()];
         let options = || Options::defaults(InputFormat::Jsonl);
         let first = cached_plan("f", &paths, options(), RunSettings::default(), true, Some(S1)).unwrap();
-        let key = key_of("f", &paths, &options(), &RunSettings::default(), true, S1).unwrap();
+        let (key, _) = key_of("f", &paths, &options(), &RunSettings::default(), true, S1).unwrap();
         assert!(lookup(&key).is_some(), "the plan was kept");
         let again = cached_plan("f", &paths, options(), RunSettings::default(), true, Some(S1)).unwrap();
         assert_eq!((again.registry_json.clone(), again.files.clone()), (first.registry_json.clone(), first.files));
         assert!(again.started_at_micros >= first.started_at_micros);
         // Another connection is another key, and so is the same
         // connection id of another database.
-        assert!(key_of("f", &paths, &options(), &RunSettings::default(), true, S2).unwrap() != key);
-        assert!(key_of("f", &paths, &options(), &RunSettings::default(), true, TWIN).unwrap() != key);
+        assert!(key_of("f", &paths, &options(), &RunSettings::default(), true, S2).unwrap().0 != key);
+        assert!(key_of("f", &paths, &options(), &RunSettings::default(), true, TWIN).unwrap().0 != key);
         // A changed file is a new key: the plan sees the new field.
         std::fs::write(&file, "{\"a\": 1, \"b\": \"x\"}\n").unwrap();
         let changed = cached_plan("f", &paths, options(), RunSettings::default(), true, Some(S1)).unwrap();
@@ -184,10 +187,36 @@ mod tests {
         csv.input_format = InputFormat::Csv;
         std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
         assert_ne!(
-            key_of("f", &paths, &csv, &RunSettings::default(), true, S1),
-            key_of("f", &paths, &options(), &RunSettings::default(), true, S1)
+            key_of("f", &paths, &csv, &RunSettings::default(), true, S1).map(|(k, _)| k),
+            key_of("f", &paths, &options(), &RunSettings::default(), true, S1).map(|(k, _)| k)
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A bind that misses the cache plans from the files and stamps its key
+    /// took: each file is stamped once, not again before the probe, and
+    /// the probe's tally (which a scan needing no value relies on) is
+    /// still made from those stamps.
+    #[test]
+    fn a_missed_bind_stamps_each_file_once() {
+        let dir = std::env::temp_dir().join(format!("plan_cache_once_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for name in ["a", "b", "c"] {
+            let file = dir.join(format!("{name}.jsonl"));
+            std::fs::write(&file, "{\"a\": 1}\n").unwrap();
+            std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
+        }
+        let paths = vec![dir.join("*.jsonl").to_string_lossy().into_owned()];
+        let options = Options::defaults(InputFormat::Jsonl);
+        let session = Session { database: 72, connection: 7201 };
+        let before = super::super::tally::STAMPS_TAKEN.with(|n| n.get());
+        let plan = cached_plan("f", &paths, options, RunSettings::default(), true, Some(session)).unwrap();
+        let taken = super::super::tally::STAMPS_TAKEN.with(|n| n.get()) - before;
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(plan.files.len(), 3);
+        assert_eq!(taken, 3, "one stamp per file");
+        assert!(plan.tally.is_some(), "the probe's tally is kept");
     }
 
     #[test]

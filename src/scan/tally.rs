@@ -25,10 +25,18 @@ pub(super) struct FileStamp {
     identity: String,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Stamps this thread took (`FileStamp::of`), for tests that count them.
+    pub(super) static STAMPS_TAKEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl FileStamp {
     /// The stamp of a local file that has not been modified in the last
     /// [`RACY`]; `None` for anything else.
     pub(super) fn of(path: &str) -> Option<FileStamp> {
+        #[cfg(test)]
+        STAMPS_TAKEN.with(|n| n.set(n.get() + 1));
         let meta = std::fs::metadata(path).ok()?;
         let modified = meta.modified().ok()?;
         if SystemTime::now().duration_since(modified).map_or(true, |age| age < RACY) {
@@ -82,10 +90,16 @@ impl ProbeTally {
     /// be stamped (not local, or modified too recently).
     pub(super) fn before_probe(files: &[String], ranges: usize) -> Option<ProbeTally> {
         let stamps = files.iter().map(|f| FileStamp::of(f)).collect::<Option<Vec<_>>>()?;
-        Some(ProbeTally {
+        Some(ProbeTally::stamped(stamps, ranges))
+    }
+
+    /// With the files' stamps taken earlier, before the probe read any of
+    /// them (the bind cache's key holds them).
+    pub(super) fn stamped(stamps: Vec<FileStamp>, ranges: usize) -> ProbeTally {
+        ProbeTally {
             ranges: vec![RangeTally { clean: true, one_record_per_line: true, ..RangeTally::default() }; ranges],
             stamps,
-        })
+        }
     }
 
     /// Every range clean.
