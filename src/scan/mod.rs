@@ -252,7 +252,7 @@ pub(crate) fn plan_with(
     run: RunSettings,
     for_scan: bool,
 ) -> Result<ScanPlan> {
-    plan_prepared(function, paths, options, run, for_scan, None)
+    plan_named(function, paths, options, run, for_scan, None).map_err(|e| e.in_function(function))
 }
 
 /// What the bind cache found before planning (scan/plan_cache.rs): the
@@ -266,20 +266,9 @@ struct Prepared {
     stamps: Vec<tally::FileStamp>,
 }
 
-/// [`plan_with`], with the paths already resolved and stamped where
-/// `prepared` is given.
-fn plan_prepared(
-    function: &str,
-    paths: &[String],
-    options: Options,
-    run: RunSettings,
-    for_scan: bool,
-    prepared: Option<Prepared>,
-) -> Result<ScanPlan> {
-    // The one place a plan's messages get the function's name.
-    plan_named(function, paths, options, run, for_scan, prepared).map_err(|e| e.in_function(function))
-}
-
+/// The plan; with `prepared`, from the paths already resolved and
+/// stamped. Its callers give its messages the function's name
+/// (`SanitizeError::in_function`).
 fn plan_named(
     function: &str,
     paths: &[String],

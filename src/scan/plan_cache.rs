@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use super::scan_log::Session;
 use super::tally::FileStamp;
-use super::{format_utc_micros, now_utc_micros, plan_prepared, plan_with, Prepared, RunSettings, ScanPlan};
+use super::{format_utc_micros, now_utc_micros, plan_named, plan_with, Prepared, RunSettings, ScanPlan};
 use crate::error::Result;
 use crate::options::Options;
 use crate::source::{parse_remote, resolve};
@@ -60,7 +60,8 @@ pub fn cached_plan(
         return Ok(refreshed(&plan, run));
     }
     // The files the key lists, and their stamps: planning needs both.
-    let plan = plan_prepared(function, paths, options, run.clone(), for_scan, Some(prepared))?;
+    let plan = plan_named(function, paths, options, run.clone(), for_scan, Some(prepared))
+        .map_err(|e| e.in_function(function))?;
     if plan._spools.is_empty() && plan.registry_json.len() <= MAX_SCHEMA_BYTES {
         store(key, refreshed(&plan, run));
     }
