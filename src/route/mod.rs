@@ -453,7 +453,7 @@ impl Router {
     /// rescued.
     #[inline]
     fn plain_scalar(&self, family: &crate::infer::Family) -> Option<ScalarKind> {
-        if !self.trusted || family.pin.is_some() || self.rescue.is_some() || PLAIN_OFF.is_on() {
+        if !self.trusted || family.pin.is_some() || !self.plain_writes() {
             return None;
         }
         match family.versions.as_slice() {
@@ -463,6 +463,14 @@ impl Router {
             },
             _ => None,
         }
+    }
+
+    /// Whether a value may take [`write_plain`] at all: nothing is rescued
+    /// (a rescued value must pass the general path's bookkeeping), and
+    /// the tests' switch is off.
+    #[inline]
+    fn plain_writes(&self) -> bool {
+        self.rescue.is_none() && !PLAIN_OFF.is_on()
     }
 
     /// The version of `family` that takes `value` (`None`: no value), with
@@ -597,11 +605,7 @@ impl Router {
                     // (`write_plain`): there is no version to choose inside
                     // a list, only the kind to check.
                     let plain = match elem.as_ref() {
-                        TypeNode::Scalar(kind)
-                            if self.rescue.is_none() && !self.drop_null_elements && !PLAIN_OFF.is_on() =>
-                        {
-                            Some(*kind)
-                        }
+                        TypeNode::Scalar(kind) if self.plain_writes() && !self.drop_null_elements => Some(*kind),
                         _ => None,
                     };
                     for e in c.value.elements() {
@@ -819,10 +823,11 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
 
 /// Writes a JSON scalar into the one scalar version of a trusted family
 /// (see [`Router::plain_scalar`]), or into the element column of a list of
-/// one scalar type, as the version choice and `Column::push_scalar` would: a null is NULL, an integer goes to BIGINT
-/// or DOUBLE, a double to DOUBLE, a Boolean to BOOLEAN, a string as
-/// [`write_direct`] writes it; `false`, with nothing written, for anything
-/// else, which takes the general path.
+/// one scalar type, as the version choice and `Column::push_scalar` would:
+/// a null is NULL, an integer goes to BIGINT or DOUBLE, a double to
+/// DOUBLE, a Boolean to BOOLEAN, a string as [`write_direct`] writes it;
+/// `false`, with nothing written, for anything else, which takes the
+/// general path.
 #[inline(always)]
 fn write_plain(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: &Rules<'_>) -> bool {
     use crate::value::Node;

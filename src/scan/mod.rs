@@ -300,7 +300,7 @@ fn plan_named(
         && options.input_format == InputFormat::Parquet
         && options.schema_mode == SchemaMode::Additive
         && options.timestamp_precision != TimeUnit::Nanos;
-    let (resolved, mut stamps) = match prepared {
+    let (resolved, stamps) = match prepared {
         Some(p) => (p.resolved, Some(p.stamps)),
         None => (resolve(paths, &options, &run.opener).map_err(|e| e.in_function(function))?, None),
     };
@@ -342,7 +342,7 @@ fn plan_named(
             && options.policies.is_none()
             && !options.bigquery_profile
         {
-            tally = match stamps.take().filter(|s| s.len() == files.len()) {
+            tally = match stamps.filter(|s| s.len() == files.len()) {
                 Some(stamps) => Some(tally::ProbeTally::stamped(stamps, ranges.len())),
                 None => tally::ProbeTally::before_probe(&files, ranges.len()),
             };

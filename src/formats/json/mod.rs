@@ -373,8 +373,15 @@ pub fn decode_line_records(
     (added, pos >= text.len())
 }
 
-/// The first position at or after `pos` that is not JSON whitespace.
+/// The first position at or after `pos` that is not JSON whitespace: the
+/// one whitespace skip of the parser, the shape scanner and the readers.
+#[inline(always)]
 pub fn skip_json_ws(bytes: &[u8], mut pos: usize) -> usize {
+    // Most JSON has no whitespace between tokens: one compare finds that
+    // (no whitespace byte is above the space).
+    if bytes.get(pos).is_some_and(|&b| b > b' ') {
+        return pos;
+    }
     while bytes.get(pos).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
         pos += 1;
     }
@@ -421,18 +428,7 @@ impl<'a> Parser<'a> {
 
     #[inline(always)]
     fn skip_ws(&mut self) {
-        // Most JSON has no whitespace between tokens: one compare finds
-        // that (no whitespace byte is above the space).
-        if self.bytes.get(self.pos).is_some_and(|&b| b > b' ') {
-            return;
-        }
-        while let Some(&b) = self.bytes.get(self.pos) {
-            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                self.pos += 1;
-            } else {
-                break;
-            }
-        }
+        self.pos = skip_json_ws(self.bytes, self.pos);
     }
 
     /// `MAY_SKIP`: a skip set was given; without one, none of the skipping

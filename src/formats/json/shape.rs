@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use crate::formats::json::quote_or_backslash;
+use crate::formats::json::{quote_or_backslash, skip_json_ws};
 use crate::value::shape::{ShapeBoard, BOOL, FLOAT, INT, KEY, LIST, NULL, OBJECT, STR};
 
 /// Deeper records are left to the parser (they rarely repeat a shape).
@@ -96,7 +96,7 @@ struct Open {
 pub fn scan_shape(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     out.clear();
     let b = text;
-    let mut pos = ws(b, 0);
+    let mut pos = skip_json_ws(b, 0);
     if b.get(pos) != Some(&b'{') {
         return None;
     }
@@ -113,7 +113,7 @@ pub fn scan_shape(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
                 out.push(if is_object { OBJECT } else { LIST });
                 let at = out.len();
                 out.extend_from_slice(&[0; 4]);
-                pos = ws(b, pos + 1);
+                pos = skip_json_ws(b, pos + 1);
                 let close = if is_object { b'}' } else { b']' };
                 if b.get(pos) == Some(&close) {
                     pos += 1;
@@ -143,10 +143,10 @@ pub fn scan_shape(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
             }
             let top = &mut stack[depth - 1];
             top.count += 1;
-            pos = ws(b, pos);
+            pos = skip_json_ws(b, pos);
             match b.get(pos) {
                 Some(b',') => {
-                    pos = ws(b, pos + 1);
+                    pos = skip_json_ws(b, pos + 1);
                     if top.is_object {
                         pos = key(b, pos, out)?;
                     }
@@ -161,19 +161,6 @@ pub fn scan_shape(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
             depth -= 1;
         }
     }
-}
-
-/// The first position at or after `pos` that is not JSON whitespace.
-#[inline]
-fn ws(b: &[u8], mut pos: usize) -> usize {
-    // As the parser's skip_ws: a byte above the space ends it at once.
-    if b.get(pos).is_some_and(|&c| c > b' ') {
-        return pos;
-    }
-    while matches!(b.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        pos += 1;
-    }
-    pos
 }
 
 /// A key without escapes, its ':' and the whitespace after: the position
@@ -191,11 +178,11 @@ fn key(b: &[u8], pos: usize, out: &mut Vec<u8>) -> Option<usize> {
     out.push(KEY);
     out.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
     crate::value::shape::push_bytes(out, b, start, len);
-    let colon = ws(b, start + len + 1);
+    let colon = skip_json_ws(b, start + len + 1);
     if b.get(colon) != Some(&b':') {
         return None;
     }
-    Some(ws(b, colon + 1))
+    Some(skip_json_ws(b, colon + 1))
 }
 
 /// The end of a string value whose body starts at `pos`. Escapes are
