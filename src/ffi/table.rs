@@ -381,7 +381,7 @@ pub fn register_stats(con: &Connection) -> Result<(), String> {
 
 /// Columns of `sanitize_stats()`: `function`, `path` and `file_system` are VARCHAR,
 /// `started_at` TIMESTAMPTZ, `finished` BOOLEAN, the rest BIGINT.
-const STATS_COLUMNS: [&str; 24] = [
+const STATS_COLUMNS: [&str; 25] = [
     "scan_id",
     "function",
     "path",
@@ -406,6 +406,7 @@ const STATS_COLUMNS: [&str; 24] = [
     "file_system",
     "duckdb_threads",
     "rows_columnar",
+    "rows_direct",
 ];
 
 struct StatsBind {
@@ -491,6 +492,7 @@ unsafe extern "C" fn stats_scan(info: ffi::duckdb_function_info, output: ffi::du
             output.vector(21).set_string(row, &r.file_system);
             output.vector(22).set_i64(row, r.duckdb_threads as i64);
             output.vector(23).set_i64(row, s.rows_columnar as i64);
+            output.vector(24).set_i64(row, s.rows_direct as i64);
         }
         let known: Vec<bool> = rows.iter().take(n).map(|r| r.session.is_some()).collect();
         output.vector(20).write_validity(&known);

@@ -377,6 +377,14 @@ pub struct Batch {
     /// The records' shapes, written by the probe's decoding thread
     /// (infer/shapes.rs `ShapeWriter`); empty when none were written.
     pub record_shapes: crate::value::shape::RecordShapes,
+    /// A scan of JSON Lines the probe read whole and found clean, one
+    /// record per line: each line is kept as its text, not parsed, its root
+    /// [`DEFERRED`], for the router to write straight from the text
+    /// (route/direct.rs). Kept by `clear`.
+    pub defer_lines: bool,
+    /// Per record of a batch read with `defer_lines`: its text's range in
+    /// `tape.text` (unused for a bad record).
+    pub deferred: Vec<(u32, u32)>,
 }
 
 /// Tests compare the flat paths with the general ones (which give the
@@ -392,6 +400,11 @@ pub static COLUMNS_OFF: crate::test_switch::TestSwitch = crate::test_switch::Tes
 /// probe, which asked for such records, sees one.
 pub const KNOWN_SHAPE: u32 = u32::MAX;
 
+/// The root of a record kept as its text ([`Batch::defer_lines`]): it has
+/// no node until the router parses it, where it does not write it from the
+/// text.
+pub const DEFERRED: u32 = u32::MAX - 1;
+
 impl Batch {
     pub fn clear(&mut self) {
         self.tape.clear();
@@ -402,6 +415,7 @@ impl Batch {
         self.header_notice = None;
         self.columns = None;
         self.record_shapes.clear();
+        self.deferred.clear();
     }
     pub fn len(&self) -> usize {
         self.meta.len()

@@ -4,11 +4,16 @@
 
 mod column;
 mod columnar;
+mod direct;
 mod key_order;
 mod pin;
 mod rescue;
 
 pub use column::{columns_for_struct, Column, ColumnData};
+#[cfg(test)]
+pub use direct::DIRECT_OFF;
+#[cfg(test)]
+pub use direct::DIRECT_WRITES;
 pub use rescue::{RescueKind, Rescued, Rescuer};
 
 use crate::infer::{
@@ -62,6 +67,11 @@ pub struct Router {
     /// Where the arrow columns of the last columnar batch go
     /// ([`Router::write_columns`]); dropped by [`Router::project`].
     columnar: Option<Box<columnar::ColumnarLayout>>,
+    /// How records are written straight from their text
+    /// ([`Router::write_text_record`]), made for the root struct seen last.
+    direct: Option<Box<direct::DirectLayout>>,
+    /// The one scalar a direct write has read, as the parser puts it.
+    text_scratch: crate::value::Tape,
 }
 
 /// Where each key of a flat record layout (a CSV file's columns) goes in
@@ -122,6 +132,8 @@ impl Router {
             flat: None,
             key_orders: key_order::KeyOrders::default(),
             columnar: None,
+            direct: None,
+            text_scratch: crate::value::Tape::default(),
         }
     }
 

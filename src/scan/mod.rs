@@ -11,6 +11,8 @@ mod csv_range_proptests;
 #[cfg(test)]
 mod csv_skip_tests;
 #[cfg(test)]
+mod direct_proptests;
+#[cfg(test)]
 mod flat_proptests;
 #[cfg(test)]
 mod join_tests;

@@ -13,7 +13,7 @@ use crate::options::ParamValue;
 use crate::route::PLAIN_OFF;
 
 /// Held while a test here runs: it turns [`PLAIN_OFF`] on for a while.
-static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(super) static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn options() -> impl Strategy<Value = (Vec<(&'static str, ParamValue)>, bool)> {
     (any::<bool>(), prop::bool::weighted(0.2), prop::bool::weighted(0.3)).prop_map(|(parsers, nanos, strict)| {
@@ -31,7 +31,7 @@ fn options() -> impl Strategy<Value = (Vec<(&'static str, ParamValue)>, bool)> {
 }
 
 /// The whole run and the scan of `mask`'s columns alone.
-fn runs(
+pub(super) fn runs(
     path: &str,
     params: &[(&str, ParamValue)],
     threads: usize,

@@ -141,6 +141,10 @@ pub struct Scanner {
     /// The record's keys none of whose columns the query uses: their
     /// values are only checked, not decoded (formats/json/mod.rs `SkipKeys`).
     skip: Option<Arc<SkipKeys>>,
+    /// The probe read these files whole, found no bad record and one
+    /// record per line: JSON Lines may be kept as text for the router's
+    /// direct writes (route/direct.rs).
+    text_lines: bool,
 }
 
 /// Where a scan that takes the probe's counts is: the range, and the rows
@@ -181,6 +185,7 @@ impl Scanner {
             discard_rejects: false,
             counting: None,
             skip: None,
+            text_lines: false,
         }
     }
 
@@ -253,6 +258,7 @@ impl Scanner {
                 // Every record parses: skipped values need no check.
                 let one_per_line = tally.is_some_and(|t| t.one_record_per_line());
                 self.skip = self.skip.take().map(|s| Arc::new((*s).clone().trusted(one_per_line)));
+                self.text_lines = one_per_line;
             }
         }
         if self.counting.is_some() {
@@ -315,9 +321,11 @@ impl Scanner {
                     Input { files: &plan.files, names: &plan.display_files, ranges: &plan.ranges, run: &plan.run };
                 let (shared, wanted, skip) = (Arc::clone(&plan), self.wanted.clone(), self.skip.clone());
                 let spares = SpareBatches::default();
+                let text_lines = self.text_lines;
                 range_reader(&input, &plan.options, Vec::new(), move |decode, file_index| {
                     let decode = decode.skipping(skip.clone());
-                    RouteWork::new(decode, Arc::clone(&shared), wanted.clone(), file_index, spares.clone())
+                    let work = RouteWork::new(decode, Arc::clone(&shared), wanted.clone(), file_index, spares.clone());
+                    work.keeping_text(text_lines)
                 })
             });
             let range = match reader.next(&mut self.routed)? {
@@ -334,8 +342,9 @@ impl Scanner {
             if self.routed.deferred {
                 // A helper left the routing to this thread, which was idle.
                 let mut raw = std::mem::take(&mut self.routed.raw);
-                route_batch(&plan, &mut self.router, &mut raw, file_index, &mut self.routed);
+                let routed = route_batch(&plan, &mut self.router, &mut raw, file_index, &mut self.routed);
                 self.routed.raw = raw;
+                routed?;
             }
             self.take_counts(file_index)?;
             let Some(routed) = self.routed.chunk.as_mut() else { continue };
@@ -411,6 +420,7 @@ impl Scanner {
         if routed.columnar {
             self.stats.rows_columnar += routed.routed;
         }
+        self.stats.rows_direct += routed.text_written;
         self.values_flattened += routed.values_flattened;
         if self.current_file != Some(file_index) {
             self.current_file = Some(file_index);
@@ -515,6 +525,10 @@ pub struct Routed {
     /// routes them ([`RangeWork::step_for_idle_consumer`]).
     deferred: bool,
     raw: Batch,
+    /// Records kept as text ([`Batch::defer_lines`]) that the router wrote
+    /// from their text, and that it parsed and routed the general way.
+    text_written: u64,
+    text_declined: u64,
 }
 
 struct Event {
@@ -548,6 +562,39 @@ pub struct RouteWork {
     file_index: usize,
     /// Where `batch` goes when the range is done, for the next range.
     spares: SpareBatches,
+    text: TextLines,
+}
+
+/// Whether a range's batches keep JSON Lines as text for the router to
+/// write from it (route/direct.rs): only where the router can, and not for
+/// a while after a batch whose records it mostly could not (its schema has
+/// versions or maps those records use), where parsing them after a try
+/// costs more than parsing them at once.
+#[derive(Clone, Copy, Default)]
+struct TextLines {
+    on: bool,
+    pause: u32,
+}
+
+impl TextLines {
+    /// Batches read the usual way after one whose records were declined.
+    const PAUSE: u32 = 16;
+
+    fn next_batch(&mut self) -> bool {
+        if self.pause > 0 {
+            self.pause -= 1;
+            return false;
+        }
+        self.on
+    }
+
+    /// A batch was routed: `written` of its kept records from their text,
+    /// `declined` the general way.
+    fn routed(&mut self, written: u64, declined: u64) {
+        if declined * 8 > written + declined {
+            self.pause = Self::PAUSE;
+        }
+    }
 }
 
 impl RouteWork {
@@ -566,7 +613,15 @@ impl RouteWork {
                 decode.emit_columns(&router.columns_to_read());
             }
         }
-        RouteWork { decode, batch, router, plan, file_index, spares }
+        RouteWork { decode, batch, router, plan, file_index, spares, text: TextLines::default() }
+    }
+
+    /// Keeps each line as text for the router to write from (`lines`: the
+    /// probe's tally allows it, see `Scanner::text_lines`), where the
+    /// router can.
+    fn keeping_text(mut self, lines: bool) -> Self {
+        self.text.on = lines && self.router.writes_text();
+        self
     }
 }
 
@@ -603,6 +658,7 @@ impl RangeWork for RouteWork {
     type Out = Routed;
 
     fn step(&mut self, out: &mut Routed) -> Result<bool> {
+        self.batch.defer_lines = self.text.next_batch();
         if !self.decode.step(&mut self.batch)? {
             return Ok(false);
         }
@@ -612,11 +668,13 @@ impl RangeWork for RouteWork {
             // keep that batch's memory alive in a routed piece.
             out.raw = Batch::default();
         }
-        route_batch(&self.plan, &mut self.router, &mut self.batch, self.file_index, out);
+        route_batch(&self.plan, &mut self.router, &mut self.batch, self.file_index, out)?;
+        self.text.routed(out.text_written, out.text_declined);
         Ok(true)
     }
 
     fn step_for_idle_consumer(&mut self, out: &mut Routed) -> Result<bool> {
+        self.batch.defer_lines = self.text.next_batch();
         if !self.decode.step(&mut self.batch)? {
             return Ok(false);
         }
@@ -734,7 +792,13 @@ fn writes_columns(plan: &ScanPlan) -> bool {
 /// Routes a decoded batch into `out`: each good record into the columns of
 /// the final schema, each bad record (and strict-mode violation) into
 /// `out.events` with `on_error`'s action on its row already taken.
-fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &mut Batch, file_index: usize, out: &mut Routed) {
+fn route_batch(
+    plan: &ScanPlan,
+    router: &mut Router,
+    batch: &mut Batch,
+    file_index: usize,
+    out: &mut Routed,
+) -> Result<()> {
     let rules = plan.rules();
     let strict = plan.options.schema_mode == SchemaMode::Strict;
     let emit_null = plan.options.on_error == OnError::EmitNullRow;
@@ -761,13 +825,27 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &mut Batch, file_ind
             out.values_flattened = 0;
             out.list_nulls_dropped = 0;
             out.columnar = true;
-            return;
+            return Ok(());
         }
         // A value the columns cannot take as they are: the rows, one by one.
         crate::formats::parquet::rows_onto_tape(&rows, &mut batch.tape);
     }
     let record_nulled_values = plan.options.max_rejects != Some(0);
-    for (i, meta) in batch.meta.iter().enumerate() {
+    (out.text_written, out.text_declined) = (0, 0);
+    for i in 0..batch.meta.len() {
+        if batch.tape.roots[i] == crate::formats::DEFERRED && batch.meta[i].error.is_none() {
+            let (start, len) = batch.deferred[i];
+            let text = batch.tape.text_of(start, len);
+            if router.write_text_record(&plan.schema, text, &mut chunk.columns[..data_columns], &rules) {
+                out.text_written += 1;
+                out.routed += 1;
+                chunk.rows += 1;
+                continue;
+            }
+            out.text_declined += 1;
+            parse_kept_text(plan, batch, i, file_index)?;
+        }
+        let meta = &batch.meta[i];
         if let Some(err) = &meta.error {
             out.events.push(Event {
                 meta: meta.clone(),
@@ -891,6 +969,30 @@ fn route_batch(plan: &ScanPlan, router: &mut Router, batch: &mut Batch, file_ind
     out.values_flattened = router.values_flattened - before.2;
     // Dropped when decoding (value/reshape.rs) or when routing.
     out.list_nulls_dropped = batch.list_nulls_dropped + (router.list_nulls_dropped - before.3);
+    Ok(())
+}
+
+/// Parses record `i` of `batch`, kept as its text ([`Batch::defer_lines`]),
+/// onto the batch's tape as the decoder would have: its root, or its bad
+/// record. The probe found one record per line in the file; a line that
+/// holds more now means the file changed while it was read.
+fn parse_kept_text(plan: &ScanPlan, batch: &mut Batch, i: usize, file_index: usize) -> Result<()> {
+    let (start, len) = batch.deferred[i];
+    let text = batch.tape.text_of(start, len).to_string();
+    let at = (batch.meta[i].line, batch.meta[i].byte);
+    let (used, _) = crate::formats::json::decode_value_record(&text, batch, at, &"the line", true);
+    let (Some(root), Some(meta)) = (batch.tape.roots.pop(), batch.meta.pop()) else {
+        return Err(SanitizeError::internal("a kept line gave no record"));
+    };
+    if !text[used.min(text.len())..].bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        return Err(SanitizeError::io(format!(
+            "file \"{}\" changed while it was read: line {} holds more than one JSON value, where the schema was inferred from one per line; run the query again",
+            plan.display_files[file_index], at.0
+        )));
+    }
+    batch.tape.roots[i] = root;
+    batch.meta[i] = meta;
+    Ok(())
 }
 
 /// The reject kind of a bad record's event: its decoder's fault.

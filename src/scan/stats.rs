@@ -32,6 +32,9 @@ pub struct Stats {
     /// (Parquet whose column types agree with the schema:
     /// route/columnar.rs), not value by value from the tape.
     pub rows_columnar: u64,
+    /// Emitted rows written from their JSON text, with no tape between
+    /// (JSON Lines the probe found clean: route/direct.rs).
+    pub rows_direct: u64,
 }
 
 impl Stats {

@@ -4,6 +4,7 @@
 //! [`MAX_NESTING`] and never by the thread's stack. Input is UTF-8 text that
 //! the caller has already validated.
 
+pub mod cursor;
 pub mod document;
 pub mod lines;
 pub mod shape;
@@ -342,6 +343,16 @@ pub fn decode_line_records(
         }
     };
     let mut pos = skip_json_ws(text.as_bytes(), progress.pos);
+    if batch.defer_lines && progress.records == 0 && pos < text.len() && max > 0 {
+        // One record per line (the probe's tally): the line is the record.
+        let range = batch.tape.push_text(&text[pos..]);
+        batch.deferred.resize(batch.meta.len(), (0, 0));
+        batch.deferred.push(range);
+        batch.tape.roots.push(super::DEFERRED);
+        batch.meta.push(RecordMeta { line, byte: byte + pos as u64, error: None });
+        progress.pos = text.len();
+        return (1, true);
+    }
     let mut added = 0;
     let one_per_line = batch.skip.as_ref().is_some_and(|s| s.one_record_per_line);
     while pos < text.len() && added < max {
