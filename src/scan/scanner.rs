@@ -145,6 +145,8 @@ pub struct Scanner {
     /// record per line: JSON Lines may be kept as text for the router's
     /// direct writes (route/direct.rs).
     text_lines: bool,
+    /// Shared with the ranges' routing (`TextPause`).
+    text_pause: Arc<TextPause>,
 }
 
 /// Where a scan that takes the probe's counts is: the range, and the rows
@@ -186,6 +188,7 @@ impl Scanner {
             counting: None,
             skip: None,
             text_lines: false,
+            text_pause: Arc::default(),
         }
     }
 
@@ -321,11 +324,11 @@ impl Scanner {
                     Input { files: &plan.files, names: &plan.display_files, ranges: &plan.ranges, run: &plan.run };
                 let (shared, wanted, skip) = (Arc::clone(&plan), self.wanted.clone(), self.skip.clone());
                 let spares = SpareBatches::default();
-                let text_lines = self.text_lines;
+                let (text_lines, pause) = (self.text_lines, Arc::clone(&self.text_pause));
                 range_reader(&input, &plan.options, Vec::new(), move |decode, file_index| {
                     let decode = decode.skipping(skip.clone());
                     let work = RouteWork::new(decode, Arc::clone(&shared), wanted.clone(), file_index, spares.clone());
-                    work.keeping_text(text_lines)
+                    work.keeping_text(text_lines, Arc::clone(&pause))
                 })
             });
             let range = match reader.next(&mut self.routed)? {
@@ -345,6 +348,7 @@ impl Scanner {
                 let routed = route_batch(&plan, &mut self.router, &mut raw, file_index, &mut self.routed);
                 self.routed.raw = raw;
                 routed?;
+                self.text_pause.routed(self.routed.text_written, self.routed.text_declined);
             }
             self.take_counts(file_index)?;
             let Some(routed) = self.routed.chunk.as_mut() else { continue };
@@ -570,30 +574,40 @@ pub struct RouteWork {
 /// a while after a batch whose records it mostly could not (its schema has
 /// versions or maps those records use), where parsing them after a try
 /// costs more than parsing them at once.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct TextLines {
     on: bool,
-    pause: u32,
+    pause: Arc<TextPause>,
 }
 
-impl TextLines {
-    /// Batches read the usual way after one whose records were declined.
-    const PAUSE: u32 = 16;
+/// Batches of the whole scan still to read the usual way: shared by its
+/// ranges and the consumer, whichever routes a batch.
+#[derive(Default)]
+pub(crate) struct TextPause(std::sync::atomic::AtomicU32);
 
-    fn next_batch(&mut self) -> bool {
-        if self.pause > 0 {
-            self.pause -= 1;
-            return false;
-        }
-        self.on
-    }
+impl TextPause {
+    /// Batches read the usual way after one whose records were declined.
+    const BATCHES: u32 = 64;
 
     /// A batch was routed: `written` of its kept records from their text,
     /// `declined` the general way.
-    fn routed(&mut self, written: u64, declined: u64) {
+    fn routed(&self, written: u64, declined: u64) {
         if declined * 8 > written + declined {
-            self.pause = Self::PAUSE;
+            self.0.store(Self::BATCHES, std::sync::atomic::Ordering::Relaxed);
         }
+    }
+
+    /// Whether the next batch may be kept as text (one batch of the pause
+    /// taken if not).
+    fn take_turn(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.0.fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1)).is_err()
+    }
+}
+
+impl TextLines {
+    fn next_batch(&self) -> bool {
+        self.on && self.pause.take_turn()
     }
 }
 
@@ -618,9 +632,9 @@ impl RouteWork {
 
     /// Keeps each line as text for the router to write from (`lines`: the
     /// probe's tally allows it, see `Scanner::text_lines`), where the
-    /// router can.
-    fn keeping_text(mut self, lines: bool) -> Self {
-        self.text.on = lines && self.router.writes_text();
+    /// router can, with the scan's pause after declined batches.
+    fn keeping_text(mut self, lines: bool, pause: Arc<TextPause>) -> Self {
+        self.text = TextLines { on: lines && self.router.writes_text(), pause };
         self
     }
 }
@@ -669,7 +683,7 @@ impl RangeWork for RouteWork {
             out.raw = Batch::default();
         }
         route_batch(&self.plan, &mut self.router, &mut self.batch, self.file_index, out)?;
-        self.text.routed(out.text_written, out.text_declined);
+        self.text.pause.routed(out.text_written, out.text_declined);
         Ok(true)
     }
 
@@ -1192,4 +1206,23 @@ fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, 
         }
     }
     Some((String::from_utf8_lossy(&bytes).into_owned(), bytes.len() as u64))
+}
+
+#[cfg(test)]
+mod text_pause_tests {
+    use super::TextPause;
+
+    /// A batch with more than one record in eight declined stops the scan
+    /// keeping lines as text for the next 64 batches, whoever routed it;
+    /// one mostly written does not.
+    #[test]
+    fn a_mostly_declined_batch_pauses_the_text_for_64_batches() {
+        let pause = TextPause::default();
+        pause.routed(1000, 100);
+        assert!(pause.take_turn());
+        pause.routed(100, 20);
+        let turns: Vec<bool> = (0..66).map(|_| pause.take_turn()).collect();
+        assert!(turns[..64].iter().all(|t| !t), "{turns:?}");
+        assert!(turns[64] && turns[65]);
+    }
 }
