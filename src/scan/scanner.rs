@@ -1212,6 +1212,41 @@ fn raw_record(plan: &ScanPlan, file_index: usize, byte: u64) -> Option<(String, 
 mod text_pause_tests {
     use super::TextPause;
 
+    /// A kept line the router declines is parsed as the decoder would have
+    /// parsed it (its record, or its bad record); one that holds two
+    /// records, which the probe did not see, fails the scan naming the
+    /// file and the line, rather than lose the second.
+    #[test]
+    fn a_kept_line_is_parsed_as_the_decoder_would_and_two_records_fail_the_scan() {
+        let dir = crate::test_support::scratch_dir("kept-line");
+        let path = dir.join("r.jsonl").to_string_lossy().into_owned();
+        std::fs::write(&path, "{\"a\":1}\n").unwrap();
+        let options =
+            crate::options::Options::parse("sanitize_jsonl", Some(crate::options::InputFormat::Jsonl), &[]).unwrap();
+        let plan = super::super::plan_on("sanitize_jsonl", path.as_str(), options, 1).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let kept = |text: &str| {
+            let mut batch = crate::formats::Batch::default();
+            let range = batch.tape.push_text(text);
+            batch.deferred.push(range);
+            batch.tape.roots.push(crate::formats::DEFERRED);
+            batch.meta.push(crate::formats::RecordMeta { line: 7, byte: 40, error: None });
+            let parsed = super::parse_kept_text(&plan, &mut batch, 0, 0);
+            (parsed, batch)
+        };
+        let (parsed, batch) = kept("{\"a\":2}  ");
+        assert!(parsed.is_ok() && batch.meta[0].error.is_none());
+        let entry = batch.tape.record(0).entries().next().map(|(k, v)| (k.to_string(), v.node()));
+        assert_eq!(entry, Some(("a".to_string(), crate::value::Node::Int(2))));
+        let (parsed, batch) = kept("[1]");
+        assert!(parsed.is_ok());
+        assert!(batch.meta[0].error.as_ref().is_some_and(|e| e.cause.contains("not an object")), "{:?}", batch.meta[0]);
+        let (parsed, _) = kept("{\"a\":3} {\"a\":4}");
+        let message = parsed.unwrap_err().message;
+        assert!(message.contains("changed while it was read") && message.contains("line 7"), "{message}");
+        assert!(message.contains("r.jsonl"), "{message}");
+    }
+
     /// A batch with more than one record in eight declined stops the scan
     /// keeping lines as text for the next 64 batches, whoever routed it;
     /// one mostly written does not.
