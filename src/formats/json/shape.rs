@@ -6,7 +6,7 @@
 //! The scanner accepts a subset of what the parser accepts, and for every
 //! record it accepts it writes the bytes that infer/shapes.rs writes from
 //! the parsed tape. Anything it is not sure of (an escape in a key, a
-//! surrogate escape, an integer of 19 digits or more, `NaN`, nesting
+//! surrogate escape that is not half of a pair, an integer of 19 digits or more, `NaN`, nesting
 //! deeper than [`MAX_DEPTH`], a value that is not an object) it declines,
 //! and the record is parsed as always. So a record it accepts is valid
 //! JSON with that shape: no bad record can pass through it unseen (unit
@@ -186,8 +186,8 @@ fn key(b: &[u8], pos: usize, out: &mut Vec<u8>) -> Option<usize> {
 }
 
 /// The end of a string value whose body starts at `pos`. Escapes are
-/// checked as the parser checks them; a `\u` escape of a surrogate is
-/// declined (the parser's pairing rules are its own).
+/// checked as the parser checks them; of the `\u` escapes of surrogates
+/// only a high one followed by a low one (a pair) is taken.
 #[inline(always)]
 fn string_end(b: &[u8], mut pos: usize) -> Option<usize> {
     loop {
@@ -198,19 +198,35 @@ fn string_end(b: &[u8], mut pos: usize) -> Option<usize> {
         match *b.get(pos + 1)? {
             b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => pos += 2,
             b'u' => {
-                let hex = b.get(pos + 2..pos + 6)?;
-                let mut v = 0u32;
-                for &d in hex {
-                    v = v * 16 + (d as char).to_digit(16)?;
-                }
-                if (0xD800..0xE000).contains(&v) {
+                let v = hex4(b, pos + 2)?;
+                if (0xD800..0xDC00).contains(&v) {
+                    // A high surrogate right before a low one is one
+                    // character (emoji are written so), as the parser
+                    // pairs them; any other surrogate is the parser's to
+                    // judge.
+                    if b.get(pos + 6..pos + 8) != Some(b"\\u") || !(0xDC00..0xE000).contains(&hex4(b, pos + 8)?) {
+                        return None;
+                    }
+                    pos += 12;
+                } else if (0xDC00..0xE000).contains(&v) {
                     return None;
+                } else {
+                    pos += 6;
                 }
-                pos += 6;
             }
             _ => return None,
         }
     }
+}
+
+/// The value of the four hex digits at `pos` (of a `\\u` escape).
+#[inline(always)]
+fn hex4(b: &[u8], pos: usize) -> Option<u32> {
+    let mut v = 0u32;
+    for &d in b.get(pos..pos + 4)? {
+        v = v * 16 + (d as char).to_digit(16)?;
+    }
+    Some(v)
 }
 
 #[inline]
@@ -319,7 +335,7 @@ mod tests {
         fn the_scanner_agrees_with_the_parser(
             v in value(),
             cut in any::<prop::sample::Index>(),
-            insert in prop::sample::select(vec!["", "{", "}", "[", "]", ",", ":", "\"", "\\", "x", "1.", "-", "e", " ", "0", "\\udc00"]),
+            insert in prop::sample::select(vec!["", "{", "}", "[", "]", ",", ":", "\"", "\\", "x", "1.", "-", "e", " ", "0", "\\udc00", "\\ud83d", "\\ud83d\\u0041"]),
             tail in prop::sample::select(vec!["", " ", "\n", " {\"a\":1}", "x"]),
         ) {
             let text = format!("{v}{tail}");
@@ -343,6 +359,7 @@ mod tests {
             r#"{"a":1,"b":"x","c":[1,2.5,{"d":null}],"e":{},"f":[],"g":true,"h":-0.0e-1}"#,
             " {\"s\":\"q\\\"\\n\\u00e9\"}  ",
             r#"{"n":123456789012345678}"#,
+            r#"{"s":"a\ud83d\ude00b","t":"\uD83D\uDE00"}"#,
         ] {
             assert!(check(text).unwrap(), "{text}");
         }
@@ -350,6 +367,12 @@ mod tests {
             r#"[1]"#,
             r#"{"k\u0041":1}"#,
             r#"{"s":"\ud800"}"#,
+            r#"{"s":"\ud83d"}"#,
+            r#"{"s":"\ud83d\u0041"}"#,
+            r#"{"s":"\ude00\ud83d"}"#,
+            r#"{"s":"a\udc00"}"#,
+            r#"{"s":"\ud83d\ude0g"}"#,
+            r#"{"s":"\ud83d\n"}"#,
             r#"{"n":1234567890123456789}"#,
             r#"{"n":NaN}"#,
             r#"{"n":01}"#,
