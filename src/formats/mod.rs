@@ -406,6 +406,13 @@ pub const KNOWN_SHAPE: u32 = u32::MAX;
 pub const DEFERRED: u32 = u32::MAX - 1;
 
 impl Batch {
+    /// Bytes of memory the batch's records hold: its tape's buffers, or
+    /// the arrow columns a typed reader handed out (a batch memory budget
+    /// and the queues' bound count these).
+    pub fn heap_bytes(&self) -> usize {
+        self.tape.heap_bytes() + self.columns.as_ref().map_or(0, ColumnRows::bytes)
+    }
+
     pub fn clear(&mut self) {
         self.tape.clear();
         self.meta.clear();

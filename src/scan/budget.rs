@@ -26,7 +26,7 @@ impl BatchBudget {
     pub fn observe(&mut self, batch: &mut Batch) {
         let Some(limit) = self.limit else { return };
         // A typed reader's columns (Parquet) are the working set instead.
-        let used = batch.tape.heap_bytes() + batch.columns.as_ref().map_or(0, crate::formats::ColumnRows::bytes);
+        let used = batch.heap_bytes();
         if used > limit && self.records > 1 {
             self.records /= 2;
         } else if used < limit / 2 && self.records < BATCH_RECORDS {

@@ -24,8 +24,10 @@
 //! Memory: at most `lookahead` ranges are open (claimed, not finished) at
 //! once, within a window of `WINDOW` ranges from the head (`lookahead`
 //! if more), each open one holding one
-//! read buffer, and they queue at most `queue_bound() - 1 + threads` pieces
-//! together (fewer when `batch_memory_limit_bytes` bounds a piece's size);
+//! read buffer, and they queue at most `QUEUED_PIECES - 1 + threads`
+//! pieces of any size together, more (up to `QUEUED_SMALL_PIECES`) only
+//! while those queued hold less than `QUEUED_SMALL_BYTES`, and fewer when
+//! `batch_memory_limit_bytes` bounds a piece's size ([`queue_bound`]);
 //! emptied pieces are kept for reuse, never more than were alive at once.
 
 use std::collections::VecDeque;
@@ -52,6 +54,12 @@ pub trait RangeWork: Send + 'static {
     /// cores busy.
     fn step_for_idle_consumer(&mut self, out: &mut Self::Out) -> Result<bool> {
         self.step(out)
+    }
+    /// Bytes of memory a queued piece holds, for the queues' bound in
+    /// bytes ([`QueueBound`]); 0 where unknown (the piece then counts by
+    /// number alone).
+    fn piece_bytes(_piece: &Self::Out) -> usize {
+        0
     }
     /// Bytes the range owned, once done.
     fn bytes_read(&self) -> u64;
@@ -149,6 +157,10 @@ impl Decode {
 impl RangeWork for Decode {
     type Out = Batch;
 
+    fn piece_bytes(batch: &Batch) -> usize {
+        batch.heap_bytes()
+    }
+
     fn step(&mut self, batch: &mut Batch) -> Result<bool> {
         batch.clear();
         let same = match (&batch.skip, &self.skip) {
@@ -211,18 +223,31 @@ impl RecordReader for NoRecords {
 }
 
 /// Pieces queued in all open ranges together before the threads stop
-/// stepping ranges (the head's next piece aside). DuckDB's Parquet writer
-/// takes chunks cheaply until a row group (122,880 rows: 60 pieces of 2048)
-/// is full and then spends a long while on it on the consumer's thread; a
-/// queue this deep lets the helpers go on decoding meanwhile. A bound of 4
-/// pieces per range leaves the helper idle through each such burst: the
-/// 300 MB CSV's `COPY` scan at threads = 2 takes 2.42 s with it and 1.81 s
-/// with this one (docs/architecture.md "Threads"). Memory: one piece (a routed chunk in a
-/// scan, a decoded batch in a probe) each; every thread may queue one more
-/// once the others reached the bound, so at most `QUEUED_PIECES - 1 +
-/// threads` wait, about 12 MiB more at the scan's peak on that file than
-/// under a bound of 4 pieces per range.
+/// stepping ranges (the head's next piece aside), whatever their size.
+/// DuckDB's Parquet writer takes chunks cheaply until a row group (122,880
+/// rows: 60 pieces of 2048) is full and then spends a long while on it on
+/// the consumer's thread; a queue this deep lets the helpers go on
+/// decoding meanwhile. A bound of 4 pieces per range leaves the helper
+/// idle through each such burst: the 300 MB CSV's `COPY` scan at threads
+/// = 2 takes 2.42 s with it and 1.81 s with this one (docs/architecture.md
+/// "Threads"). Memory: one piece (a routed chunk in a scan, a decoded batch
+/// in a probe) each; every thread may queue one more once the others
+/// reached the bound, so at most `QUEUED_PIECES - 1 + threads` wait.
 const QUEUED_PIECES: usize = 48;
+
+/// Pieces queued at most while those queued hold less than
+/// [`QUEUED_SMALL_BYTES`] together. Where the helpers decode faster than
+/// DuckDB's writer takes rows (JSON Lines written from their text), 48
+/// pieces fill during a row group's write and the helper idles, and the
+/// consumer then routes pieces itself between row groups: with room for
+/// 128 the helper routes every piece, and the 200 MB bench `COPY`s at
+/// threads = 2 take 0.94 s and 1.93 s (JSON Lines, CSV) with 48 pieces and
+/// 0.91 s and 1.86 s with 128 (docs/performance.md), for 14-15 MiB more
+/// peak memory (43 MiB for the bench's nested Parquet, whose pieces are
+/// larger); pieces of large records are held to `QUEUED_PIECES` by the
+/// byte bound.
+const QUEUED_SMALL_PIECES: usize = 128;
+const QUEUED_SMALL_BYTES: usize = 64 << 20;
 
 /// The bound when `batch_memory_limit_bytes` is set: a user who bounds a
 /// batch's memory has pieces that may each be as large as that budget
@@ -231,17 +256,42 @@ const QUEUED_PIECES: usize = 48;
 /// would: about 16 at threads = 2.
 const QUEUED_PIECES_UNDER_A_BUDGET: usize = 16;
 
-/// How many pieces the open ranges may queue together.
-pub fn queue_bound(batch_memory_limit: Option<u64>) -> usize {
+/// How many pieces the open ranges may queue together: `pieces` of any
+/// size, and up to `small_pieces` while those queued hold less than
+/// `small_bytes` together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueBound {
+    pub pieces: usize,
+    pub small_pieces: usize,
+    pub small_bytes: usize,
+}
+
+impl From<usize> for QueueBound {
+    /// `pieces` of any size, and no more.
+    fn from(pieces: usize) -> Self {
+        QueueBound { pieces, small_pieces: pieces, small_bytes: 0 }
+    }
+}
+
+impl QueueBound {
+    /// Whether another piece may be queued after `pieces` holding `bytes`.
+    fn has_room(&self, pieces: usize, bytes: usize) -> bool {
+        pieces < self.pieces || (pieces < self.small_pieces && bytes < self.small_bytes)
+    }
+}
+
+/// The queues' bound of a scan or probe. Under a batch memory budget no
+/// room is added for small pieces: the user bounds memory there.
+pub fn queue_bound(batch_memory_limit: Option<u64>) -> QueueBound {
     if batch_memory_limit.is_some() {
-        QUEUED_PIECES_UNDER_A_BUDGET
+        QUEUED_PIECES_UNDER_A_BUDGET.into()
     } else {
-        QUEUED_PIECES
+        QueueBound { pieces: QUEUED_PIECES, small_pieces: QUEUED_SMALL_PIECES, small_bytes: QUEUED_SMALL_BYTES }
     }
 }
 
 /// Ranges from the head on that may be claimed: finished ones hold only
-/// their queued pieces (bounded by `queued_pieces`), so this bounds
+/// their queued pieces (bounded by `bound`), so this bounds
 /// bookkeeping, not memory. A window of `lookahead` ranges would leave the
 /// helper idle on small files: with one piece each, the ranges ahead are
 /// finished at once, and it would wait for the consumer (busy in DuckDB's
@@ -309,6 +359,8 @@ struct State<W: RangeWork> {
     spare: Vec<W::Out>,
     /// The consumer is waiting for the head range's next piece.
     consumer_waiting: bool,
+    /// Bytes the queued pieces hold ([`RangeWork::piece_bytes`]).
+    queued_bytes: usize,
 }
 
 type Guard<'a, W> = MutexGuard<'a, State<W>>;
@@ -320,7 +372,7 @@ struct Shared<W: RangeWork> {
     /// Ranges open at once (claimed and not finished) at most.
     lookahead: usize,
     /// Pieces the open ranges may queue together ([`queue_bound`]).
-    queued_pieces: usize,
+    bound: QueueBound,
 }
 
 impl<W: RangeWork> Shared<W> {
@@ -342,15 +394,15 @@ impl<W: RangeWork> Shared<W> {
     }
 
     /// The earliest range from `from` on that is open, idle, and may
-    /// queue another piece: while the open ranges hold fewer than
-    /// `queued_pieces`, and always for an empty head (the consumer waits
-    /// for it).
+    /// queue another piece: while the open ranges' queues have room
+    /// (`bound`), and always for an empty head (the consumer waits for it).
     fn steppable(&self, state: &State<W>, from: usize) -> Option<usize> {
         let end = self.window_end(state);
         let queued: usize = (state.head..end).map(|r| state.slots[r].items.len()).sum();
+        let room = self.bound.has_room(queued, state.queued_bytes);
         (from..end).find(|&r| {
             let slot = &state.slots[r];
-            slot.phase == Phase::Parked && (queued < self.queued_pieces || (r == state.head && slot.items.is_empty()))
+            slot.phase == Phase::Parked && (room || (r == state.head && slot.items.is_empty()))
         })
     }
 
@@ -420,6 +472,10 @@ impl<W: RangeWork> Shared<W> {
             }
         } else {
             let last = is_last(&item);
+            if let Ok(Item::Piece(piece)) = &item {
+                state.queued_bytes += W::piece_bytes(piece);
+            }
+            let slot = &mut state.slots[r];
             slot.items.push_back(item);
             if last {
                 slot.phase = Phase::Finished;
@@ -518,9 +574,10 @@ pub struct OrderedReader<W: RangeWork> {
 impl<W: RangeWork> OrderedReader<W> {
     /// Reads `ranges` ranges through `opener` with `threads` threads in all
     /// (the caller's plus `threads - 1` helpers, never more helpers than
-    /// ranges), the open ranges queueing up to `queued_pieces` pieces
-    /// together ([`queue_bound`]).
-    pub fn new(ranges: usize, threads: usize, queued_pieces: usize, opener: Box<Opener<W>>) -> Self {
+    /// ranges), the open ranges queueing pieces together up to `bound`
+    /// ([`queue_bound`]; a number: that many pieces).
+    pub fn new(ranges: usize, threads: usize, bound: impl Into<QueueBound>, opener: Box<Opener<W>>) -> Self {
+        let bound = bound.into();
         let threads = threads.max(1);
         let helpers = (threads - 1).min(ranges);
         let slots = (0..ranges)
@@ -541,11 +598,12 @@ impl<W: RangeWork> OrderedReader<W> {
                 cancelled: false,
                 spare: Vec::new(),
                 consumer_waiting: false,
+                queued_bytes: 0,
             }),
             changed: Condvar::new(),
             opener,
             lookahead: threads + 1,
-            queued_pieces: queued_pieces.max(1),
+            bound: QueueBound { pieces: bound.pieces.max(1), ..bound },
         });
         let mut started = Vec::with_capacity(helpers);
         for _ in 0..helpers {
@@ -593,6 +651,9 @@ impl<W: RangeWork> OrderedReader<W> {
                 }
             }
             if let Some(item) = state.slots[head].items.pop_front() {
+                if let Ok(Item::Piece(piece)) = &item {
+                    state.queued_bytes = state.queued_bytes.saturating_sub(W::piece_bytes(piece));
+                }
                 if let Ok(Item::End { follow: RangeFollow::Cut(at), .. }) = &item {
                     // The range's guess held: the consumer reads on from
                     // the record it was cut at.
@@ -690,6 +751,7 @@ fn restart<W: RangeWork>(shared: &Shared<W>, state: &mut State<W>, range: usize,
         slot.phase = Phase::Unopened;
     }
     for piece in pieces {
+        state.queued_bytes = state.queued_bytes.saturating_sub(W::piece_bytes(&piece));
         recycle(state, piece);
     }
     shared.changed.notify_all();
@@ -1185,13 +1247,76 @@ mod tests {
         }
     }
 
+    /// A [`Numbers`] whose every batch holds at least `pad` bytes of room.
+    struct Padded {
+        numbers: Numbers,
+        pad: usize,
+    }
+
+    impl RecordReader for Padded {
+        fn next_batch(&mut self, batch: &mut Batch, max: usize) -> Result<usize> {
+            batch.tape.text.reserve(self.pad);
+            self.numbers.next_batch(batch, max)
+        }
+        fn bytes_read(&self) -> u64 {
+            self.numbers.bytes_read()
+        }
+        fn lines_read(&self) -> u64 {
+            self.numbers.lines_read()
+        }
+    }
+
+    #[test]
+    fn small_pieces_queue_past_the_bound_and_large_ones_do_not() {
+        // Past `pieces`, pieces queue up to `small_pieces` only while the
+        // queued ones hold less than `small_bytes`: 1 MiB pieces stop at
+        // the bound, small ones go on to the room for small pieces.
+        let bound = QueueBound { pieces: 3, small_pieces: 12, small_bytes: 1 << 20 };
+        let threads = 2;
+        for (pad, least, most_allowed) in [(0, 12, 12 - 1 + threads), (1 << 20, 3, 3 - 1 + threads)] {
+            let opener: Box<Opener<Decode>> = Box::new(move |i, _| {
+                let first = 1000 * i as u64;
+                let numbers = Numbers { next: first, end: first + 40, per_batch: 1, fail_at: None };
+                Ok(Decode::new(Box::new(Padded { numbers, pad }), None))
+            });
+            let mut reader = OrderedReader::new(6, threads, bound, opener);
+            let mut batch = Batch::default();
+            let (mut pieces, mut most) = (0, 0);
+            while let Some(step) = reader.next(&mut batch).unwrap() {
+                if let Step::Piece { .. } = step {
+                    pieces += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    let state = reader.shared.lock();
+                    most = most.max(state.slots.iter().map(|s| s.items.len()).sum::<usize>());
+                    let held: usize = state
+                        .slots
+                        .iter()
+                        .flat_map(|s| &s.items)
+                        .map(|item| match item {
+                            Ok(Item::Piece(b)) => Decode::piece_bytes(b),
+                            _ => 0,
+                        })
+                        .sum();
+                    assert_eq!(state.queued_bytes, held, "the running count is what the queues hold");
+                }
+            }
+            assert_eq!(pieces, 240);
+            assert!(most <= most_allowed, "pad {pad}: {most} queued");
+            assert!(most >= least, "pad {pad}: the helper never filled the queues ({most})");
+        }
+    }
+
     #[test]
     fn a_batch_memory_budget_shrinks_the_queues() {
         // Under a budget each piece may be as large as the budget, so the
         // queues hold fewer of them than without one.
-        assert_eq!(queue_bound(None), QUEUED_PIECES);
-        assert_eq!(queue_bound(Some(64 << 20)), QUEUED_PIECES_UNDER_A_BUDGET);
-        assert!(queue_bound(Some(64 << 20)) < queue_bound(None));
+        let (free, budgeted) = (queue_bound(None), queue_bound(Some(64 << 20)));
+        assert_eq!(free.pieces, QUEUED_PIECES);
+        assert_eq!(budgeted, QueueBound::from(QUEUED_PIECES_UNDER_A_BUDGET));
+        assert!(budgeted.pieces < free.pieces);
+        // No room for small pieces under a budget.
+        assert!(!budgeted.has_room(QUEUED_PIECES_UNDER_A_BUDGET, 0));
+        assert!(free.has_room(QUEUED_PIECES, 0) && !free.has_room(QUEUED_PIECES, QUEUED_SMALL_BYTES));
     }
 
     #[test]

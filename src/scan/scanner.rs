@@ -671,6 +671,11 @@ impl SpareBatches {
 impl RangeWork for RouteWork {
     type Out = Routed;
 
+    fn piece_bytes(piece: &Routed) -> usize {
+        let raw = if piece.deferred { piece.raw.heap_bytes() } else { 0 };
+        piece.chunk.as_ref().map_or(0, Chunk::bytes) + raw
+    }
+
     fn step(&mut self, out: &mut Routed) -> Result<bool> {
         self.batch.defer_lines = self.text.next_batch();
         if !self.decode.step(&mut self.batch)? {
