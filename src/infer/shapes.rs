@@ -58,6 +58,8 @@ struct ShapeFacts {
     /// No object in it repeats a key and no value passes the depth limits:
     /// absorbing it counts no duplicate and flattens nothing.
     quiet: bool,
+    /// On the board (value/shape.rs) for the decoding threads.
+    posted: bool,
 }
 
 /// See the module doc. One per probe; the probe absorbs in input order, so
@@ -216,9 +218,18 @@ impl ShapeCache {
         post: bool,
     ) -> bool {
         self.lookups += 1;
-        if let Some(facts) = self.shapes.get(self.key.as_slice()) {
+        if let Some(facts) = self.shapes.get_mut(self.key.as_slice()) {
             if facts.quiet && facts.depth <= stats.max_depth_seen {
                 self.hits += 1;
+                // A shape that was deeper than the depth seen when it was
+                // stored (an empty list before any list held a value) is
+                // posted once the depth seen covers it.
+                if post && !facts.posted {
+                    if let Some(board) = self.board.as_ref() {
+                        board.post(&self.key);
+                        facts.posted = true;
+                    }
+                }
                 return true;
             }
             return absorb_record(root, record, rules, stats);
@@ -242,15 +253,16 @@ impl ShapeCache {
         let absorbed = absorb_record(root, record, rules, stats);
         if absorbed && self.on && self.shapes.len() < MAX_SHAPES && self.bytes + self.key.len() <= MAX_SHAPE_BYTES {
             self.bytes += self.key.len();
-            let facts = facts_of(record, rules.limits);
-            self.shapes.insert(self.key.as_slice().into(), facts);
+            let mut facts = facts_of(record, rules.limits);
             // Skippable from now on (`max_depth_seen` only grows): the
             // decoding threads may leave such records undecoded.
             if let Some(board) =
                 self.board.as_ref().filter(|_| post && facts.quiet && facts.depth <= stats.max_depth_seen)
             {
                 board.post(&self.key);
+                facts.posted = true;
             }
+            self.shapes.insert(self.key.as_slice().into(), facts);
         }
         absorbed
     }
@@ -609,7 +621,7 @@ fn facts_of(record: ValueRef<'_>, limits: DepthLimits) -> ShapeFacts {
         }
         i += 1;
     }
-    ShapeFacts { depth, quiet }
+    ShapeFacts { depth, quiet, posted: false }
 }
 
 /// Rules with no string parser and the given depth limits (tests).
@@ -848,6 +860,37 @@ mod tests {
         assert_eq!(hits, 2);
         let (_, stats, _) = absorb_all(&records, &[0, 0, 0, 1, 1, 1], &rules, true);
         assert_eq!(stats.duplicate_keys, 3);
+    }
+
+    #[test]
+    fn a_shape_deeper_than_the_depth_seen_is_posted_once_the_depth_covers_it() {
+        // An empty list counts no depth until a list holds a value, so the
+        // first record's shape cannot be posted when it is stored; it is
+        // posted at its next hit, and the decoding threads skip it from then.
+        let rules = plain_rules(10, 10);
+        let mut cache = ShapeCache::new(&rules);
+        let board = cache.board().cloned().expect("a board without parsers");
+        let (mut root, mut stats) = (StructNode::default(), InferStats::default());
+        let mut absorb = |text: &str, cache: &mut ShapeCache| {
+            let mut tape = Tape::default();
+            let idx = parse_value(text, &mut tape).unwrap();
+            tape.roots.push(idx);
+            cache.absorb(&mut root, tape.record(0), &rules, &mut stats, None);
+        };
+        let posted = |text: &str| {
+            let mut key = Vec::new();
+            crate::formats::json::shape::scan_shape(text.as_bytes(), &mut key).unwrap();
+            board.contains(&key)
+        };
+        let (empty, full) = (r#"{"t":[]}"#, r#"{"t":["a"]}"#);
+        absorb(empty, &mut cache);
+        assert!(!posted(empty), "not skippable before a list held a value");
+        absorb(full, &mut cache);
+        assert!(posted(full));
+        assert!(!posted(empty));
+        absorb(empty, &mut cache);
+        assert!(posted(empty), "posted at the hit once the depth seen covers it");
+        assert_eq!(cache.hits(), 1);
     }
 
     #[test]
