@@ -62,6 +62,23 @@ struct ShapeFacts {
     posted: bool,
 }
 
+impl ShapeFacts {
+    /// Whether a record of this shape changes nothing absorbed again:
+    /// quiet, and no deeper than the depth seen (which only grows).
+    fn skippable(&self, stats: &InferStats) -> bool {
+        self.quiet && self.depth <= stats.max_depth_seen
+    }
+
+    /// Posts the shape `key` (these facts' own) on `board` unless it is
+    /// there already.
+    fn post_once(&mut self, board: Option<&ShapeBoard>, key: &[u8]) {
+        if let Some(board) = board.filter(|_| !self.posted) {
+            board.post(key);
+            self.posted = true;
+        }
+    }
+}
+
 /// See the module doc. One per probe; the probe absorbs in input order, so
 /// the cache's state (and so what it skips) follows the input, never the
 /// thread count.
@@ -219,16 +236,13 @@ impl ShapeCache {
     ) -> bool {
         self.lookups += 1;
         if let Some(facts) = self.shapes.get_mut(self.key.as_slice()) {
-            if facts.quiet && facts.depth <= stats.max_depth_seen {
+            if facts.skippable(stats) {
                 self.hits += 1;
                 // A shape that was deeper than the depth seen when it was
                 // stored (an empty list before any list held a value) is
                 // posted once the depth seen covers it.
-                if post && !facts.posted {
-                    if let Some(board) = self.board.as_ref() {
-                        board.post(&self.key);
-                        facts.posted = true;
-                    }
+                if post {
+                    facts.post_once(self.board.as_deref(), &self.key);
                 }
                 return true;
             }
@@ -256,11 +270,8 @@ impl ShapeCache {
             let mut facts = facts_of(record, rules.limits);
             // Skippable from now on (`max_depth_seen` only grows): the
             // decoding threads may leave such records undecoded.
-            if let Some(board) =
-                self.board.as_ref().filter(|_| post && facts.quiet && facts.depth <= stats.max_depth_seen)
-            {
-                board.post(&self.key);
-                facts.posted = true;
+            if post && facts.skippable(stats) {
+                facts.post_once(self.board.as_deref(), &self.key);
             }
             self.shapes.insert(self.key.as_slice().into(), facts);
         }

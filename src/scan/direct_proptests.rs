@@ -128,6 +128,17 @@ fn record_line() -> impl Strategy<Value = String> {
     })
 }
 
+/// The plain writes' switch and ours, for a test that must run with
+/// neither switched off by another: the plain one first (their test takes
+/// only it), always in this order, so that two tests taking both never
+/// deadlock.
+fn both_switches() -> [std::sync::MutexGuard<'static, ()>; 2] {
+    [
+        super::plain_proptests::SWITCH.lock().unwrap_or_else(|p| p.into_inner()),
+        SWITCH.lock().unwrap_or_else(|p| p.into_inner()),
+    ]
+}
+
 /// Writes `text` to `path` dated a minute back: the probe trusts (and a
 /// scan keeps as text) only a file older than a racy moment
 /// (scan/tally.rs `RACY`).
@@ -181,9 +192,7 @@ proptest! {
 /// kept as text: the probe's tally then trusts nothing, scan/tally.rs.)
 #[test]
 fn clean_records_are_written_from_their_text_and_counted() {
-    // The plain writes' switch first (their test takes only it), then ours.
-    let _plain = super::plain_proptests::SWITCH.lock().unwrap_or_else(|p| p.into_inner());
-    let _switch = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
+    let _switches = both_switches();
     let dir = crate::test_support::scratch_dir("direct-count");
     let path = dir.join("r.jsonl").to_string_lossy().into_owned();
     let mut text = String::new();
@@ -212,8 +221,7 @@ fn clean_records_are_written_from_their_text_and_counted() {
 #[test]
 fn a_declined_record_leaves_the_columns_as_they_were() {
     use crate::route::{columns_for_struct, Router};
-    let _plain = super::plain_proptests::SWITCH.lock().unwrap_or_else(|p| p.into_inner());
-    let _switch = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
+    let _switches = both_switches();
     let dir = crate::test_support::scratch_dir("direct-decline");
     let path = dir.join("r.jsonl").to_string_lossy().into_owned();
     write_settled(&path, "{\"id\":1,\"obj\":{\"a\":1,\"b\":\"x\"},\"tags\":[\"t\"],\"v\":1}\n{\"v\":\"s\"}\n");

@@ -1231,20 +1231,29 @@ mod tests {
                 Ok(Decode::new(Box::new(Numbers { next: first, end: first + 40, per_batch: 1, fail_at: None }), None))
             });
             let mut reader = OrderedReader::new(6, threads, bound, opener);
-            let mut batch = Batch::default();
-            let (mut pieces, mut most) = (0, 0);
-            while let Some(step) = reader.next(&mut batch).unwrap() {
-                if let Step::Piece { .. } = step {
-                    pieces += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                    let state = reader.shared.lock();
-                    most = most.max(state.slots.iter().map(|s| s.items.len()).sum::<usize>());
-                }
-            }
+            let (pieces, most) = drain_slowly(&mut reader, |_| {});
             assert_eq!(pieces, 240);
             assert!(most <= bound - 1 + threads, "threads {threads}: {most} queued, bound {bound}");
             assert!(most >= bound.min(40), "threads {threads}: the helpers never filled the queues ({most})");
         }
+    }
+
+    /// Takes every piece, sleeping a millisecond after each so that the
+    /// helpers run ahead and fill the queues, and shows `look` the state
+    /// then: how many pieces there were, and the most queued at once.
+    fn drain_slowly(reader: &mut OrderedReader<Decode>, mut look: impl FnMut(&State<Decode>)) -> (usize, usize) {
+        let mut batch = Batch::default();
+        let (mut pieces, mut most) = (0, 0);
+        while let Some(step) = reader.next(&mut batch).unwrap() {
+            if let Step::Piece { .. } = step {
+                pieces += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                let state = reader.shared.lock();
+                most = most.max(state.slots.iter().map(|s| s.items.len()).sum::<usize>());
+                look(&state);
+            }
+        }
+        (pieces, most)
     }
 
     /// A [`Numbers`] whose every batch holds at least `pad` bytes of room.
@@ -1280,26 +1289,18 @@ mod tests {
                 Ok(Decode::new(Box::new(Padded { numbers, pad }), None))
             });
             let mut reader = OrderedReader::new(6, threads, bound, opener);
-            let mut batch = Batch::default();
-            let (mut pieces, mut most) = (0, 0);
-            while let Some(step) = reader.next(&mut batch).unwrap() {
-                if let Step::Piece { .. } = step {
-                    pieces += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                    let state = reader.shared.lock();
-                    most = most.max(state.slots.iter().map(|s| s.items.len()).sum::<usize>());
-                    let held: usize = state
-                        .slots
-                        .iter()
-                        .flat_map(|s| &s.items)
-                        .map(|item| match item {
-                            Ok(Item::Piece(b)) => Decode::piece_bytes(b),
-                            _ => 0,
-                        })
-                        .sum();
-                    assert_eq!(state.queued_bytes, held, "the running count is what the queues hold");
-                }
-            }
+            let (pieces, most) = drain_slowly(&mut reader, |state| {
+                let held: usize = state
+                    .slots
+                    .iter()
+                    .flat_map(|s| &s.items)
+                    .map(|item| match item {
+                        Ok(Item::Piece(b)) => Decode::piece_bytes(b),
+                        _ => 0,
+                    })
+                    .sum();
+                assert_eq!(state.queued_bytes, held, "the running count is what the queues hold");
+            });
             assert_eq!(pieces, 240);
             assert!(most <= most_allowed, "pad {pad}: {most} queued");
             assert!(most >= least, "pad {pad}: the helper never filled the queues ({most})");
