@@ -362,6 +362,9 @@ pub struct Batch {
     /// The probe's board of shapes it needs no more (JSON Lines): a record
     /// with such a shape is left undecoded, its root [`KNOWN_SHAPE`].
     pub known_shapes: Option<json::shape::KnownShapes>,
+    /// The probe's board of flat shapes it needs no more (CSV): a record
+    /// with such a shape is left undecoded, its root [`KNOWN_SHAPE`].
+    pub known_flat: Option<crate::value::flat_shape::KnownFlat>,
     /// Every good record of the batch is an object of exactly these keys,
     /// in this order, each value a string or null (CSV: the file's column
     /// names), so a router may place values by position

@@ -37,6 +37,7 @@ use super::lattice::{absorb_record, has_duplicate_keys, InferStats};
 use super::schema::StructNode;
 use super::schema::TimeUnit;
 use crate::scalar::ScalarParsers;
+use crate::value::flat_shape::{CellCoder, FlatBoard, FLAT, MAX_FLAT_LISTS};
 use crate::value::shape::{self, RecordShapes, ShapeBoard};
 use crate::value::{Node, ValueRef};
 
@@ -79,6 +80,15 @@ impl ShapeFacts {
     }
 }
 
+/// Which board a shape the cache may skip is posted on.
+#[derive(Clone, Copy)]
+enum Posting {
+    /// A general key, for the JSON readers (value/shape.rs).
+    General,
+    /// A flat record's key, for the CSV readers (value/flat_shape.rs).
+    Flat,
+}
+
 /// See the module doc. One per probe; the probe absorbs in input order, so
 /// the cache's state (and so what it skips) follows the input, never the
 /// thread count.
@@ -98,17 +108,14 @@ pub struct ShapeCache {
     /// The key lists of flat records seen ([`ShapeCache::absorb_flat`]):
     /// a flat shape names its list by its index here.
     flat_lists: Vec<std::sync::Arc<[String]>>,
+    /// Where the flat shapes that need no absorbing are posted, with the
+    /// key lists, for the CSV readers (value/flat_shape.rs): a flat shape
+    /// holds each value's class, so this board works under string parsers.
+    flat_board: Option<Arc<FlatBoard>>,
     /// What the decoding threads write the records' shapes with
     /// ([`ShapeWriter`]); closed when the cache turns itself off.
     writer: Option<Arc<ShapeWriter>>,
 }
-
-/// The first byte of a flat record's shape key; no node kind of
-/// [`shape_key`] has it, so the two encodings never meet.
-const FLAT: u8 = 0xF0;
-/// Key lists a probe tells apart at most; records of more go the general
-/// way (many CSV files with as many headers).
-const MAX_FLAT_LISTS: usize = 256;
 
 impl ShapeCache {
     /// A cache for a probe with these rules; off where a value's kind does
@@ -124,14 +131,32 @@ impl ShapeCache {
             judged: false,
             board: (rules.policies.is_none() && !rules.parsers.any() && !BOARD_OFF.is_on()).then(Default::default),
             flat_lists: Vec::new(),
+            flat_board: None,
             writer: rules.policies.is_none().then(|| {
                 Arc::new(ShapeWriter {
                     parsers: rules.parsers.clone(),
+                    parsing: rules.parsers.any(),
                     unit: rules.timestamp_unit,
                     open: AtomicBool::new(true),
                 })
             }),
         }
+        .with_flat_board()
+    }
+
+    /// The flat board, coding values as the writer does (the same parsers
+    /// and unit as this cache's keys).
+    fn with_flat_board(mut self) -> Self {
+        if !BOARD_OFF.is_on() {
+            let coder = self.writer.clone().map(|w| w as Arc<dyn CellCoder>);
+            self.flat_board = coder.map(|c| Arc::new(FlatBoard::new(c)));
+        }
+        self
+    }
+
+    /// The flat board the CSV readers read, if any (see the field).
+    pub fn flat_board(&self) -> Option<&Arc<FlatBoard>> {
+        self.flat_board.as_ref()
     }
 
     /// The writer the decoding threads use, if any (see the field).
@@ -187,7 +212,7 @@ impl ShapeCache {
             _ if !shape_key(record, rules, &mut self.key) => return absorb_record(root, record, rules, stats),
             _ => {}
         }
-        self.absorb_keyed(root, record, rules, stats, true)
+        self.absorb_keyed(root, record, rules, stats, Posting::General)
     }
 
     /// [`ShapeCache::absorb`] of a record whose entries are `keys` in
@@ -205,7 +230,7 @@ impl ShapeCache {
         written: Option<(&[u8], bool)>,
     ) -> bool {
         let keyed = self.on
-            && flat_key_start(record, keys, &mut self.flat_lists, &mut self.key)
+            && flat_key_start(record, keys, &mut self.flat_lists, self.flat_board.as_deref(), &mut self.key)
             && match written {
                 Some((values, true)) => {
                     self.key.extend_from_slice(values);
@@ -221,8 +246,7 @@ impl ShapeCache {
             let general = written.filter(|&(_, flat)| !flat);
             return self.absorb(root, record, rules, stats, general);
         }
-        // Not posted: the decoding threads' board holds general keys only.
-        self.absorb_keyed(root, record, rules, stats, false)
+        self.absorb_keyed(root, record, rules, stats, Posting::Flat)
     }
 
     /// The cache's part once `self.key` holds the record's shape.
@@ -232,8 +256,12 @@ impl ShapeCache {
         record: ValueRef<'_>,
         rules: &Rules<'_>,
         stats: &mut InferStats,
-        post: bool,
+        posting: Posting,
     ) -> bool {
+        let board = match posting {
+            Posting::General => self.board.as_deref(),
+            Posting::Flat => self.flat_board.as_deref().map(FlatBoard::shapes),
+        };
         self.lookups += 1;
         if let Some(facts) = self.shapes.get_mut(self.key.as_slice()) {
             if facts.skippable(stats) {
@@ -241,9 +269,7 @@ impl ShapeCache {
                 // A shape that was deeper than the depth seen when it was
                 // stored (an empty list before any list held a value) is
                 // posted once the depth seen covers it.
-                if post {
-                    facts.post_once(self.board.as_deref(), &self.key);
-                }
+                facts.post_once(board, &self.key);
                 return true;
             }
             return absorb_record(root, record, rules, stats);
@@ -259,6 +285,9 @@ impl ShapeCache {
                 if let Some(board) = &self.board {
                     board.close();
                 }
+                if let Some(board) = &self.flat_board {
+                    board.close();
+                }
                 if let Some(writer) = &self.writer {
                     writer.open.store(false, Ordering::Relaxed);
                 }
@@ -270,8 +299,8 @@ impl ShapeCache {
             let mut facts = facts_of(record, rules.limits);
             // Skippable from now on (`max_depth_seen` only grows): the
             // decoding threads may leave such records undecoded.
-            if post && facts.skippable(stats) {
-                facts.post_once(self.board.as_deref(), &self.key);
+            if facts.skippable(stats) {
+                facts.post_once(board, &self.key);
             }
             self.shapes.insert(self.key.as_slice().into(), facts);
         }
@@ -295,6 +324,8 @@ pub static BOARD_OFF: crate::test_switch::TestSwitch = crate::test_switch::TestS
 /// `written_shapes_never_change_the_probe`).
 pub struct ShapeWriter {
     parsers: ScalarParsers,
+    /// `parsers.any()`, asked per value.
+    parsing: bool,
     unit: TimeUnit,
     /// Cleared when the cache turns itself off: nothing is written then.
     open: AtomicBool,
@@ -340,6 +371,21 @@ impl ShapeWriter {
             } else {
                 out.push(None);
             }
+        }
+    }
+}
+
+/// A CSV reader writes a flat record's shape from its cells' text with
+/// the writer's parsers and unit (value/flat_shape.rs): the codes
+/// [`write_flat_values`] writes for a string value.
+impl CellCoder for ShapeWriter {
+    #[inline]
+    fn push_code(&self, text: &str, out: &mut Vec<u8>) {
+        if self.parsing {
+            let classes = Classifier { parsers: &self.parsers, unit: self.unit };
+            out.extend_from_slice(&[shape::PARSED_STR, classes.code(text)]);
+        } else {
+            out.push(shape::STR);
         }
     }
 }
@@ -519,6 +565,7 @@ fn flat_key_start(
     record: ValueRef<'_>,
     keys: &std::sync::Arc<[String]>,
     lists: &mut Vec<std::sync::Arc<[String]>>,
+    board: Option<&FlatBoard>,
     out: &mut Vec<u8>,
 ) -> bool {
     if record.flat_width() != Some(keys.len()) {
@@ -536,6 +583,9 @@ fn flat_key_start(
         }
         None if lists.len() < MAX_FLAT_LISTS => {
             lists.push(std::sync::Arc::clone(keys));
+            if let Some(board) = board {
+                board.post_list(lists.len() - 1, keys);
+            }
             lists.len() - 1
         }
         None => return false,

@@ -645,9 +645,9 @@ fn probe(
     // (docs/performance.md "The probe on more threads").
     let writer =
         shapes.writer().filter(|_| input.run.threads >= MIN_THREADS_TO_WRITE_SHAPES_AHEAD && !WRITER_OFF.is_on());
-    let (board, writer) = (shapes.board().cloned(), writer.cloned());
+    let (board, flat_board, writer) = (shapes.board().cloned(), shapes.flat_board().cloned(), writer.cloned());
     let mut reader = range_reader(input, options, no_rows.clone(), move |decode, _| {
-        decode.knowing_shapes(board.clone()).writing_shapes(writer.clone())
+        decode.knowing_shapes(board.clone()).knowing_flat_shapes(flat_board.clone()).writing_shapes(writer.clone())
     });
     let mut lines = LineCursor::default();
     while let Some(step) = reader.next(&mut batch)? {

@@ -37,6 +37,7 @@ use std::thread::JoinHandle;
 use super::budget::BatchBudget;
 use crate::error::{Result, SanitizeError};
 use crate::formats::{Batch, RangeFollow, RecordReader, Resume};
+use crate::value::flat_shape::{FlatBoard, KnownFlat};
 
 pub type SendReader = Box<dyn RecordReader + Send>;
 
@@ -91,6 +92,8 @@ pub struct Decode {
     skip: Option<Arc<crate::formats::json::SkipKeys>>,
     /// The probe's board of shapes it needs no more (value/shape.rs).
     shapes: Option<Arc<crate::value::shape::ShapeBoard>>,
+    /// The probe's board of flat shapes it needs no more (value/flat_shape.rs).
+    flat_shapes: Option<Arc<FlatBoard>>,
     /// Writes each record's shape for the probe's cache, here rather than
     /// on its one absorbing thread (infer/shapes.rs `ShapeWriter`).
     writer: Option<Arc<crate::infer::ShapeWriter>>,
@@ -105,9 +108,17 @@ impl Decode {
             reshape: None,
             skip: None,
             shapes: None,
+            flat_shapes: None,
             writer: None,
             shape_scratch: Vec::new(),
         }
+    }
+
+    /// Leaves undecoded the flat records (CSV) whose shapes are on `board`
+    /// (the probe's; never with reshaping, as [`Decode::knowing_shapes`]).
+    pub fn knowing_flat_shapes(mut self, board: Option<Arc<FlatBoard>>) -> Self {
+        self.flat_shapes = board.filter(|_| self.reshape.is_none());
+        self
     }
 
     /// Leaves undecoded the records whose shapes are on `board` (the
@@ -176,6 +187,13 @@ impl RangeWork for Decode {
         };
         if !same_board {
             batch.known_shapes = self.shapes.clone().map(crate::formats::json::shape::KnownShapes::new);
+        }
+        let same_flat_board = match (&batch.known_flat, &self.flat_shapes) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a.board(), b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        if !same_flat_board {
+            batch.known_flat = self.flat_shapes.clone().map(KnownFlat::new);
         }
         let n = self.reader.next_batch(batch, self.budget.records())?;
         batch.header_notice = self.reader.take_header_notice();

@@ -8,6 +8,7 @@
 pub mod calendar;
 mod declared;
 mod declared_text;
+pub mod flat_shape;
 pub mod key_hash;
 pub mod path;
 mod reshape;

@@ -153,6 +153,10 @@ pub struct CsvReader<R: Read> {
     one_pass: bool,
     /// Records read by that pass, for the tests that check it is taken.
     one_pass_records: u64,
+    /// The number of `names` on the probe's flat board (`Batch::known_flat`),
+    /// looked up once per batch: `None` before, `Some(None)` when the list
+    /// is not posted yet.
+    flat_number: Option<Option<u32>>,
 }
 
 /// What passing over one of the `skip_lines` lines found.
@@ -221,6 +225,7 @@ impl<R: Read> CsvReader<R> {
             header: None,
             names: Vec::new(),
             shared_names: None,
+            flat_number: None,
             width: None,
             blank_is_null: false,
             leading_blanks: std::collections::VecDeque::new(),
@@ -930,6 +935,7 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
         }
         let first = batch.len();
         let mut added = 0;
+        self.flat_number = None;
         // The lines to skip come first, each line with text a record of its
         // own (never a row): a skip loses no line in silence. One at a
         // time, so a large `skip_lines` holds no list of them.
@@ -1039,6 +1045,19 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                     RecordFault::Malformed,
                     format!("expected {width} cells but found {}", self.cells.len()),
                 ))
+            } else if known_flat(
+                batch,
+                &mut self.flat_number,
+                &self.names,
+                &self.cells,
+                &self.options,
+                &mut self.scratch,
+                rec,
+                width,
+            ) {
+                // The probe has this shape (value/flat_shape.rs): no tape.
+                batch.tape.roots.push(super::KNOWN_SHAPE);
+                None
             } else {
                 emit(
                     rec,
@@ -1139,6 +1158,59 @@ fn emit(
     tape.close(open, width as u32, evidence);
     tape.push_root(root);
     None
+}
+
+/// Whether the probe's flat board (`Batch::known_flat`) holds the shape
+/// of the well-formed record `rec` of `width` cells, written from its
+/// cells' text as [`emit`] would put them on the tape and the probe's cache
+/// would then code them: a NULL string is NULL, any other cell its value
+/// (a quoted one unescaped). A short record (`null_padding`) or text that
+/// is not UTF-8 is not looked up: [`emit`] decodes it (and reports the
+/// last). `number` caches the number of `names` on the board for the batch.
+#[allow(clippy::too_many_arguments)]
+fn known_flat(
+    batch: &mut Batch,
+    number: &mut Option<Option<u32>>,
+    names: &[String],
+    cells: &[Cell],
+    options: &CsvOptions,
+    scratch: &mut String,
+    rec: &[u8],
+    width: usize,
+) -> bool {
+    let Some(known) = batch.known_flat.as_mut() else { return false };
+    if width == 0 || cells.len() != width {
+        return false;
+    }
+    let number = match *number {
+        Some(n) => n,
+        None => *number.insert(known.board().number_of(names)),
+    };
+    let Some(number) = number else { return false };
+    let Ok(text) = super::utf8::validate(rec) else { return false };
+    if !known.start(number) {
+        return false;
+    }
+    // The default NULL string, the empty one, needs no compare.
+    let empty_only = matches!(options.null_strings.as_slice(), [n] if n.is_empty());
+    for &cell in cells {
+        // (Cells end at ASCII bytes of valid UTF-8: never None.)
+        let Some(raw) = text.get(cell.start..cell.end) else { return known.finish(false) };
+        if cell.kind == CellKind::Plain {
+            let null = if empty_only { raw.is_empty() } else { is_null_string(raw.as_bytes(), &options.null_strings) };
+            if null {
+                known.push_null();
+            } else {
+                known.push_text(raw);
+            }
+        } else {
+            match cell_value(raw, cell, options, scratch) {
+                Some(v) => known.push_text(v),
+                None => known.push_null(),
+            }
+        }
+    }
+    known.finish(true)
 }
 
 /// Where `part` starts in `whole` when it is a slice of it (a cell's text

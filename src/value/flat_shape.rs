@@ -1,0 +1,250 @@
+//! The shapes of flat records (CSV: every record an object of the file's
+//! column names, each value a string or null) and the board on which the
+//! probe posts those it no longer needs to see.
+//!
+//! A flat record's shape is [`FLAT`], the number of its key list (4 bytes,
+//! little-endian) and one code per value: [`super::shape::NULL`], or what
+//! a [`CellCoder`] writes for the value's text ([`super::shape::STR`], or
+//! under a string parser [`super::shape::PARSED_STR`] and the class the
+//! text parses to). infer/shapes.rs writes it from a decoded tape; the CSV
+//! reader writes it straight from a record's cells, without a tape, and
+//! where the probe posted it, leaves the record undecoded. Under string
+//! parsers a string's class depends on its text, so the general board
+//! (value/shape.rs) is off there; a flat shape holds each cell's class, so
+//! this board is not.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use super::shape::{ShapeBoard, NULL};
+
+/// The first byte of a flat record's shape; no code of a general shape
+/// (value/shape.rs) has it, so the two encodings never meet.
+pub const FLAT: u8 = 0xF0;
+
+/// Key lists a probe tells apart at most; records of more go the general
+/// way (many CSV files with as many headers).
+pub const MAX_FLAT_LISTS: usize = 256;
+
+/// How a flat record's non-null value enters its shape, from its text:
+/// the bytes infer/shapes.rs writes for a string value under the probe's
+/// rules (which it implements: the string parsers live above this floor).
+pub trait CellCoder: Send + Sync {
+    fn push_code(&self, text: &str, out: &mut Vec<u8>);
+}
+
+/// The flat shapes the probe's cache has absorbed and whose next records
+/// cannot change the schema, and the key lists by their numbers. Posted by
+/// the probe's one absorbing thread, read by the decoding threads.
+pub struct FlatBoard {
+    shapes: ShapeBoard,
+    lists: Box<[OnceLock<Arc<[String]>>]>,
+    listed: AtomicUsize,
+    coder: Arc<dyn CellCoder>,
+}
+
+impl FlatBoard {
+    pub fn new(coder: Arc<dyn CellCoder>) -> Self {
+        FlatBoard {
+            shapes: ShapeBoard::default(),
+            lists: (0..MAX_FLAT_LISTS).map(|_| OnceLock::new()).collect(),
+            listed: AtomicUsize::new(0),
+            coder,
+        }
+    }
+
+    /// The shapes posted (only the absorbing thread posts: see
+    /// [`ShapeBoard::post`]).
+    pub fn shapes(&self) -> &ShapeBoard {
+        &self.shapes
+    }
+
+    /// Posts key list `number` (the cache numbers its lists from 0 in the
+    /// order it meets them, so they are posted in that order).
+    pub fn post_list(&self, number: usize, keys: &Arc<[String]>) {
+        if number == self.listed.load(Ordering::Relaxed) && number < self.lists.len() {
+            let _ = self.lists[number].set(Arc::clone(keys));
+            self.listed.store(number + 1, Ordering::Release);
+        }
+    }
+
+    /// The number of the key list equal to `keys`, once it was posted.
+    pub fn number_of(&self, keys: &[String]) -> Option<u32> {
+        let listed = self.listed.load(Ordering::Acquire);
+        self.lists[..listed].iter().position(|l| l.get().is_some_and(|l| **l == *keys)).map(|n| n as u32)
+    }
+
+    pub fn contains(&self, shape: &[u8]) -> bool {
+        self.shapes.contains(shape)
+    }
+
+    /// Whether readers should look at all (see [`ShapeBoard::worth_looking`]).
+    pub fn worth_looking(&self) -> bool {
+        self.shapes.worth_looking()
+    }
+
+    pub fn close(&self) {
+        self.shapes.close();
+    }
+}
+
+/// Records a reader tries before it judges the board, and records it then
+/// reads without looking when fewer than a quarter were found there.
+const TRIAL: u32 = 1024;
+const PAUSE: u32 = 8192;
+
+/// A decoding thread's look at the flat board: a record's shape written
+/// from its cells' text, and whether it was posted. Use:
+/// [`KnownFlat::start`], a [`KnownFlat::push_null`] or
+/// [`KnownFlat::push_text`] per value, then [`KnownFlat::finish`].
+pub struct KnownFlat {
+    board: Arc<FlatBoard>,
+    key: Vec<u8>,
+    tries: u32,
+    hits: u32,
+    pause: u32,
+}
+
+impl std::fmt::Debug for KnownFlat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KnownFlat").field("tries", &self.tries).field("hits", &self.hits).finish()
+    }
+}
+
+impl KnownFlat {
+    pub fn new(board: Arc<FlatBoard>) -> Self {
+        KnownFlat { board, key: Vec::new(), tries: 0, hits: 0, pause: 0 }
+    }
+
+    pub fn board(&self) -> &Arc<FlatBoard> {
+        &self.board
+    }
+
+    /// Starts the shape of a record of key list `number`; false when this
+    /// record is not to be looked up (the board is closed or empty, or
+    /// this reader is pausing).
+    #[inline]
+    pub fn start(&mut self, number: u32) -> bool {
+        if self.pause > 0 {
+            self.pause -= 1;
+            return false;
+        }
+        if !self.board.worth_looking() {
+            return false;
+        }
+        self.key.clear();
+        self.key.push(FLAT);
+        self.key.extend_from_slice(&number.to_le_bytes());
+        true
+    }
+
+    #[inline]
+    pub fn push_null(&mut self) {
+        self.key.push(NULL);
+    }
+
+    #[inline]
+    pub fn push_text(&mut self, text: &str) {
+        self.board.coder.push_code(text, &mut self.key);
+    }
+
+    /// Whether the shape written since [`KnownFlat::start`] was posted;
+    /// with `complete` false (the record turned out to need decoding) it
+    /// counts as not found.
+    pub fn finish(&mut self, complete: bool) -> bool {
+        let found = complete && self.board.contains(&self.key);
+        self.tries += 1;
+        self.hits += u32::from(found);
+        if self.tries == TRIAL {
+            if self.hits * 4 < self.tries {
+                self.pause = PAUSE;
+            }
+            (self.tries, self.hits) = (0, 0);
+        }
+        found
+    }
+
+    /// The shape written since [`KnownFlat::start`] (tests).
+    #[cfg(test)]
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::shape::STR;
+
+    struct Plain;
+    impl CellCoder for Plain {
+        fn push_code(&self, _: &str, out: &mut Vec<u8>) {
+            out.push(STR);
+        }
+    }
+
+    fn list(names: &[&str]) -> Arc<[String]> {
+        names.iter().map(|n| n.to_string()).collect::<Vec<_>>().into()
+    }
+
+    #[test]
+    fn lists_are_numbered_in_the_order_posted_and_found_by_content() {
+        let board = FlatBoard::new(Arc::new(Plain));
+        let (ab, cd) = (list(&["a", "b"]), list(&["c", "d"]));
+        assert_eq!(board.number_of(&ab), None);
+        board.post_list(0, &ab);
+        // Out of order (the cache never does this): not taken.
+        board.post_list(2, &cd);
+        assert_eq!(board.number_of(&cd), None);
+        board.post_list(1, &cd);
+        assert_eq!(board.number_of(&list(&["a", "b"])), Some(0));
+        assert_eq!(board.number_of(&list(&["c", "d"])), Some(1));
+        assert_eq!(board.number_of(&list(&["a"])), None);
+    }
+
+    #[test]
+    fn a_record_is_known_only_when_its_whole_shape_was_posted() {
+        let board = Arc::new(FlatBoard::new(Arc::new(Plain)));
+        let mut known = KnownFlat::new(Arc::clone(&board));
+        // Nothing posted: not even looked at.
+        assert!(!known.start(0));
+        let mut posted = vec![FLAT];
+        posted.extend_from_slice(&0u32.to_le_bytes());
+        posted.extend_from_slice(&[NULL, STR]);
+        board.shapes().post(&posted);
+        assert!(known.start(0));
+        known.push_null();
+        known.push_text("x");
+        assert_eq!(known.key(), posted.as_slice());
+        assert!(!known.finish(false), "an incomplete record is never known");
+        assert!(known.start(0));
+        known.push_null();
+        known.push_text("x");
+        assert!(known.finish(true));
+        // Another list's number, or another code: not known.
+        assert!(known.start(1));
+        known.push_null();
+        known.push_text("x");
+        assert!(!known.finish(true));
+        assert!(known.start(0));
+        known.push_text("x");
+        known.push_text("x");
+        assert!(!known.finish(true));
+        board.close();
+        assert!(!known.start(0));
+    }
+
+    #[test]
+    fn a_reader_that_finds_few_shapes_pauses() {
+        let board = Arc::new(FlatBoard::new(Arc::new(Plain)));
+        board.shapes().post(&[FLAT, 9, 9, 9, 9]);
+        let mut known = KnownFlat::new(board);
+        for _ in 0..TRIAL {
+            assert!(known.start(0));
+            assert!(!known.finish(true));
+        }
+        // Paused for the next PAUSE records, then looking again.
+        assert!((0..PAUSE).all(|_| !known.start(0)));
+        assert!(known.start(0));
+    }
+}
