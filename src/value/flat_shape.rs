@@ -99,6 +99,8 @@ const PAUSE: u32 = 8192;
 /// [`KnownFlat::push_text`] per value, then [`KnownFlat::finish`].
 pub struct KnownFlat {
     board: Arc<FlatBoard>,
+    /// The board's coder, held here: one pointer less to follow per value.
+    coder: Arc<dyn CellCoder>,
     key: Vec<u8>,
     tries: u32,
     hits: u32,
@@ -113,7 +115,8 @@ impl std::fmt::Debug for KnownFlat {
 
 impl KnownFlat {
     pub fn new(board: Arc<FlatBoard>) -> Self {
-        KnownFlat { board, key: Vec::new(), tries: 0, hits: 0, pause: 0 }
+        let coder = Arc::clone(&board.coder);
+        KnownFlat { board, coder, key: Vec::new(), tries: 0, hits: 0, pause: 0 }
     }
 
     pub fn board(&self) -> &Arc<FlatBoard> {
@@ -145,7 +148,7 @@ impl KnownFlat {
 
     #[inline]
     pub fn push_text(&mut self, text: &str) {
-        self.board.coder.push_code(text, &mut self.key);
+        self.coder.push_code(text, &mut self.key);
     }
 
     /// Whether the shape written since [`KnownFlat::start`] was posted;

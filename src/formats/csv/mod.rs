@@ -1127,6 +1127,8 @@ fn emit(
     tape.nodes.reserve(2 * width + 1);
     let open = tape.open(true);
     let mut evidence = false;
+    // The default NULL string, the empty one, needs no compare.
+    let empty_only = matches!(options.null_strings.as_slice(), [n] if n.is_empty());
     for (i, &range) in keys.ranges.iter().enumerate().take(width) {
         tape.push_key_range(range);
         match cells.get(i) {
@@ -1135,7 +1137,8 @@ fn emit(
             // end at ASCII bytes of valid UTF-8, so at character boundaries).
             Some(cell) if cell.kind == CellKind::Plain => {
                 let raw = &rec[cell.start..cell.end];
-                if is_null_string(raw, &options.null_strings) {
+                let null = if empty_only { raw.is_empty() } else { is_null_string(raw, &options.null_strings) };
+                if null {
                     tape.push_null();
                 } else {
                     tape.push_string_range(base + cell.start as u32, raw.len() as u32);
