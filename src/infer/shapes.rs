@@ -31,7 +31,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::classify::{parsed_string_class, DepthLimits, Rules, ValueClass};
+use super::classify::{parsing_class, DepthLimits, Rules, ValueClass};
 use super::hash::KeyHasher;
 use super::lattice::{absorb_record, has_duplicate_keys, InferStats};
 use super::schema::StructNode;
@@ -406,10 +406,12 @@ impl<'a> Classifier<'a> {
         self.parsers.any()
     }
 
-    /// The class code of a string's text.
+    /// The class code of a string's text; only asked where some parser
+    /// is on ([`Classifier::parsing`]).
     #[inline]
     fn code(&self, text: &str) -> u8 {
-        class_code(parsed_string_class(text, self.parsers, self.unit))
+        debug_assert!(self.parsing());
+        class_code(parsing_class(text, self.parsers, self.unit))
     }
 }
 
