@@ -159,6 +159,21 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// `split_line`'s end and delimiters for `text`.
+    fn split(text: &[u8], delimiter: u8, stop: u8) -> (Option<usize>, Vec<usize>) {
+        let mut found = Vec::new();
+        let end = split_line(text, delimiter, stop, |at| found.push(at));
+        (end, found)
+    }
+
+    /// The same, read byte by byte: the first LF, CR or `stop`, and the
+    /// delimiters before it.
+    fn byte_by_byte(text: &[u8], delimiter: u8, stop: u8) -> (Option<usize>, Vec<usize>) {
+        let end = text.iter().position(|&b| b == b'\n' || b == b'\r' || b == stop);
+        let line = &text[..end.unwrap_or(text.len())];
+        (end, line.iter().enumerate().filter(|&(_, &b)| b == delimiter).map(|(i, _)| i).collect())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: crate::test_support::cases(1024), .. ProptestConfig::default() })]
 
@@ -193,17 +208,7 @@ mod tests {
         ) {
             let pool = [delimiter, b'\n', b'\r', stop, delimiter ^ 1, stop ^ 0x80, 0, 0x7f, 0x80, 0xff, b'x'];
             let text: Vec<u8> = picks.iter().map(|&p| pool[p]).collect();
-            let mut found = Vec::new();
-            let end = split_line(&text, delimiter, stop, |at| found.push(at));
-            let expected_end = text.iter().position(|&b| b == b'\n' || b == b'\r' || b == stop);
-            let expected: Vec<usize> = text[..expected_end.unwrap_or(text.len())]
-                .iter()
-                .enumerate()
-                .filter(|&(_, &b)| b == delimiter)
-                .map(|(i, _)| i)
-                .collect();
-            prop_assert_eq!(end, expected_end);
-            prop_assert_eq!(found, expected);
+            prop_assert_eq!(split(&text, delimiter, stop), byte_by_byte(&text, delimiter, stop));
         }
 
         /// The same for lines past the first 32 bytes, where the end is
@@ -218,17 +223,7 @@ mod tests {
         ) {
             let pool = [delimiter, b'\n', b'\r', stop, delimiter ^ 1, stop ^ 0x80, 0, 0x7f, 0x80, 0xff];
             let text: Vec<u8> = picks.iter().map(|&p| if p < 20 { delimiter } else { p.checked_sub(390).and_then(|k| pool.get(k)).copied().unwrap_or(b'x') }).collect();
-            let mut found = Vec::new();
-            let end = split_line(&text, delimiter, stop, |at| found.push(at));
-            let expected_end = text.iter().position(|&b| b == b'\n' || b == b'\r' || b == stop);
-            let expected: Vec<usize> = text[..expected_end.unwrap_or(text.len())]
-                .iter()
-                .enumerate()
-                .filter(|&(_, &b)| b == delimiter)
-                .map(|(i, _)| i)
-                .collect();
-            prop_assert_eq!(end, expected_end);
-            prop_assert_eq!(found, expected);
+            prop_assert_eq!(split(&text, delimiter, stop), byte_by_byte(&text, delimiter, stop));
         }
 
         /// The same for three bytes (the CSV cell search: delimiter, LF, CR).

@@ -16,7 +16,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::shape::{ShapeBoard, NULL};
+use super::shape::{LookupTrial, ShapeBoard, NULL};
 
 /// The first byte of a flat record's shape; no code of a general shape
 /// (value/shape.rs) has it, so the two encodings never meet.
@@ -88,11 +88,6 @@ impl FlatBoard {
     }
 }
 
-/// Records a reader tries before it judges the board, and records it then
-/// reads without looking when fewer than a quarter were found there.
-const TRIAL: u32 = 1024;
-const PAUSE: u32 = 8192;
-
 /// A decoding thread's look at the flat board: a record's shape written
 /// from its cells' text, and whether it was posted. Use:
 /// [`KnownFlat::start`], a [`KnownFlat::push_null`] or
@@ -102,21 +97,19 @@ pub struct KnownFlat {
     /// The board's coder, held here: one pointer less to follow per value.
     coder: Arc<dyn CellCoder>,
     key: Vec<u8>,
-    tries: u32,
-    hits: u32,
-    pause: u32,
+    trial: LookupTrial,
 }
 
 impl std::fmt::Debug for KnownFlat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KnownFlat").field("tries", &self.tries).field("hits", &self.hits).finish()
+        f.debug_struct("KnownFlat").field("trial", &self.trial).finish()
     }
 }
 
 impl KnownFlat {
     pub fn new(board: Arc<FlatBoard>) -> Self {
         let coder = Arc::clone(&board.coder);
-        KnownFlat { board, coder, key: Vec::new(), tries: 0, hits: 0, pause: 0 }
+        KnownFlat { board, coder, key: Vec::new(), trial: LookupTrial::default() }
     }
 
     pub fn board(&self) -> &Arc<FlatBoard> {
@@ -128,11 +121,7 @@ impl KnownFlat {
     /// this reader is pausing).
     #[inline]
     pub fn start(&mut self, number: u32) -> bool {
-        if self.pause > 0 {
-            self.pause -= 1;
-            return false;
-        }
-        if !self.board.worth_looking() {
+        if !self.trial.looking() || !self.board.worth_looking() {
             return false;
         }
         self.key.clear();
@@ -156,14 +145,7 @@ impl KnownFlat {
     /// counts as not found.
     pub fn finish(&mut self, complete: bool) -> bool {
         let found = complete && self.board.contains(&self.key);
-        self.tries += 1;
-        self.hits += u32::from(found);
-        if self.tries == TRIAL {
-            if self.hits * 4 < self.tries {
-                self.pause = PAUSE;
-            }
-            (self.tries, self.hits) = (0, 0);
-        }
+        self.trial.looked(found);
         found
     }
 
@@ -235,19 +217,5 @@ mod tests {
         assert!(!known.finish(true));
         board.close();
         assert!(!known.start(0));
-    }
-
-    #[test]
-    fn a_reader_that_finds_few_shapes_pauses() {
-        let board = Arc::new(FlatBoard::new(Arc::new(Plain)));
-        board.shapes().post(&[FLAT, 9, 9, 9, 9]);
-        let mut known = KnownFlat::new(board);
-        for _ in 0..TRIAL {
-            assert!(known.start(0));
-            assert!(!known.finish(true));
-        }
-        // Paused for the next PAUSE records, then looking again.
-        assert!((0..PAUSE).all(|_| !known.start(0)));
-        assert!(known.start(0));
     }
 }

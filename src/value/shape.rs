@@ -114,6 +114,47 @@ impl ShapeBoard {
     }
 }
 
+/// Records a decoding thread looks up, then finds too rarely on a board,
+/// before it stops looking for a while (their shapes differ too much: the
+/// look would be work lost before each decode).
+const TRIAL: u32 = 1024;
+const PAUSE: u32 = 8192;
+
+/// A decoding thread's record of its looks at a board: after [`TRIAL`]
+/// looks of which fewer than a quarter found the shape, the next [`PAUSE`]
+/// records are not looked up.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LookupTrial {
+    tries: u32,
+    hits: u32,
+    pause: u32,
+}
+
+impl LookupTrial {
+    /// Whether to look up the next record (counts down a pause).
+    #[inline]
+    pub fn looking(&mut self) -> bool {
+        if self.pause > 0 {
+            self.pause -= 1;
+            return false;
+        }
+        true
+    }
+
+    /// Records one look and whether it found the shape.
+    #[inline]
+    pub fn looked(&mut self, found: bool) {
+        self.tries += 1;
+        self.hits += u32::from(found);
+        if self.tries == TRIAL {
+            if self.hits * 4 < self.tries {
+                self.pause = PAUSE;
+            }
+            (self.tries, self.hits) = (0, 0);
+        }
+    }
+}
+
 /// The shapes of a batch's records, written by the thread that decoded
 /// the batch (infer/shapes.rs `ShapeWriter`), so that the probe's one
 /// absorbing thread finds each record's shape key ready. A batch's records
@@ -253,6 +294,24 @@ mod tests {
                 assert_eq!(&out[1..], &text[start..start + len], "start {start} len {len}");
             }
         }
+    }
+
+    #[test]
+    fn a_trial_that_finds_few_shapes_pauses() {
+        let mut trial = LookupTrial::default();
+        for _ in 0..TRIAL {
+            assert!(trial.looking());
+            trial.looked(false);
+        }
+        // Paused for the next PAUSE records, then looking again.
+        assert!((0..PAUSE).all(|_| !trial.looking()));
+        assert!(trial.looking());
+        // A quarter found is enough to go on looking.
+        for i in 0..TRIAL {
+            assert!(trial.looking());
+            trial.looked(i % 4 == 0);
+        }
+        assert!(trial.looking());
     }
 
     #[test]

@@ -1190,10 +1190,12 @@ fn known_flat(
         None => *number.insert(known.board().number_of(names)),
     };
     let Some(number) = number else { return false };
-    let Ok(text) = super::utf8::validate(rec) else { return false };
+    // Asked before the text is validated: `emit` validates it again, so
+    // a reader that is not looking must not.
     if !known.start(number) {
         return false;
     }
+    let Ok(text) = super::utf8::validate(rec) else { return known.finish(false) };
     // The default NULL string, the empty one, needs no compare.
     let empty_only = matches!(options.null_strings.as_slice(), [n] if n.is_empty());
     for &cell in cells {

@@ -15,36 +15,28 @@
 use std::sync::Arc;
 
 use crate::formats::json::{quote_or_backslash, skip_json_ws};
-use crate::value::shape::{ShapeBoard, BOOL, FLOAT, INT, KEY, LIST, NULL, OBJECT, STR};
+use crate::value::shape::{LookupTrial, ShapeBoard, BOOL, FLOAT, INT, KEY, LIST, NULL, OBJECT, STR};
 
 /// Deeper records are left to the parser (they rarely repeat a shape).
 pub const MAX_DEPTH: usize = 32;
-
-/// Records a decoding thread looks at, then finds too rarely on the
-/// board, before it stops looking for a while (their shapes differ too
-/// much: the scan would be work lost before each parse).
-const TRIAL: u32 = 1024;
-const PAUSE: u32 = 8192;
 
 /// A decoding thread's look at the probe's board: whether the record that
 /// starts a text has a shape posted there.
 pub struct KnownShapes {
     board: Arc<ShapeBoard>,
     key: Vec<u8>,
-    tries: u32,
-    hits: u32,
-    pause: u32,
+    trial: LookupTrial,
 }
 
 impl std::fmt::Debug for KnownShapes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KnownShapes").field("tries", &self.tries).field("hits", &self.hits).finish()
+        f.debug_struct("KnownShapes").field("trial", &self.trial).finish()
     }
 }
 
 impl KnownShapes {
     pub fn new(board: Arc<ShapeBoard>) -> Self {
-        KnownShapes { board, key: Vec::new(), tries: 0, hits: 0, pause: 0 }
+        KnownShapes { board, key: Vec::new(), trial: LookupTrial::default() }
     }
 
     pub fn board(&self) -> &Arc<ShapeBoard> {
@@ -55,22 +47,11 @@ impl KnownShapes {
     /// the board (the probe needs nothing more of it); `None`: decode it.
     #[inline]
     pub fn known(&mut self, text: &[u8]) -> Option<usize> {
-        if self.pause > 0 {
-            self.pause -= 1;
-            return None;
-        }
-        if !self.board.worth_looking() {
+        if !self.trial.looking() || !self.board.worth_looking() {
             return None;
         }
         let end = scan_shape(text, &mut self.key).filter(|_| self.board.contains(&self.key));
-        self.tries += 1;
-        self.hits += u32::from(end.is_some());
-        if self.tries == TRIAL {
-            if self.hits * 4 < self.tries {
-                self.pause = PAUSE;
-            }
-            (self.tries, self.hits) = (0, 0);
-        }
+        self.trial.looked(end.is_some());
         end
     }
 }
