@@ -236,21 +236,39 @@ proptest! {
     /// A CSV reader leaves a record undecoded exactly when the probe's
     /// cache absorbed a record of its shape before: the shape the reader
     /// writes from the cells' text is the one the cache writes from the
-    /// tape, under every parser, unit and NULL string, quoted cells
-    /// included. A record of the wrong width is always decoded.
+    /// tape, under every parser, unit and NULL string, quoted and escaped
+    /// cells included, in every dialect (a header or none, CRLF, another
+    /// delimiter, quote and escape, a delimiter of two bytes), and with
+    /// another key list numbered first. A short record, even one
+    /// `csv_null_padding` makes good, is always decoded.
     #[test]
     fn the_reader_writes_the_shape_the_cache_writes(
         cells in (1usize..4).prop_flat_map(|width| prop::collection::vec((cell(), cell()), width..=width)),
         params in parsing_options(),
+        (header, crlf, pad, another_list, short) in any::<(bool, bool, bool, bool, bool)>(),
+        (delimiter, quote, escape) in prop::sample::select(vec![(",", "\"", "\""), (";", "'", "\\"), ("||", "\"", "\"")]),
     ) {
         let width = cells.len();
+        let mut params = params;
+        params.extend([
+            ("csv_has_header", ParamValue::Bool(header)),
+            ("csv_null_padding", ParamValue::Bool(pad)),
+            ("csv_delimiter", ParamValue::Str(delimiter.into())),
+            ("csv_quote", ParamValue::Str(quote.into())),
+            ("csv_escape", ParamValue::Str(escape.into())),
+        ]);
         let options = crate::options::Options::parse("sanitize_csv", Some(InputFormat::Csv), &params).unwrap();
         let rules = options.rules();
-        let header: Vec<String> = (0..width).map(|i| format!("c{i}")).collect();
-        let header = header.join(",") + "\n";
-        let first: Vec<String> = cells.iter().map(|c| c.0.clone()).collect();
-        let second: Vec<String> = cells.iter().map(|c| c.1.clone()).collect();
-        let (first, second) = (header.clone() + &first.join(",") + "\n", header + &second.join(",") + "\n");
+        let end = if crlf { "\r\n" } else { "\n" };
+        let line = |cells: Vec<String>| cells.join(delimiter).replace('"', quote) + end;
+        let head = if header { line((0..width).map(|i| format!("c{i}")).collect()) } else { String::new() };
+        let first = head.clone() + &line(cells.iter().map(|c| c.0.clone()).collect());
+        let mut second: Vec<String> = cells.iter().map(|c| c.1.clone()).collect();
+        let short = short && width > 1;
+        if short {
+            second.pop();
+        }
+        let second = head + &line(second);
         let mut cache = crate::infer::ShapeCache::new(&rules);
         let mut root = crate::infer::StructNode::default();
         let mut stats = crate::infer::InferStats::default();
@@ -261,6 +279,11 @@ proptest! {
             }
             good
         };
+        if another_list {
+            // Key list 0 is another file's: this one's is number 1.
+            let other = crate::options::Options::parse("sanitize_csv", Some(InputFormat::Csv), &[]).unwrap();
+            prop_assert!(absorb(&read_csv_batch("zz\n7\n", &other, None), &mut cache, &mut root, &mut stats));
+        }
         let first = read_csv_batch(&first, &options, None);
         prop_assume!(absorb(&first, &mut cache, &mut root, &mut stats));
         // (None only while another test has the boards off.)
@@ -272,6 +295,6 @@ proptest! {
         let hits = cache.hits();
         let absorbed = absorb(&second, &mut cache, &mut root, &mut stats);
         let hit = absorbed && cache.hits() == hits + 1;
-        prop_assert_eq!(known, hit, "cells {:?}", cells);
+        prop_assert_eq!(known, hit && !short, "cells {:?}", cells);
     }
 }
