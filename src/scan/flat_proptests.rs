@@ -172,19 +172,22 @@ proptest! {
     /// The probe's flat board (value/flat_shape.rs: a CSV reader leaves a
     /// record undecoded where the probe absorbed one of its shape) changes
     /// nothing: rows, names, registry, drifts and counters with it and
-    /// without it, under parsers, at every thread count and range size
+    /// without it, under parsers, units, tokens and NULL strings (no pin,
+    /// which turns the boards off), at every thread count and range size
     /// (small ranges make many batches, whose records meet the shapes of
     /// earlier ones).
     #[test]
     fn the_flat_board_never_changes_the_result(
         (files, header) in files(),
-        params in options(),
+        params in parsing_options(),
+        on_error in prop::sample::select(vec!["skip_row", "emit_null_row"]),
         threads in 1usize..5,
         range in prop_oneof![1i64..48, Just(1 << 20)],
     ) {
         let (dir, glob) = written_files(&files);
         let mut params = params;
         params.push(("csv_has_header", ParamValue::Bool(header)));
+        params.push(("on_error", ParamValue::Str(on_error.into())));
         params.push(("scan_range_bytes", ParamValue::Int(range)));
         let run = || comparable_scan(run_threads_as("sanitize_csv", InputFormat::Csv, &glob, &params, threads));
         let with_board = run();
