@@ -121,6 +121,15 @@ impl ShapeCache {
     /// A cache for a probe with these rules; off where a value's kind does
     /// not decide its class (see the module doc).
     pub fn new(rules: &Rules<'_>) -> Self {
+        let writer = rules.policies.is_none().then(|| {
+            Arc::new(ShapeWriter {
+                parsers: rules.parsers.clone(),
+                parsing: rules.parsers.any(),
+                unit: rules.timestamp_unit,
+                open: AtomicBool::new(true),
+            })
+        });
+        let boards = rules.policies.is_none() && !BOARD_OFF.is_on();
         ShapeCache {
             shapes: HashMap::default(),
             bytes: 0,
@@ -129,29 +138,13 @@ impl ShapeCache {
             hits: 0,
             on: rules.policies.is_none(),
             judged: false,
-            board: (rules.policies.is_none() && !rules.parsers.any() && !BOARD_OFF.is_on()).then(Default::default),
+            board: (boards && !rules.parsers.any()).then(Default::default),
             flat_lists: Vec::new(),
-            flat_board: None,
-            writer: rules.policies.is_none().then(|| {
-                Arc::new(ShapeWriter {
-                    parsers: rules.parsers.clone(),
-                    parsing: rules.parsers.any(),
-                    unit: rules.timestamp_unit,
-                    open: AtomicBool::new(true),
-                })
-            }),
+            // The flat board codes values as the writer does: the same
+            // parsers and unit as this cache's keys.
+            flat_board: writer.clone().filter(|_| boards).map(|w| Arc::new(FlatBoard::new(w))),
+            writer,
         }
-        .with_flat_board()
-    }
-
-    /// The flat board, coding values as the writer does (the same parsers
-    /// and unit as this cache's keys).
-    fn with_flat_board(mut self) -> Self {
-        if !BOARD_OFF.is_on() {
-            let coder = self.writer.clone().map(|w| w as Arc<dyn CellCoder>);
-            self.flat_board = coder.map(|c| Arc::new(FlatBoard::new(c)));
-        }
-        self
     }
 
     /// The flat board the CSV readers read, if any (see the field).

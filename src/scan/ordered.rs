@@ -174,25 +174,15 @@ impl RangeWork for Decode {
 
     fn step(&mut self, batch: &mut Batch) -> Result<bool> {
         batch.clear();
-        let same = match (&batch.skip, &self.skip) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        if !same {
+        // What the batch holds from an earlier step is kept when it is this
+        // reader's (a board reader's count of looks goes on).
+        if !same_arc(batch.skip.as_ref(), self.skip.as_ref()) {
             batch.skip.clone_from(&self.skip);
         }
-        let same_board = match (&batch.known_shapes, &self.shapes) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a.board(), b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        if !same_board {
+        if !same_arc(batch.known_shapes.as_ref().map(|k| k.board()), self.shapes.as_ref()) {
             batch.known_shapes = self.shapes.clone().map(crate::formats::json::shape::KnownShapes::new);
         }
-        let same_flat_board = match (&batch.known_flat, &self.flat_shapes) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a.board(), b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        if !same_flat_board {
+        if !same_arc(batch.known_flat.as_ref().map(|k| k.board()), self.flat_shapes.as_ref()) {
             batch.known_flat = self.flat_shapes.clone().map(KnownFlat::new);
         }
         let n = self.reader.next_batch(batch, self.budget.records())?;
@@ -224,6 +214,14 @@ impl RangeWork for Decode {
 
     fn follow(&self) -> RangeFollow {
         self.reader.follow()
+    }
+}
+
+/// Whether `held` and `wanted` are the same shared value, or both none.
+fn same_arc<T: ?Sized>(held: Option<&Arc<T>>, wanted: Option<&Arc<T>>) -> bool {
+    match (held, wanted) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (a, b) => a.is_none() && b.is_none(),
     }
 }
 
@@ -1252,13 +1250,14 @@ mod tests {
             let (pieces, most) = drain_slowly(&mut reader, |_| {});
             assert_eq!(pieces, 240);
             assert!(most <= bound - 1 + threads, "threads {threads}: {most} queued, bound {bound}");
-            assert!(most >= bound.min(40), "threads {threads}: the helpers never filled the queues ({most})");
+            assert!(most >= bound.min(40), "threads {threads}: the decoding threads never filled the queues ({most})");
         }
     }
 
     /// Takes every piece, sleeping a millisecond after each so that the
-    /// helpers run ahead and fill the queues, and shows `look` the state
-    /// then: how many pieces there were, and the most queued at once.
+    /// decoding threads run ahead and fill the queues, and passes the
+    /// reader's state to `look` after each piece; returns how many pieces
+    /// there were and the most queued at once.
     fn drain_slowly(reader: &mut OrderedReader<Decode>, mut look: impl FnMut(&State<Decode>)) -> (usize, usize) {
         let mut batch = Batch::default();
         let (mut pieces, mut most) = (0, 0);

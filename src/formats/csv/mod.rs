@@ -736,6 +736,45 @@ impl<R: Read> CsvReader<R> {
         batch.meta.push(RecordMeta { line, byte, error });
     }
 
+    /// Whether the probe's flat board (`Batch::known_flat`) holds the
+    /// shape of the well-formed record of `len` bytes at `input.start`
+    /// and `width` cells, written from its cells' text as [`emit`] would
+    /// put them on the tape and the probe's cache would then code them: a
+    /// NULL string is NULL, any other cell its value (a quoted one
+    /// unescaped). A short record (`null_padding`) or text that is not
+    /// UTF-8 is not looked up: [`emit`] decodes it (and reports the last).
+    fn known_flat(&mut self, batch: &mut Batch, len: usize, width: usize) -> bool {
+        let Some(known) = batch.known_flat.as_mut() else { return false };
+        if width == 0 || self.cells.len() != width {
+            return false;
+        }
+        let names = &self.names;
+        let Some(number) = *self.flat_number.get_or_insert_with(|| known.board().number_of(names)) else {
+            return false;
+        };
+        // Asked before the text is validated: `emit` validates it again, so
+        // a reader that is not looking must not.
+        if !known.start(number) {
+            return false;
+        }
+        let rec = &self.input.buf[self.input.start..self.input.start + len];
+        let Ok(text) = super::utf8::validate(rec) else { return known.finish(false) };
+        let nulls = self.options.nulls();
+        for &cell in &self.cells {
+            // (Cells end at ASCII bytes of valid UTF-8: never None.)
+            let Some(raw) = text.get(cell.start..cell.end) else { return known.finish(false) };
+            let value = match cell.kind {
+                CellKind::Plain => Some(raw).filter(|raw| !nulls.hold(raw.as_bytes())),
+                _ => cell_value(raw, cell, &self.options, &mut self.scratch),
+            };
+            match value {
+                Some(v) => known.push_text(v),
+                None => known.push_null(),
+            }
+        }
+        known.finish(true)
+    }
+
     /// Tells `batch` that its records from `first` on are keyed by
     /// `names` in order, as `emit` and `push_blank` write every good
     /// record (`Batch::flat_keys`); a batch that already held records under
@@ -1027,7 +1066,6 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                     w
                 }
             };
-            let rec = &self.input.buf[self.input.start..self.input.start + end.len];
             // Empty cells past the last column are trailing delimiters
             // (`1,2,` under a two-column header), not data: dropped.
             while self.cells.len() > width
@@ -1045,22 +1083,13 @@ impl<R: Read> super::RecordReader for CsvReader<R> {
                     RecordFault::Malformed,
                     format!("expected {width} cells but found {}", self.cells.len()),
                 ))
-            } else if known_flat(
-                batch,
-                &mut self.flat_number,
-                &self.names,
-                &self.cells,
-                &self.options,
-                &mut self.scratch,
-                rec,
-                width,
-            ) {
+            } else if self.known_flat(batch, end.len, width) {
                 // The probe has this shape (value/flat_shape.rs): no tape.
                 batch.tape.roots.push(super::KNOWN_SHAPE);
                 None
             } else {
                 emit(
-                    rec,
+                    &self.input.buf[self.input.start..self.input.start + end.len],
                     &self.cells,
                     width,
                     &mut self.keys,
@@ -1127,8 +1156,7 @@ fn emit(
     tape.nodes.reserve(2 * width + 1);
     let open = tape.open(true);
     let mut evidence = false;
-    // The default NULL string, the empty one, needs no compare.
-    let empty_only = matches!(options.null_strings.as_slice(), [n] if n.is_empty());
+    let nulls = options.nulls();
     for (i, &range) in keys.ranges.iter().enumerate().take(width) {
         tape.push_key_range(range);
         match cells.get(i) {
@@ -1137,8 +1165,7 @@ fn emit(
             // end at ASCII bytes of valid UTF-8, so at character boundaries).
             Some(cell) if cell.kind == CellKind::Plain => {
                 let raw = &rec[cell.start..cell.end];
-                let null = if empty_only { raw.is_empty() } else { is_null_string(raw, &options.null_strings) };
-                if null {
+                if nulls.hold(raw) {
                     tape.push_null();
                 } else {
                     tape.push_string_range(base + cell.start as u32, raw.len() as u32);
@@ -1161,61 +1188,6 @@ fn emit(
     tape.close(open, width as u32, evidence);
     tape.push_root(root);
     None
-}
-
-/// Whether the probe's flat board (`Batch::known_flat`) holds the shape
-/// of the well-formed record `rec` of `width` cells, written from its
-/// cells' text as [`emit`] would put them on the tape and the probe's cache
-/// would then code them: a NULL string is NULL, any other cell its value
-/// (a quoted one unescaped). A short record (`null_padding`) or text that
-/// is not UTF-8 is not looked up: [`emit`] decodes it (and reports the
-/// last). `number` caches the number of `names` on the board for the batch.
-#[allow(clippy::too_many_arguments)]
-fn known_flat(
-    batch: &mut Batch,
-    number: &mut Option<Option<u32>>,
-    names: &[String],
-    cells: &[Cell],
-    options: &CsvOptions,
-    scratch: &mut String,
-    rec: &[u8],
-    width: usize,
-) -> bool {
-    let Some(known) = batch.known_flat.as_mut() else { return false };
-    if width == 0 || cells.len() != width {
-        return false;
-    }
-    let number = match *number {
-        Some(n) => n,
-        None => *number.insert(known.board().number_of(names)),
-    };
-    let Some(number) = number else { return false };
-    // Asked before the text is validated: `emit` validates it again, so
-    // a reader that is not looking must not.
-    if !known.start(number) {
-        return false;
-    }
-    let Ok(text) = super::utf8::validate(rec) else { return known.finish(false) };
-    // The default NULL string, the empty one, needs no compare.
-    let empty_only = matches!(options.null_strings.as_slice(), [n] if n.is_empty());
-    for &cell in cells {
-        // (Cells end at ASCII bytes of valid UTF-8: never None.)
-        let Some(raw) = text.get(cell.start..cell.end) else { return known.finish(false) };
-        if cell.kind == CellKind::Plain {
-            let null = if empty_only { raw.is_empty() } else { is_null_string(raw.as_bytes(), &options.null_strings) };
-            if null {
-                known.push_null();
-            } else {
-                known.push_text(raw);
-            }
-        } else {
-            match cell_value(raw, cell, options, scratch) {
-                Some(v) => known.push_text(v),
-                None => known.push_null(),
-            }
-        }
-    }
-    known.finish(true)
 }
 
 /// Where `part` starts in `whole` when it is a slice of it (a cell's text
@@ -1249,7 +1221,7 @@ impl KeyCache {
 /// only the empty one).
 fn cell_value<'a>(raw: &'a str, cell: Cell, options: &CsvOptions, scratch: &'a mut String) -> Option<&'a str> {
     match cell.kind {
-        CellKind::Plain if is_null_string(raw.as_bytes(), &options.null_strings) => None,
+        CellKind::Plain if options.nulls().hold(raw.as_bytes()) => None,
         CellKind::Plain => Some(raw),
         CellKind::Quoted => Some(&raw[1..raw.len() - 1]),
         CellKind::Escaped => {
@@ -1257,14 +1229,6 @@ fn cell_value<'a>(raw: &'a str, cell: Cell, options: &CsvOptions, scratch: &'a m
             Some(scratch.as_str())
         }
     }
-}
-
-/// An unquoted cell that is one of the null strings. Lengths first: an
-/// empty cell against the default `""` needs no byte compare (a call per
-/// empty cell, measured).
-#[inline(always)]
-fn is_null_string(raw: &[u8], null_strings: &[String]) -> bool {
-    null_strings.iter().any(|n| n.len() == raw.len() && (raw.is_empty() || n.as_bytes() == raw))
 }
 
 /// Unescapes a quoted cell (`raw` starts at its opening quote). Inside the
