@@ -13,7 +13,6 @@
 //! (value/shape.rs) is off there; a flat shape holds each cell's class, so
 //! this board is not.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::shape::{LookupTrial, ShapeBoard, NULL};
@@ -39,7 +38,6 @@ pub trait CellCoder: Send + Sync {
 pub struct FlatBoard {
     shapes: ShapeBoard,
     lists: Box<[OnceLock<Arc<[String]>>]>,
-    listed: AtomicUsize,
     coder: Arc<dyn CellCoder>,
 }
 
@@ -48,7 +46,6 @@ impl FlatBoard {
         FlatBoard {
             shapes: ShapeBoard::default(),
             lists: (0..MAX_FLAT_LISTS).map(|_| OnceLock::new()).collect(),
-            listed: AtomicUsize::new(0),
             coder,
         }
     }
@@ -60,18 +57,17 @@ impl FlatBoard {
     }
 
     /// Posts key list `number` (the cache numbers its lists from 0 in the
-    /// order it meets them, so they are posted in that order).
+    /// order it meets them, and posts each when it numbers it).
     pub fn post_list(&self, number: usize, keys: &Arc<[String]>) {
-        if number == self.listed.load(Ordering::Relaxed) && number < self.lists.len() {
-            let _ = self.lists[number].set(Arc::clone(keys));
-            self.listed.store(number + 1, Ordering::Release);
+        if let Some(slot) = self.lists.get(number) {
+            let _ = slot.set(Arc::clone(keys));
         }
     }
 
-    /// The number of the key list equal to `keys`, once it was posted.
+    /// The number of the key list equal to `keys`, once it and every list
+    /// before it were posted.
     pub fn number_of(&self, keys: &[String]) -> Option<u32> {
-        let listed = self.listed.load(Ordering::Acquire);
-        self.lists[..listed].iter().position(|l| l.get().is_some_and(|l| **l == *keys)).map(|n| n as u32)
+        self.lists.iter().map_while(OnceLock::get).position(|l| **l == *keys).map(|n| n as u32)
     }
 
     pub fn contains(&self, shape: &[u8]) -> bool {
@@ -178,7 +174,8 @@ mod tests {
         let (ab, cd) = (list(&["a", "b"]), list(&["c", "d"]));
         assert_eq!(board.number_of(&ab), None);
         board.post_list(0, &ab);
-        // Out of order (the cache never does this): not taken.
+        // Out of order (the cache never does this): not found until the
+        // lists before it are posted.
         board.post_list(2, &cd);
         assert_eq!(board.number_of(&cd), None);
         board.post_list(1, &cd);
