@@ -16,9 +16,7 @@ pub fn first_of_two(a: u8, b: u8, rest: &[u8]) -> Option<usize> {
     let (wa, wb) = (splat(a), splat(b));
     let mut i = 0;
     while i + 8 <= rest.len() && i < SHORT {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&rest[i..i + 8]);
-        let w = u64::from_le_bytes(word);
+        let w = word_at(&rest[i..i + 8]);
         let found = zero_bytes(w ^ wa) | zero_bytes(w ^ wb);
         if found != 0 {
             // The lowest flag is the first match (a false flag can only
@@ -40,9 +38,7 @@ pub fn first_of_three(a: u8, b: u8, c: u8, rest: &[u8]) -> Option<usize> {
     let (wa, wb, wc) = (splat(a), splat(b), splat(c));
     let mut i = 0;
     while i + 8 <= rest.len() && i < SHORT {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&rest[i..i + 8]);
-        let w = u64::from_le_bytes(word);
+        let w = word_at(&rest[i..i + 8]);
         let found = zero_bytes(w ^ wa) | zero_bytes(w ^ wb) | zero_bytes(w ^ wc);
         if found != 0 {
             // As in first_of_two: the lowest flag is a true match.
