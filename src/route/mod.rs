@@ -2,6 +2,7 @@
 //! that [`choose_version`] picks, and is written into that version's column.
 //! Every other member of the family gets NULL for the row.
 
+mod choice_memo;
 mod column;
 mod columnar;
 mod direct;
@@ -110,6 +111,11 @@ enum Place {
     /// (the trusted one-version case [`Router::choose`] would take); any
     /// other outcome goes the way of `Family`.
     Direct { family: usize, column: usize, kind: ScalarKind, range: std::ops::Range<usize> },
+    /// A family of two or more scalar versions, no pin: the version a
+    /// value goes to is remembered per kind of value (route/choice_memo.rs),
+    /// and the value is written into that version's column, NULL into the
+    /// others, as [`Router::choose`] and [`Router::write_output`] would.
+    Versions { family: usize, range: std::ops::Range<usize>, memo: choice_memo::ChoiceMemo },
 }
 
 const NO_VALUE: usize = usize::MAX;
@@ -293,6 +299,20 @@ impl Router {
                     debug_assert_eq!(key, root.families[*fi].source_key);
                     (*fi, range)
                 }
+                Place::Versions { family, range, memo } => {
+                    debug_assert_eq!(key, root.families[*family].source_key);
+                    if self.write_remembered(
+                        &root.families[*family],
+                        memo,
+                        value,
+                        &places.columns[range.clone()],
+                        columns,
+                        rules,
+                    ) {
+                        continue;
+                    }
+                    (*family, range)
+                }
                 Place::Unknown => {
                     debug_assert!(!root.index.contains_key(key));
                     if !value.is_empty_or_null() {
@@ -313,6 +333,47 @@ impl Router {
         for &col in &places.absent {
             columns[col].push_null();
         }
+    }
+
+    /// Writes a value of a family of scalar versions ([`Place::Versions`])
+    /// into `outputs`, the family's wanted (column, version) pairs, when the
+    /// memo knows the version its kind goes to; `false`, with nothing
+    /// written, when it does not (the general path then decides, and the
+    /// choice it makes is remembered here next time).
+    #[inline]
+    fn write_remembered(
+        &mut self,
+        family: &crate::infer::Family,
+        memo: &choice_memo::ChoiceMemo,
+        value: ValueRef<'_>,
+        outputs: &[(usize, usize)],
+        columns: &mut [Column],
+        rules: &Rules<'_>,
+    ) -> bool {
+        let c = classify(value, Level::default(), rules);
+        if c.class == ValueClass::Nothing {
+            outputs.iter().for_each(|&(col, _)| columns[col].push_null());
+            return true;
+        }
+        let chosen = match memo.get(&c) {
+            Some(chosen) => chosen,
+            None => {
+                // What `choose` decides for a trusted family of several
+                // versions (no partial version: that is for containers).
+                memo.put(&c, choose_version(family, &c, Growth::None, rules));
+                return false;
+            }
+        };
+        if chosen.is_none() {
+            self.values_nulled += 1;
+        }
+        for &(col, vi) in outputs {
+            match (&family.versions[vi].ty, chosen == Some(vi)) {
+                (TypeNode::Scalar(kind), true) => self.write_scalar(*kind, &c, &mut columns[col]),
+                _ => columns[col].push_null(),
+            }
+        }
+        true
     }
 
     fn flat_layout(&self, root: &StructNode, keys: &std::sync::Arc<[String]>) -> FlatLayout {
@@ -347,8 +408,14 @@ impl Router {
                 },
                 _ => None,
             };
+            let versions = family.pin.is_none()
+                && (2..=choice_memo::MAX_VERSIONS).contains(&family.versions.len())
+                && family.versions.iter().all(|v| matches!(v.ty, TypeNode::Scalar(_)));
             places.slots.push(match direct {
                 Some((column, kind)) => Place::Direct { family: fi, column, kind, range },
+                None if versions && !range.is_empty() => {
+                    Place::Versions { family: fi, range, memo: choice_memo::ChoiceMemo::default() }
+                }
                 None => Place::Family(fi, range),
             });
         }
