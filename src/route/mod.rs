@@ -880,22 +880,40 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
         ScalarKind::Str | ScalarKind::Json => col.push_str(text),
         // Without parsers a string is text, which these kinds do not take.
         _ if !rules.parsers.any() => false,
-        ScalarKind::Int => match rules.parsers.parse(text) {
-            Parsed::Int(n) => col.push_i64(n),
-            _ => false,
+        // The kind's own parser first, which gives what the whole parse
+        // gives where it takes the text (ScalarParsers::int_alone); the
+        // whole parse for the rest.
+        ScalarKind::Int => match rules.parsers.int_alone(text) {
+            Some(n) => col.push_i64(n),
+            None => match rules.parsers.parse(text) {
+                Parsed::Int(n) => col.push_i64(n),
+                _ => false,
+            },
         },
-        ScalarKind::Float => match rules.parsers.parse(text) {
-            Parsed::Float(f) => col.push_f64(f),
-            Parsed::Int(n) => col.push_f64(column::parsed_int_as_double(n, text)),
-            _ => false,
+        ScalarKind::Float => match rules.parsers.float_alone(text) {
+            Some(f) => col.push_f64(f),
+            None => match rules.parsers.parse(text) {
+                Parsed::Float(f) => col.push_f64(f),
+                Parsed::Int(n) => col.push_f64(column::parsed_int_as_double(n, text)),
+                _ => false,
+            },
         },
-        ScalarKind::Timestamp(unit) => match rules.parsers.parse(text) {
-            // classify keeps a timestamp its rules' unit cannot hold as text.
-            Parsed::Timestamp(t) if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() => {
-                unit.ticks(t.secs, t.nanos).is_some_and(|ticks| col.push_i64(ticks))
+        ScalarKind::Timestamp(unit) => {
+            let instant = match rules.parsers.iso_timestamp_alone(text) {
+                Some(t) => Some(t),
+                None => match rules.parsers.parse(text) {
+                    Parsed::Timestamp(t) => Some(t),
+                    _ => None,
+                },
+            };
+            match instant {
+                // classify keeps a timestamp its rules' unit cannot hold as text.
+                Some(t) if rules.timestamp_unit.ticks(t.secs, t.nanos).is_some() => {
+                    unit.ticks(t.secs, t.nanos).is_some_and(|ticks| col.push_i64(ticks))
+                }
+                _ => false,
             }
-            _ => false,
-        },
+        }
         _ => false,
     }
 }

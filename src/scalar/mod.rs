@@ -92,6 +92,46 @@ impl ScalarParsers {
         out
     }
 
+    /// What [`ScalarParsers::parse`] gives `s` when that is an integer,
+    /// found by the integer parser alone (a BIGINT column's values need no
+    /// other parser tried first): `Some(n)` only where `parse` gives
+    /// `Parsed::Int(n)`; `None` where the text needs the whole parse to
+    /// tell (a Boolean token may take it, or its trimmed text may parse).
+    /// An integer's text starts with a digit or a sign and is no token when
+    /// there are none, and the integer parser is the first `parse` tries
+    /// then.
+    #[inline]
+    pub fn int_alone(&self, s: &str) -> Option<i64> {
+        (self.integers && self.true_tokens.is_empty() && self.false_tokens.is_empty()).then(|| parse_int(s)).flatten()
+    }
+
+    /// What a DOUBLE column takes of `s` by the float parser alone:
+    /// `Some(f)` only where [`ScalarParsers::parse`] gives `Float(f)`, or
+    /// `Int(n)` whose double is `f` (a decimal integer's text parses to the
+    /// double nearest it, which is the integer's own; `-0` keeps its sign
+    /// both ways, see `route::column::parsed_int_as_double`); `None` where
+    /// the text needs the whole parse to tell, as for
+    /// [`ScalarParsers::int_alone`].
+    #[inline]
+    pub fn float_alone(&self, s: &str) -> Option<f64> {
+        let fmt = self.floats.filter(|_| self.true_tokens.is_empty() && self.false_tokens.is_empty())?;
+        parse_float(s, fmt)
+    }
+
+    /// What a timestamp column takes of `s` by the ISO parser alone:
+    /// `Some(t)` only where [`ScalarParsers::parse`] gives `Timestamp(t)`.
+    /// An ISO timestamp (`YYYY-MM-DD` and a time) parses as no number: its
+    /// fifth byte `-` follows four digits, which no integer takes and the
+    /// float grammar refuses whatever its separators (a first group of
+    /// four digits, or a decimal part followed by `T` or a space); the
+    /// ISO timestamp is the first temporal parser `parse` tries.
+    #[inline]
+    pub fn iso_timestamp_alone(&self, s: &str) -> Option<Instant> {
+        (self.iso_timestamps && self.true_tokens.is_empty() && self.false_tokens.is_empty())
+            .then(|| parse_iso_timestamp(s))
+            .flatten()
+    }
+
     /// [`ScalarParsers::parse`] into `out` (which must hold `Parsed::None`).
     /// The hot paths read the result in place: a `Parsed` returned by
     /// value was copied with wider loads than the stores that wrote it, a

@@ -9,10 +9,11 @@
 
 /// Parses an integer; `None` for anything else, including overflow (no
 /// silent wrapping or rounding).
-// `#[inline]`, as `parse_float`: how LTO splits the crate into codegen
-// units decided whether `ScalarParsers::parse_exact`, their one caller,
-// got a call per cell (40 M more on the bench CSV slice, callgrind).
-#[inline]
+// Always inlined: called per cell by the whole parse and by a BIGINT
+// column's `int_alone`, it was left a call of its own in both (117 M of
+// a `COPY` of the bench CSV's 19 MB slice, callgrind); its slow path,
+// past 18 digits, is a call to `str::parse`.
+#[inline(always)]
 pub fn parse_int(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     let (negative, digits) = match b.first()? {

@@ -200,3 +200,83 @@ proptest! {
         prop_assert_eq!(lowercase_equals(&s, &lower), s.to_lowercase() == lower, "{:?} against {:?}", s, lower);
     }
 }
+
+/// Parser sets the single-kind parsers are asked under: each of the
+/// number and timestamp parsers on or off, tokens or none (a token that
+/// looks like a number among them), and either float format.
+fn parser_sets() -> impl Strategy<Value = ScalarParsers> {
+    (
+        any::<(bool, bool, bool, bool)>(),
+        prop::sample::select(vec![(b'.', b','), (b',', b'.'), (b'.', b'-'), (b'-', b'.')]),
+    )
+        .prop_map(|((integers, floats, stamps, tokens), (decimal, thousands))| ScalarParsers {
+            integers,
+            floats: floats.then_some(FloatFormat { decimal, thousands }),
+            true_tokens: if tokens { vec!["1".into(), "yes".into()] } else { Vec::new() },
+            false_tokens: if tokens { vec!["0".into()] } else { Vec::new() },
+            iso_timestamps: stamps,
+            ..all_parsers()
+        })
+}
+
+/// Text around every grammar the single-kind parsers share with the whole
+/// parse: numbers with signs, groups, exponents and spaces, ISO
+/// timestamps with their separators and offsets, and text between them.
+fn kind_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[-+]?[0-9]{1,20}",
+        "[-+]?[0-9]{0,4}[.,-][0-9]{0,4}([eE][-+]?[0-9]{1,4})?",
+        " ?[-+]?[0-9]{1,3}([,.][0-9]{3}){0,3}([.,][0-9]{1,3})? ?",
+        "[0-9]{4}-[0-9]{2}-[0-9]{2}[T t][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,10})?(Z|[-+][0-9]{2}(:?[0-9]{2})?)?",
+        "[-+0-9.,eE:T Z]{0,24}",
+        Just("-0".to_string()),
+        Just("1".to_string()),
+        Just("9007199254740993".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(2048), .. ProptestConfig::default() })]
+
+    /// The single-kind parsers a column of one kind uses
+    /// (`int_alone`, `float_alone`, `iso_timestamp_alone`) answer only what
+    /// the whole parse answers: an integer's double is the float's, with
+    /// `-0` keeping its sign as a DOUBLE column writes it.
+    #[test]
+    fn a_kind_parsed_alone_is_what_the_whole_parse_gives(parsers in parser_sets(), s in kind_text()) {
+        let whole = parsers.parse(&s);
+        if let Some(n) = parsers.int_alone(&s) {
+            prop_assert_eq!(whole, Parsed::Int(n), "int_alone({:?})", s);
+        }
+        if let Some(f) = parsers.float_alone(&s) {
+            let as_double = match whole {
+                Parsed::Float(g) => Some(g),
+                Parsed::Int(0) if s.trim_start().starts_with('-') => Some(-0.0),
+                Parsed::Int(n) => Some(n as f64),
+                _ => None,
+            };
+            prop_assert_eq!(as_double.map(f64::to_bits), Some(f.to_bits()), "float_alone({:?}) = {}, parse {:?}", s, f, whole);
+        }
+        if let Some(t) = parsers.iso_timestamp_alone(&s) {
+            prop_assert_eq!(whole, Parsed::Timestamp(t), "iso_timestamp_alone({:?})", s);
+        }
+    }
+}
+
+/// The single-kind parsers answer the values of a data file (a test that
+/// they are no stub that leaves every value to the whole parse), and
+/// leave to it what a token or a trim may take.
+#[test]
+fn a_kind_parsed_alone_answers_plain_values() {
+    let plain = ScalarParsers { true_tokens: Vec::new(), false_tokens: Vec::new(), ..all_parsers() };
+    assert_eq!(plain.int_alone("2999964"), Some(2_999_964));
+    assert_eq!(plain.float_alone("-65.05830"), Some(-65.0583));
+    assert_eq!(plain.float_alone("12"), Some(12.0));
+    assert_eq!(plain.iso_timestamp_alone("2026-01-01T00:00:02Z"), parse_iso_timestamp("2026-01-01T00:00:02Z"));
+    assert!(plain.iso_timestamp_alone("2026-01-01T00:00:02Z").is_some());
+    assert_eq!(plain.int_alone(" 7"), None, "a trimmed value is the whole parse's");
+    let tokens = all_parsers();
+    assert_eq!(tokens.int_alone("7"), None, "a token may take the text");
+    assert_eq!(tokens.float_alone("7.5"), None);
+    assert_eq!(tokens.iso_timestamp_alone("2026-01-01T00:00:02Z"), None);
+}
