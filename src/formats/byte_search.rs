@@ -133,14 +133,11 @@ fn delimiters_by_vector(line: &[u8], from: usize, delimiter: u8, at_delimiter: &
     while let Some(chunk) = line.get(i..i + 16) {
         // SAFETY: SSE2 as above; `chunk` holds exactly sixteen readable
         // bytes, the width of the load, which has no alignment requirement.
-        let mut found = unsafe {
+        let found = unsafe {
             let bytes = _mm_loadu_si128(chunk.as_ptr().cast());
             _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, needle)) as u32
         };
-        while found != 0 {
-            at_delimiter(i + found.trailing_zeros() as usize);
-            found &= found - 1;
-        }
+        lanes(found, i, at_delimiter);
         i += 16;
     }
     i
@@ -168,36 +165,45 @@ fn short_by_vector(
     at_delimiter: &mut impl FnMut(usize),
 ) -> Option<usize> {
     use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
+    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU this code
+    // runs on has the instruction.
+    let (wd, lf, cr, ws) = unsafe {
+        (
+            _mm_set1_epi8(delimiter as i8),
+            _mm_set1_epi8(b'\n' as i8),
+            _mm_set1_epi8(b'\r' as i8),
+            _mm_set1_epi8(stop as i8),
+        )
+    };
     while *i < SHORT {
         let chunk = bytes.get(*i..*i + 16)?;
-        // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU this
-        // code runs on has the instructions; `chunk` holds exactly sixteen
-        // readable bytes, the width of the load, which has no alignment
-        // requirement.
-        let (mut delimiters, ends) = unsafe {
+        // SAFETY: SSE2 as above; `chunk` holds exactly sixteen readable
+        // bytes, the width of the load, which has no alignment requirement.
+        let (delimiters, ends) = unsafe {
             let v = _mm_loadu_si128(chunk.as_ptr().cast());
-            let delimiters = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(delimiter as i8))) as u32;
-            let lf = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8));
-            let cr = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\r' as i8));
-            let st = _mm_cmpeq_epi8(v, _mm_set1_epi8(stop as i8));
-            (delimiters, _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(lf, cr), st)) as u32)
+            let ends = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr)), _mm_cmpeq_epi8(v, ws));
+            (_mm_movemask_epi8(_mm_cmpeq_epi8(v, wd)) as u32, _mm_movemask_epi8(ends) as u32)
         };
+        // The delimiters below the first end byte, if there is one.
+        let first = ends.trailing_zeros();
+        lanes(if ends != 0 { delimiters & ((1u32 << first) - 1) } else { delimiters }, *i, at_delimiter);
         if ends != 0 {
-            let first = ends.trailing_zeros();
-            delimiters &= (1u32 << first) - 1;
-            while delimiters != 0 {
-                at_delimiter(*i + delimiters.trailing_zeros() as usize);
-                delimiters &= delimiters - 1;
-            }
             return Some(*i + first as usize);
-        }
-        while delimiters != 0 {
-            at_delimiter(*i + delimiters.trailing_zeros() as usize);
-            delimiters &= delimiters - 1;
         }
         *i += 16;
     }
     None
+}
+
+/// Calls `f` with `base` plus the lane of each bit set in `mask` (a
+/// vector compare's byte mask), lowest first.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lanes(mut mask: u32, base: usize, f: &mut impl FnMut(usize)) {
+    while mask != 0 {
+        f(base + mask.trailing_zeros() as usize);
+        mask &= mask - 1;
+    }
 }
 
 /// Elsewhere the words of the caller's loop read the first bytes.

@@ -102,7 +102,7 @@ impl ScalarParsers {
     /// then.
     #[inline]
     pub fn int_alone(&self, s: &str) -> Option<i64> {
-        (self.integers && self.true_tokens.is_empty() && self.false_tokens.is_empty()).then(|| parse_int(s)).flatten()
+        (self.integers && self.no_tokens()).then(|| parse_int(s)).flatten()
     }
 
     /// What a DOUBLE column takes of `s` by the float parser alone:
@@ -114,7 +114,7 @@ impl ScalarParsers {
     /// [`ScalarParsers::int_alone`].
     #[inline]
     pub fn float_alone(&self, s: &str) -> Option<f64> {
-        let fmt = self.floats.filter(|_| self.true_tokens.is_empty() && self.false_tokens.is_empty())?;
+        let fmt = self.floats.filter(|_| self.no_tokens())?;
         parse_float(s, fmt)
     }
 
@@ -127,9 +127,7 @@ impl ScalarParsers {
     /// ISO timestamp is the first temporal parser `parse` tries.
     #[inline]
     pub fn iso_timestamp_alone(&self, s: &str) -> Option<Instant> {
-        (self.iso_timestamps && self.true_tokens.is_empty() && self.false_tokens.is_empty())
-            .then(|| parse_iso_timestamp(s))
-            .flatten()
+        (self.iso_timestamps && self.no_tokens()).then(|| parse_iso_timestamp(s)).flatten()
     }
 
     /// [`ScalarParsers::parse`] into `out` (which must hold `Parsed::None`).
@@ -213,8 +211,14 @@ impl ScalarParsers {
         }
     }
 
+    /// No Boolean token is given: no text parses as a Boolean.
+    #[inline]
+    fn no_tokens(&self) -> bool {
+        self.true_tokens.is_empty() && self.false_tokens.is_empty()
+    }
+
     fn token(&self, s: &str) -> Option<bool> {
-        if self.true_tokens.is_empty() && self.false_tokens.is_empty() {
+        if self.no_tokens() {
             return None;
         }
         let ascii = s.is_ascii();
