@@ -184,18 +184,27 @@ const EXACT_POWERS_OF_TEN: [f64; 23] = [
 ];
 
 /// Validated float text with its grouping dropped and its decimal point
-/// written `.`, parsed (the thousands byte occurs only in the integer part
-/// of text that passed validation).
+/// written `.`, parsed. Only the digits between the sign and the exponent
+/// are rewritten: a separator may be `-` or `+` (any ASCII punctuation is
+/// taken), and the signs are not separators (rewritten, `-1-000` under
+/// the thousands separator `-` was 1000 and `-10000000000000000` under
+/// the decimal separator `-` was 0.1).
 fn in_rust_syntax(b: &[u8], fmt: FloatFormat) -> Option<f64> {
+    let sign = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let exponent = b.iter().position(|c| matches!(c, b'e' | b'E')).unwrap_or(b.len());
     let mut buf = [0u8; 400];
-    let mut n = 0;
-    for &c in b {
+    buf[..sign].copy_from_slice(&b[..sign]);
+    let mut n = sign;
+    for &c in &b[sign..exponent] {
         if c == fmt.thousands {
             continue;
         }
         buf[n] = if c == fmt.decimal { b'.' } else { c };
         n += 1;
     }
+    let tail = &b[exponent..];
+    buf[n..n + tail.len()].copy_from_slice(tail);
+    n += tail.len();
     std::str::from_utf8(&buf[..n]).ok()?.parse().ok()
 }
 
@@ -266,6 +275,40 @@ mod tests {
             let s = format!("{sign}{int}{frac}");
             let expected: Option<f64> = s.parse().ok();
             proptest::prop_assert_eq!(parse_float(&s, FloatFormat::default()).map(f64::to_bits), expected.map(f64::to_bits), "{:?}", s);
+        }
+
+        /// A number written under any two separators, `-` and `+` among
+        /// them, with a sign, grouping and an exponent with its own sign,
+        /// parses to the double its text in Rust's syntax gives.
+        #[test]
+        fn any_separators_keep_the_signs(
+            sign in "[+-]?",
+            int in "[1-9][0-9]{0,9}",
+            frac in "[0-9]{1,4}",
+            exp in proptest::option::of("[+-]?[0-9]{1,3}"),
+            grouped: bool,
+            seps in proptest::sample::select(vec![(b'-', b'.'), (b'.', b'-'), (b'+', b','), (b',', b'+'), (b'-', b'+'), (b'.', b',')]),
+        ) {
+            let (decimal, thousands) = seps;
+            let fmt = FloatFormat { decimal, thousands };
+            let exp = exp.map(|e| format!("e{e}")).unwrap_or_default();
+            let digits = if grouped {
+                let mut out = String::new();
+                for (i, c) in int.chars().enumerate() {
+                    if i > 0 && (int.len() - i) % 3 == 0 {
+                        out.push(char::from(thousands));
+                    }
+                    out.push(c);
+                }
+                out
+            } else {
+                int.clone()
+            };
+            let text = format!("{sign}{digits}{}{frac}{exp}", char::from(decimal));
+            let expected: f64 = format!("{sign}{int}.{frac}{exp}").parse().unwrap();
+            // (A double past the finite range is no number kept: None.)
+            let expected = expected.is_finite().then_some(expected.to_bits());
+            proptest::prop_assert_eq!(parse_float(&text, fmt).map(f64::to_bits), expected, "{:?}", text);
         }
 
         /// Text parsed as it is gives what the rewritten text gives, for
