@@ -4,7 +4,7 @@
 //! scan that decide both.
 
 use super::schema::{ScalarKind, TimeUnit};
-use crate::scalar::{Parsed, ScalarParsers};
+use crate::scalar::{Parsed, QuickKind, ScalarParsers};
 use crate::value::Declared;
 use crate::value::{Node, ValueRef};
 
@@ -241,6 +241,18 @@ fn parsed_class(parsed: &mut Parsed, unit: TimeUnit) -> ValueClass {
 #[inline(always)]
 pub fn parsing_class(text: &str, parsers: &ScalarParsers, unit: TimeUnit) -> ValueClass {
     parsed_class(&mut parsers.parse(text), unit)
+}
+
+/// The class of a string whose kind its bytes told
+/// (`scalar::QuickParse`): what [`parsing_class`] gives the same text.
+#[inline(always)]
+pub fn quick_class(kind: QuickKind, unit: TimeUnit) -> ValueClass {
+    match kind {
+        QuickKind::Text => ValueClass::Str,
+        QuickKind::Int => ValueClass::Int,
+        QuickKind::Float => ValueClass::Float,
+        QuickKind::Timestamp(t) => parsed_class(&mut Parsed::Timestamp(t), unit),
+    }
 }
 
 impl ValueClass {

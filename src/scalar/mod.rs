@@ -11,11 +11,13 @@ mod number;
 mod patterns;
 #[cfg(test)]
 mod proptests;
+mod quick;
 mod strftime;
 mod temporal;
 
 pub use number::{exact_decimal, parse_float, parse_int, FloatFormat};
 pub use patterns::{CustomPatterns, PatternKind};
+pub use quick::{QuickKind, QuickParse};
 pub use strftime::DateFormats;
 pub use temporal::{parse_iso_date, parse_iso_time, parse_iso_timestamp, Instant};
 
@@ -213,7 +215,7 @@ impl ScalarParsers {
 
     /// No Boolean token is given: no text parses as a Boolean.
     #[inline]
-    fn no_tokens(&self) -> bool {
+    pub(crate) fn no_tokens(&self) -> bool {
         self.true_tokens.is_empty() && self.false_tokens.is_empty()
     }
 

@@ -206,16 +206,24 @@ proptest! {
 /// looks like a number among them), and either float format.
 fn parser_sets() -> impl Strategy<Value = ScalarParsers> {
     (
-        any::<(bool, bool, bool, bool)>(),
+        any::<(bool, bool, bool, bool, bool)>(),
         prop::sample::select(vec![(b'.', b','), (b',', b'.'), (b'.', b'-'), (b'-', b'.')]),
     )
-        .prop_map(|((integers, floats, stamps, tokens), (decimal, thousands))| ScalarParsers {
-            integers,
-            floats: floats.then_some(FloatFormat { decimal, thousands }),
-            true_tokens: if tokens { vec!["1".into(), "yes".into()] } else { Vec::new() },
-            false_tokens: if tokens { vec!["0".into()] } else { Vec::new() },
-            iso_timestamps: stamps,
-            ..all_parsers()
+        .prop_map(|((integers, floats, stamps, tokens, patterns), (decimal, thousands))| {
+            // Compiled once: compiling the patterns per case was most of
+            // the time of the tests that draw from here.
+            static ALL: std::sync::LazyLock<ScalarParsers> = std::sync::LazyLock::new(all_parsers);
+            let all = ALL.clone();
+            ScalarParsers {
+                integers,
+                floats: floats.then_some(FloatFormat { decimal, thousands }),
+                true_tokens: if tokens { vec!["1".into(), "yes".into()] } else { Vec::new() },
+                false_tokens: if tokens { vec!["0".into()] } else { Vec::new() },
+                iso_timestamps: stamps,
+                formats: if patterns { all.formats.clone() } else { DateFormats::default() },
+                custom: if patterns { all.custom.clone() } else { CustomPatterns::default() },
+                ..all
+            }
         })
 }
 
@@ -232,6 +240,12 @@ fn kind_text() -> impl Strategy<Value = String> {
         Just("-0".to_string()),
         Just("1".to_string()),
         Just("9007199254740993".to_string()),
+        "[ \t]?[a-zA-Zé#][a-z0-9 ,]{0,8}[ \t]?",
+        "[-+]?[0-9]{1,4}[a-zA-Z/ ][0-9a-f ]{0,12}",
+        "[-+.]?[0-9]{0,36}(\\.[0-9]{0,6})?",
+        "[-+]?9[2-9][0-9]{16,18}",
+        Just("-9223372036854775808".to_string()),
+        Just("9223372036854775808".to_string()),
     ]
 }
 
@@ -259,6 +273,25 @@ proptest! {
         }
         if let Some(t) = parsers.iso_timestamp_alone(&s) {
             prop_assert_eq!(whole, Parsed::Timestamp(t), "iso_timestamp_alone({:?})", s);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(4096), .. ProptestConfig::default() })]
+
+    /// The kind the probe tells from a text's bytes (`QuickParse::kind`)
+    /// is the kind the whole parse gives it, and a timestamp its instant.
+    #[test]
+    fn a_kind_told_from_the_bytes_is_the_whole_parses(parsers in parser_sets(), s in kind_text()) {
+        let whole = parsers.parse(&s);
+        if let Some(kind) = QuickParse::of(&parsers).kind(&s) {
+            let agrees = match (kind, whole) {
+                (QuickKind::Text, Parsed::None) | (QuickKind::Int, Parsed::Int(_)) | (QuickKind::Float, Parsed::Float(_)) => true,
+                (QuickKind::Timestamp(t), Parsed::Timestamp(u)) => t == u,
+                _ => false,
+            };
+            prop_assert!(agrees, "{:?}: told {:?}, parsed {:?}", s, kind, whole);
         }
     }
 }
