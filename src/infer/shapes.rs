@@ -37,7 +37,7 @@ use super::lattice::{absorb_record, has_duplicate_keys, InferStats};
 use super::schema::StructNode;
 use super::schema::TimeUnit;
 use crate::scalar::{QuickParse, ScalarParsers};
-use crate::value::flat_shape::{CellCoder, FlatBoard, FLAT, MAX_FLAT_LISTS};
+use crate::value::flat_shape::{CellCoder, FlatBoard, FLAT, MAX_FLAT_LISTS, PARSED_CLASS};
 use crate::value::shape::{self, RecordShapes, ShapeBoard};
 use crate::value::{Node, ValueRef};
 
@@ -376,18 +376,16 @@ impl ShapeWriter {
 /// [`write_flat_values`] writes for a string value.
 impl CellCoder for ShapeWriter {
     #[inline]
-    fn push_code(&self, text: &str, out: &mut Vec<u8>) {
-        if self.parsing {
-            // Told from the bytes, a cell's class cost 60 of the 190
-            // instructions per cell the whole parse took here (callgrind,
-            // `COPY` of the bench CSV's slice).
-            let code = match self.quick.kind(text) {
-                Some(kind) => class_code(quick_class(kind, self.unit)),
-                None => self.parsed_code(text),
-            };
-            out.extend_from_slice(&[shape::PARSED_STR, code]);
-        } else {
-            out.push(shape::STR);
+    fn code(&self, text: &str) -> u8 {
+        if !self.parsing {
+            return shape::STR;
+        }
+        // Told from the bytes, a cell's class cost 60 of the 190
+        // instructions per cell the whole parse took here (callgrind,
+        // `COPY` of the bench CSV's slice).
+        match self.quick.kind(text) {
+            Some(kind) => PARSED_CLASS + class_code(quick_class(kind, self.unit)),
+            None => self.parsed_code(text),
         }
     }
 }
@@ -398,7 +396,7 @@ impl ShapeWriter {
     /// `push_code` save and restore them.
     #[inline(never)]
     fn parsed_code(&self, text: &str) -> u8 {
-        Classifier { parsers: &self.parsers, unit: self.unit }.code(text)
+        PARSED_CLASS + Classifier { parsers: &self.parsers, unit: self.unit }.code(text)
     }
 }
 
@@ -622,10 +620,7 @@ fn write_flat_values(record: ValueRef<'_>, width: usize, classes: Classifier<'_>
         debug_assert!(matches!(tape.nodes[idx - 1], Node::Key { .. }));
         match tape.nodes[idx] {
             Node::Null => out.push(shape::NULL),
-            Node::Str { start, len } if parsing => {
-                out.push(shape::PARSED_STR);
-                out.push(classes.code(tape.text_of(start, len)));
-            }
+            Node::Str { start, len } if parsing => out.push(PARSED_CLASS + classes.code(tape.text_of(start, len))),
             Node::Str { .. } => out.push(shape::STR),
             _ => return false,
         }
@@ -634,7 +629,7 @@ fn write_flat_values(record: ValueRef<'_>, width: usize, classes: Classifier<'_>
 }
 
 /// A string's class as one byte of its shape: the classes a string parser
-/// gives.
+/// gives. Below 16: a flat shape's byte is [`PARSED_CLASS`] plus this.
 fn class_code(class: ValueClass) -> u8 {
     match class {
         ValueClass::Str => 0,

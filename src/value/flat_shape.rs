@@ -3,10 +3,10 @@
 //! probe posts those it no longer needs to see.
 //!
 //! A flat record's shape is [`FLAT`], the number of its key list (4 bytes,
-//! little-endian) and one code per value: [`super::shape::NULL`], or what
-//! a [`CellCoder`] writes for the value's text ([`super::shape::STR`], or
-//! under a string parser [`super::shape::PARSED_STR`] and the class the
-//! text parses to). infer/shapes.rs writes it from a decoded tape; the CSV
+//! little-endian) and one byte per value: [`super::shape::NULL`], or the
+//! code a [`CellCoder`] gives the value's text ([`super::shape::STR`], or
+//! under a string parser [`PARSED_CLASS`] plus the class the text parses
+//! to). infer/shapes.rs writes it from a decoded tape; the CSV
 //! reader writes it straight from a record's cells, without a tape, and
 //! where the probe posted it, leaves the record undecoded. Under string
 //! parsers a string's class depends on its text, so the general board
@@ -25,11 +25,17 @@ pub const FLAT: u8 = 0xF0;
 /// way (many CSV files with as many headers).
 pub const MAX_FLAT_LISTS: usize = 256;
 
+/// A flat shape's code of a string a parser classed is this plus its
+/// class's number (below 16): one byte a value, where a general shape
+/// (value/shape.rs) writes [`super::shape::PARSED_STR`] and then the
+/// class. No other code of a flat shape is 16 or more.
+pub const PARSED_CLASS: u8 = 0x10;
+
 /// How a flat record's non-null value enters its shape, from its text:
-/// the bytes infer/shapes.rs writes for a string value under the probe's
+/// the byte infer/shapes.rs writes for a string value under the probe's
 /// rules (which it implements: the string parsers live above this floor).
 pub trait CellCoder: Send + Sync {
-    fn push_code(&self, text: &str, out: &mut Vec<u8>);
+    fn code(&self, text: &str) -> u8;
 }
 
 /// The flat shapes the probe's cache has absorbed and whose next records
@@ -86,8 +92,9 @@ impl FlatBoard {
 
 /// A decoding thread's look at the flat board: a record's shape written
 /// from its cells' text, and whether it was posted. Use:
-/// [`KnownFlat::start`], a [`KnownFlat::push_null`] or
-/// [`KnownFlat::push_text`] per value, then [`KnownFlat::finish`].
+/// [`KnownFlat::start`], a [`FlatCells::push_null`] or
+/// [`FlatCells::push_text`] per value on [`KnownFlat::cells`], then
+/// [`KnownFlat::finish`].
 pub struct KnownFlat {
     board: Arc<FlatBoard>,
     /// The board's coder, held here: one pointer less to follow per value.
@@ -126,14 +133,11 @@ impl KnownFlat {
         true
     }
 
+    /// Where a record's values' codes go after [`KnownFlat::start`]: the
+    /// coder behind its `Arc` once a record, not once a value.
     #[inline]
-    pub fn push_null(&mut self) {
-        self.key.push(NULL);
-    }
-
-    #[inline]
-    pub fn push_text(&mut self, text: &str) {
-        self.coder.push_code(text, &mut self.key);
+    pub fn cells(&mut self) -> FlatCells<'_> {
+        FlatCells { coder: &*self.coder, key: &mut self.key }
     }
 
     /// Whether the shape written since [`KnownFlat::start`] was posted;
@@ -152,6 +156,24 @@ impl KnownFlat {
     }
 }
 
+/// Writes a record's values' codes into its shape ([`KnownFlat::cells`]).
+pub struct FlatCells<'a> {
+    coder: &'a dyn CellCoder,
+    key: &'a mut Vec<u8>,
+}
+
+impl FlatCells<'_> {
+    #[inline]
+    pub fn push_null(&mut self) {
+        self.key.push(NULL);
+    }
+
+    #[inline]
+    pub fn push_text(&mut self, text: &str) {
+        self.key.push(self.coder.code(text));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,8 +181,8 @@ mod tests {
 
     struct Plain;
     impl CellCoder for Plain {
-        fn push_code(&self, _: &str, out: &mut Vec<u8>) {
-            out.push(STR);
+        fn code(&self, _: &str) -> u8 {
+            STR
         }
     }
 
@@ -195,22 +217,22 @@ mod tests {
         posted.extend_from_slice(&[NULL, STR]);
         board.shapes().post(&posted);
         assert!(known.start(0));
-        known.push_null();
-        known.push_text("x");
+        known.cells().push_null();
+        known.cells().push_text("x");
         assert_eq!(known.key(), posted.as_slice());
         assert!(!known.finish(false), "an incomplete record is never known");
         assert!(known.start(0));
-        known.push_null();
-        known.push_text("x");
+        known.cells().push_null();
+        known.cells().push_text("x");
         assert!(known.finish(true));
         // Another list's number, or another code: not known.
         assert!(known.start(1));
-        known.push_null();
-        known.push_text("x");
+        known.cells().push_null();
+        known.cells().push_text("x");
         assert!(!known.finish(true));
         assert!(known.start(0));
-        known.push_text("x");
-        known.push_text("x");
+        known.cells().push_text("x");
+        known.cells().push_text("x");
         assert!(!known.finish(true));
         board.close();
         assert!(!known.start(0));

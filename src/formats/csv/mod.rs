@@ -760,6 +760,7 @@ impl<R: Read> CsvReader<R> {
         let rec = &self.input.buf[self.input.start..self.input.start + len];
         let Ok(text) = super::utf8::validate(rec) else { return known.finish(false) };
         let nulls = self.options.nulls();
+        let mut codes = known.cells();
         for &cell in &self.cells {
             // (Cells end at ASCII bytes of valid UTF-8: never None.)
             let Some(raw) = text.get(cell.start..cell.end) else { return known.finish(false) };
@@ -768,8 +769,8 @@ impl<R: Read> CsvReader<R> {
                 _ => cell_value(raw, cell, &self.options, &mut self.scratch),
             };
             match value {
-                Some(v) => known.push_text(v),
-                None => known.push_null(),
+                Some(v) => codes.push_text(v),
+                None => codes.push_null(),
             }
         }
         known.finish(true)
