@@ -376,7 +376,7 @@ impl ShapeWriter {
 /// [`write_flat_values`] writes for a string value.
 impl CellCoder for ShapeWriter {
     #[inline]
-    fn code(&self, text: &str) -> u8 {
+    fn code(&self, text: &[u8]) -> u8 {
         if !self.parsing {
             return shape::STR;
         }
@@ -394,9 +394,14 @@ impl ShapeWriter {
     /// The class code the whole parse gives `text`. A call of its own: the
     /// registers the whole parse needs, inlined, made every cell's call to
     /// `push_code` save and restore them.
+    /// Bytes that are not UTF-8 (never given: see `CellCoder`) get a code
+    /// no shape holds, so that their record is decoded.
     #[inline(never)]
-    fn parsed_code(&self, text: &str) -> u8 {
-        PARSED_CLASS + Classifier { parsers: &self.parsers, unit: self.unit }.code(text)
+    fn parsed_code(&self, text: &[u8]) -> u8 {
+        match std::str::from_utf8(text) {
+            Ok(text) => PARSED_CLASS + Classifier { parsers: &self.parsers, unit: self.unit }.code(text),
+            Err(_) => u8::MAX,
+        }
     }
 }
 

@@ -875,33 +875,37 @@ fn write_direct(kind: ScalarKind, value: ValueRef<'_>, col: &mut Column, rules: 
         Node::Str { start, len } => (start, len),
         _ => return false,
     };
-    let text = value.tape.text_of(start, len);
+    // The typed kinds' own parsers read the bytes: the text, cut as `&str`,
+    // is checked to fall between characters, which the whole parse alone
+    // needs (the tape's strings are UTF-8).
+    let text = || value.tape.text_of(start, len);
+    let bytes = || value.tape.bytes_of(start, len);
     match kind {
-        ScalarKind::Str | ScalarKind::Json => col.push_str(text),
+        ScalarKind::Str | ScalarKind::Json => col.push_str(text()),
         // Without parsers a string is text, which these kinds do not take.
         _ if !rules.parsers.any() => false,
         // The kind's own parser first, which gives what the whole parse
         // gives where it takes the text (ScalarParsers::int_alone); the
         // whole parse for the rest.
-        ScalarKind::Int => match rules.parsers.int_alone(text) {
+        ScalarKind::Int => match rules.parsers.int_alone(bytes()) {
             Some(n) => col.push_i64(n),
-            None => match rules.parsers.parse(text) {
+            None => match rules.parsers.parse(text()) {
                 Parsed::Int(n) => col.push_i64(n),
                 _ => false,
             },
         },
-        ScalarKind::Float => match rules.parsers.float_alone(text) {
+        ScalarKind::Float => match rules.parsers.float_alone(bytes()) {
             Some(f) => col.push_f64(f),
-            None => match rules.parsers.parse(text) {
+            None => match rules.parsers.parse(text()) {
                 Parsed::Float(f) => col.push_f64(f),
-                Parsed::Int(n) => col.push_f64(column::parsed_int_as_double(n, text)),
+                Parsed::Int(n) => col.push_f64(column::parsed_int_as_double(n, text())),
                 _ => false,
             },
         },
         ScalarKind::Timestamp(unit) => {
-            let instant = match rules.parsers.iso_timestamp_alone(text) {
+            let instant = match rules.parsers.iso_timestamp_alone(bytes()) {
                 Some(t) => Some(t),
-                None => match rules.parsers.parse(text) {
+                None => match rules.parsers.parse(text()) {
                     Parsed::Timestamp(t) => Some(t),
                     _ => None,
                 },

@@ -15,11 +15,11 @@ mod quick;
 mod strftime;
 mod temporal;
 
-pub use number::{exact_decimal, parse_float, parse_int, FloatFormat};
+pub use number::{exact_decimal, parse_float, parse_float_bytes, parse_int, parse_int_bytes, FloatFormat};
 pub use patterns::{CustomPatterns, PatternKind};
 pub use quick::{QuickKind, QuickParse};
 pub use strftime::DateFormats;
-pub use temporal::{parse_iso_date, parse_iso_time, parse_iso_timestamp, Instant};
+pub use temporal::{parse_iso_date, parse_iso_time, parse_iso_timestamp, parse_iso_timestamp_bytes, Instant};
 
 /// What a string parsed to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -94,7 +94,9 @@ impl ScalarParsers {
         out
     }
 
-    /// What [`ScalarParsers::parse`] gives `s` when that is an integer,
+    /// What [`ScalarParsers::parse`] gives the text of bytes `s` when that
+    /// is an integer (bytes: a cell's, sliced without a check that the cut
+    /// falls between characters),
     /// found by the integer parser alone (a BIGINT column's values need no
     /// other parser tried first): `Some(n)` only where `parse` gives
     /// `Parsed::Int(n)`; `None` where the text needs the whole parse to
@@ -103,11 +105,12 @@ impl ScalarParsers {
     /// there are none, and the integer parser is the first `parse` tries
     /// then.
     #[inline]
-    pub fn int_alone(&self, s: &str) -> Option<i64> {
-        (self.integers && self.no_tokens()).then(|| parse_int(s)).flatten()
+    pub fn int_alone(&self, s: &[u8]) -> Option<i64> {
+        (self.integers && self.no_tokens()).then(|| parse_int_bytes(s)).flatten()
     }
 
-    /// What a DOUBLE column takes of `s` by the float parser alone:
+    /// What a DOUBLE column takes of the text of bytes `s` by the float
+    /// parser alone:
     /// `Some(f)` only where [`ScalarParsers::parse`] gives `Float(f)`, or
     /// `Int(n)` whose double is `f` (a decimal integer's text parses to the
     /// double nearest it, which is the integer's own; `-0` keeps its sign
@@ -115,12 +118,13 @@ impl ScalarParsers {
     /// the text needs the whole parse to tell, as for
     /// [`ScalarParsers::int_alone`].
     #[inline]
-    pub fn float_alone(&self, s: &str) -> Option<f64> {
+    pub fn float_alone(&self, s: &[u8]) -> Option<f64> {
         let fmt = self.floats.filter(|_| self.no_tokens())?;
-        parse_float(s, fmt)
+        parse_float_bytes(s, fmt)
     }
 
-    /// What a timestamp column takes of `s` by the ISO parser alone:
+    /// What a timestamp column takes of the text of bytes `s` by the ISO
+    /// parser alone:
     /// `Some(t)` only where [`ScalarParsers::parse`] gives `Timestamp(t)`.
     /// An ISO timestamp (`YYYY-MM-DD` and a time) parses as no number: its
     /// fifth byte `-` follows four digits, which no integer takes and the
@@ -128,8 +132,8 @@ impl ScalarParsers {
     /// four digits, or a decimal part followed by `T` or a space); the
     /// ISO timestamp is the first temporal parser `parse` tries.
     #[inline]
-    pub fn iso_timestamp_alone(&self, s: &str) -> Option<Instant> {
-        (self.iso_timestamps && self.no_tokens()).then(|| parse_iso_timestamp(s)).flatten()
+    pub fn iso_timestamp_alone(&self, s: &[u8]) -> Option<Instant> {
+        (self.iso_timestamps && self.no_tokens()).then(|| parse_iso_timestamp_bytes(s)).flatten()
     }
 
     /// [`ScalarParsers::parse`] into `out` (which must hold `Parsed::None`).

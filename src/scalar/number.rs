@@ -15,7 +15,14 @@
 // past 18 digits, is a call to `str::parse`.
 #[inline(always)]
 pub fn parse_int(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
+    parse_int_bytes(s.as_bytes())
+}
+
+/// [`parse_int`] of a text's bytes: the hot paths slice a cell's bytes,
+/// which costs no check that the cut falls between characters (the
+/// grammar is ASCII).
+#[inline(always)]
+pub fn parse_int_bytes(b: &[u8]) -> Option<i64> {
     let (negative, digits) = match b.first()? {
         b'-' => (true, &b[1..]),
         b'+' => (false, &b[1..]),
@@ -41,8 +48,9 @@ pub fn parse_int(s: &str) -> Option<i64> {
     if !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    // i64's own parser accepts a leading '+', and reports overflow.
-    s.parse::<i64>().ok()
+    // i64's own parser accepts a leading '+', and reports overflow (the
+    // bytes are a sign and digits: ASCII, so UTF-8).
+    std::str::from_utf8(b).ok()?.parse::<i64>().ok()
 }
 
 /// Separators of the float grammar.
@@ -65,14 +73,19 @@ impl Default for FloatFormat {
 /// buffer to clear on the common path (measured on CSV under parsers).
 #[inline]
 pub fn parse_float(s: &str, fmt: FloatFormat) -> Option<f64> {
-    parse_float_as(s, fmt, false)
+    parse_float_as(s.as_bytes(), fmt, false)
+}
+
+/// [`parse_float`] of a text's bytes (see [`parse_int_bytes`]).
+#[inline]
+pub fn parse_float_bytes(b: &[u8], fmt: FloatFormat) -> Option<f64> {
+    parse_float_as(b, fmt, false)
 }
 
 /// [`parse_float`], with `rewrite` forcing the rewritten path (for the
 /// property test that both paths agree).
 #[inline(always)]
-fn parse_float_as(s: &str, fmt: FloatFormat, rewrite: bool) -> Option<f64> {
-    let b = s.as_bytes();
+fn parse_float_as(b: &[u8], fmt: FloatFormat, rewrite: bool) -> Option<f64> {
     if b.is_empty() || b.len() > 400 {
         return None;
     }
@@ -149,7 +162,12 @@ fn parse_float_as(s: &str, fmt: FloatFormat, rewrite: bool) -> Option<f64> {
     }
     // Rust's grammar takes the validated text as it is (a sign, `.5`, `5.`,
     // `e` or `E`) unless it is grouped or has another decimal point.
-    let f: f64 = if !grouped && fmt.decimal == b'.' && !rewrite { s.parse().ok()? } else { in_rust_syntax(b, fmt)? };
+    // (Validated, the text is ASCII: UTF-8.)
+    let f: f64 = if !grouped && fmt.decimal == b'.' && !rewrite {
+        std::str::from_utf8(b).ok()?.parse().ok()?
+    } else {
+        in_rust_syntax(b, fmt)?
+    };
     // "1e400" is not a number we can keep.
     f.is_finite().then_some(f)
 }
@@ -317,7 +335,7 @@ mod tests {
         #[test]
         fn parsing_the_text_as_it_is_agrees_with_rewriting_it(s in "[0-9+\\-.,eE]{0,12}", european: bool) {
             let fmt = if european { FloatFormat { decimal: b',', thousands: b'.' } } else { FloatFormat::default() };
-            let (direct, rewritten) = (parse_float_as(&s, fmt, false), parse_float_as(&s, fmt, true));
+            let (direct, rewritten) = (parse_float_as(s.as_bytes(), fmt, false), parse_float_as(s.as_bytes(), fmt, true));
             proptest::prop_assert_eq!(direct.map(f64::to_bits), rewritten.map(f64::to_bits), "{:?}", s);
         }
     }

@@ -259,10 +259,10 @@ proptest! {
     #[test]
     fn a_kind_parsed_alone_is_what_the_whole_parse_gives(parsers in parser_sets(), s in kind_text()) {
         let whole = parsers.parse(&s);
-        if let Some(n) = parsers.int_alone(&s) {
+        if let Some(n) = parsers.int_alone(s.as_bytes()) {
             prop_assert_eq!(whole, Parsed::Int(n), "int_alone({:?})", s);
         }
-        if let Some(f) = parsers.float_alone(&s) {
+        if let Some(f) = parsers.float_alone(s.as_bytes()) {
             let as_double = match whole {
                 Parsed::Float(g) => Some(g),
                 Parsed::Int(0) if s.trim_start().starts_with('-') => Some(-0.0),
@@ -271,7 +271,7 @@ proptest! {
             };
             prop_assert_eq!(as_double.map(f64::to_bits), Some(f.to_bits()), "float_alone({:?}) = {}, parse {:?}", s, f, whole);
         }
-        if let Some(t) = parsers.iso_timestamp_alone(&s) {
+        if let Some(t) = parsers.iso_timestamp_alone(s.as_bytes()) {
             prop_assert_eq!(whole, Parsed::Timestamp(t), "iso_timestamp_alone({:?})", s);
         }
     }
@@ -285,7 +285,7 @@ proptest! {
     #[test]
     fn a_kind_told_from_the_bytes_is_the_whole_parses(parsers in parser_sets(), s in kind_text()) {
         let whole = parsers.parse(&s);
-        if let Some(kind) = QuickParse::of(&parsers).kind(&s) {
+        if let Some(kind) = QuickParse::of(&parsers).kind(s.as_bytes()) {
             let agrees = match (kind, whole) {
                 (QuickKind::Text, Parsed::None) | (QuickKind::Int, Parsed::Int(_)) | (QuickKind::Float, Parsed::Float(_)) => true,
                 (QuickKind::Timestamp(t), Parsed::Timestamp(u)) => t == u,
@@ -302,14 +302,14 @@ proptest! {
 #[test]
 fn a_kind_parsed_alone_answers_plain_values() {
     let plain = ScalarParsers { true_tokens: Vec::new(), false_tokens: Vec::new(), ..all_parsers() };
-    assert_eq!(plain.int_alone("2999964"), Some(2_999_964));
-    assert_eq!(plain.float_alone("-65.05830"), Some(-65.0583));
-    assert_eq!(plain.float_alone("12"), Some(12.0));
-    assert_eq!(plain.iso_timestamp_alone("2026-01-01T00:00:02Z"), parse_iso_timestamp("2026-01-01T00:00:02Z"));
-    assert!(plain.iso_timestamp_alone("2026-01-01T00:00:02Z").is_some());
-    assert_eq!(plain.int_alone(" 7"), None, "a trimmed value is the whole parse's");
+    assert_eq!(plain.int_alone(b"2999964"), Some(2_999_964));
+    assert_eq!(plain.float_alone(b"-65.05830"), Some(-65.0583));
+    assert_eq!(plain.float_alone(b"12"), Some(12.0));
+    assert_eq!(plain.iso_timestamp_alone(b"2026-01-01T00:00:02Z"), parse_iso_timestamp("2026-01-01T00:00:02Z"));
+    assert!(plain.iso_timestamp_alone(b"2026-01-01T00:00:02Z").is_some());
+    assert_eq!(plain.int_alone(b" 7"), None, "a trimmed value is the whole parse's");
     let tokens = all_parsers();
-    assert_eq!(tokens.int_alone("7"), None, "a token may take the text");
-    assert_eq!(tokens.float_alone("7.5"), None);
-    assert_eq!(tokens.iso_timestamp_alone("2026-01-01T00:00:02Z"), None);
+    assert_eq!(tokens.int_alone(b"7"), None, "a token may take the text");
+    assert_eq!(tokens.float_alone(b"7.5"), None);
+    assert_eq!(tokens.iso_timestamp_alone(b"2026-01-01T00:00:02Z"), None);
 }

@@ -6,7 +6,7 @@
 //! file are a plain integer, a plain decimal, an ISO timestamp or text that
 //! starts with a letter; anything else is left to the whole parse.
 
-use super::{is_trim_space, parse_iso_timestamp, FloatFormat, Instant, ScalarParsers};
+use super::{is_trim_space, parse_iso_timestamp_bytes, FloatFormat, Instant, ScalarParsers};
 
 /// The kinds a text is told to have; each is what
 /// [`ScalarParsers::parse`] gives it (`Text`: `Parsed::None`).
@@ -51,8 +51,9 @@ impl QuickParse {
         }
     }
 
-    /// The kind [`ScalarParsers::parse`] gives `s`, or `None` where the
-    /// bytes alone do not tell it.
+    /// The kind [`ScalarParsers::parse`] gives the text of bytes `s` (a
+    /// cell's, sliced without a check that the cut falls between
+    /// characters), or `None` where the bytes alone do not tell it.
     ///
     /// - Text: the first byte starts no number (nor ISO value: those start
     ///   with a digit) and neither end is a space the parse would trim.
@@ -64,8 +65,7 @@ impl QuickParse {
     ///   refuse under these separators), then the ISO parser's own answer.
     /// - Text again: a sign or digits, then a letter other than `e`.
     #[inline(always)]
-    pub fn kind(&self, s: &str) -> Option<QuickKind> {
-        let b = s.as_bytes();
+    pub fn kind(&self, b: &[u8]) -> Option<QuickKind> {
         let (&first, &last) = (b.first()?, b.last()?);
         if !first.is_ascii_digit() && !matches!(first, b'-' | b'+' | b'.') {
             let spaced = is_trim_space(char::from(first)) || is_trim_space(char::from(last));
@@ -87,7 +87,9 @@ impl QuickParse {
                 let whole = int_end + 1 + frac_digits == b.len();
                 (whole && int_digits + frac_digits > 0).then_some(QuickKind::Float)
             }
-            b'-' if self.stamps && sign == 0 && int_digits == 4 => parse_iso_timestamp(s).map(QuickKind::Timestamp),
+            b'-' if self.stamps && sign == 0 && int_digits == 4 => {
+                parse_iso_timestamp_bytes(b).map(QuickKind::Timestamp)
+            }
             // A letter right after the leading digits ends both number
             // grammars but an exponent's, and sits where every ISO value
             // has a digit or a separator: an id such as `288c2222`, an
@@ -103,6 +105,7 @@ impl QuickParse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scalar::parse_iso_timestamp;
 
     /// The kinds of a data file's cells are told (this is no stub that
     /// leaves every text to the whole parse), and what a token, a trim or
@@ -116,23 +119,23 @@ mod tests {
             ..ScalarParsers::none()
         };
         let quick = QuickParse::of(&on);
-        assert_eq!(quick.kind("2999964"), Some(QuickKind::Int));
-        assert_eq!(quick.kind("-65.05830"), Some(QuickKind::Float));
-        assert_eq!(quick.kind(".5"), Some(QuickKind::Float));
-        assert_eq!(quick.kind("purchase"), Some(QuickKind::Text));
+        assert_eq!(quick.kind(b"2999964"), Some(QuickKind::Int));
+        assert_eq!(quick.kind(b"-65.05830"), Some(QuickKind::Float));
+        assert_eq!(quick.kind(b".5"), Some(QuickKind::Float));
+        assert_eq!(quick.kind(b"purchase"), Some(QuickKind::Text));
         assert_eq!(
-            quick.kind("2026-01-01T00:00:02Z"),
+            quick.kind(b"2026-01-01T00:00:02Z"),
             parse_iso_timestamp("2026-01-01T00:00:02Z").map(QuickKind::Timestamp)
         );
-        assert!(quick.kind("2026-01-01T00:00:02Z").is_some());
-        assert_eq!(quick.kind("288c22220148a245"), Some(QuickKind::Text));
-        assert_eq!(quick.kind("5th Avenue"), Some(QuickKind::Text));
+        assert!(quick.kind(b"2026-01-01T00:00:02Z").is_some());
+        assert_eq!(quick.kind(b"288c22220148a245"), Some(QuickKind::Text));
+        assert_eq!(quick.kind(b"5th Avenue"), Some(QuickKind::Text));
         for left in ["007", "1e5", " 7", "x ", "5th ", "0e82755886128064", "1,000", "2026-01-01", "", "-", "."] {
-            assert_eq!(quick.kind(left), None, "{left:?}");
+            assert_eq!(quick.kind(left.as_bytes()), None, "{left:?}");
         }
         let tokens = ScalarParsers { true_tokens: vec!["yes".into()], ..on.clone() };
-        assert_eq!(QuickParse::of(&tokens).kind("7"), None, "a token may take any text");
+        assert_eq!(QuickParse::of(&tokens).kind(b"7"), None, "a token may take any text");
         let comma = ScalarParsers { floats: Some(FloatFormat { decimal: b',', thousands: b'.' }), ..on };
-        assert_eq!(QuickParse::of(&comma).kind("7"), None);
+        assert_eq!(QuickParse::of(&comma).kind(b"7"), None);
     }
 }

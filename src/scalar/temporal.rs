@@ -141,11 +141,15 @@ fn pair(high: u8, low: u8) -> Option<u32> {
 /// `YYYY-MM-DD[T| ]HH:MM:SS[.fraction][Z|±HH:MM|±HHMM|±HH]`. Without an
 /// offset the time is taken as UTC.
 pub fn parse_iso_timestamp(s: &str) -> Option<Instant> {
+    parse_iso_timestamp_bytes(s.as_bytes())
+}
+
+/// [`parse_iso_timestamp`] of a text's bytes (the grammar is ASCII).
+pub fn parse_iso_timestamp_bytes(b: &[u8]) -> Option<Instant> {
     // The date, its separator and the whole seconds sit at fixed places
     // in the first 19 bytes: read there as pairs of digits, they cost a
     // third of a walk byte by byte through `digits` and `expect` (a
     // timestamp column is parsed once by the probe and once by the scan).
-    let b = s.as_bytes();
     let head: &[u8; 19] = b.get(..19)?.try_into().ok()?;
     let at = |i: usize| pair(head[i], head[i + 1]);
     if head[4] != b'-'

@@ -34,8 +34,11 @@ pub const PARSED_CLASS: u8 = 0x10;
 /// How a flat record's non-null value enters its shape, from its text:
 /// the byte infer/shapes.rs writes for a string value under the probe's
 /// rules (which it implements: the string parsers live above this floor).
+/// The text comes as its bytes, cut from a record of valid UTF-8 at ASCII
+/// delimiters: a cut as `&str` was checked to fall between characters,
+/// a check per cell that nothing needs.
 pub trait CellCoder: Send + Sync {
-    fn code(&self, text: &str) -> u8;
+    fn code(&self, text: &[u8]) -> u8;
 }
 
 /// The flat shapes the probe's cache has absorbed and whose next records
@@ -168,8 +171,9 @@ impl FlatCells<'_> {
         self.key.push(NULL);
     }
 
+    /// A value's text as its bytes (see [`CellCoder`]).
     #[inline]
-    pub fn push_text(&mut self, text: &str) {
+    pub fn push_text(&mut self, text: &[u8]) {
         self.key.push(self.coder.code(text));
     }
 }
@@ -181,7 +185,7 @@ mod tests {
 
     struct Plain;
     impl CellCoder for Plain {
-        fn code(&self, _: &str) -> u8 {
+        fn code(&self, _: &[u8]) -> u8 {
             STR
         }
     }
@@ -218,21 +222,21 @@ mod tests {
         board.shapes().post(&posted);
         assert!(known.start(0));
         known.cells().push_null();
-        known.cells().push_text("x");
+        known.cells().push_text(b"x");
         assert_eq!(known.key(), posted.as_slice());
         assert!(!known.finish(false), "an incomplete record is never known");
         assert!(known.start(0));
         known.cells().push_null();
-        known.cells().push_text("x");
+        known.cells().push_text(b"x");
         assert!(known.finish(true));
         // Another list's number, or another code: not known.
         assert!(known.start(1));
         known.cells().push_null();
-        known.cells().push_text("x");
+        known.cells().push_text(b"x");
         assert!(!known.finish(true));
         assert!(known.start(0));
-        known.cells().push_text("x");
-        known.cells().push_text("x");
+        known.cells().push_text(b"x");
+        known.cells().push_text(b"x");
         assert!(!known.finish(true));
         board.close();
         assert!(!known.start(0));

@@ -134,6 +134,13 @@ impl Tape {
         &self.text[start as usize..(start + len) as usize]
     }
 
+    /// The bytes of [`Tape::text_of`]: cut without the check that the cut
+    /// falls between characters, for readers of ASCII grammars.
+    #[inline]
+    pub fn bytes_of(&self, start: u32, len: u32) -> &[u8] {
+        &self.text.as_bytes()[start as usize..(start + len) as usize]
+    }
+
     /// Appends a string to the text buffer and returns its range.
     pub fn push_text(&mut self, s: &str) -> (u32, u32) {
         let start = self.text.len() as u32;

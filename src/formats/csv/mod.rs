@@ -762,11 +762,16 @@ impl<R: Read> CsvReader<R> {
         let nulls = self.options.nulls();
         let mut codes = known.cells();
         for &cell in &self.cells {
-            // (Cells end at ASCII bytes of valid UTF-8: never None.)
-            let Some(raw) = text.get(cell.start..cell.end) else { return known.finish(false) };
+            // An unquoted cell is coded from its bytes: cut at ASCII
+            // delimiters of valid UTF-8, they are its text.
+            let Some(raw) = rec.get(cell.start..cell.end) else { return known.finish(false) };
             let value = match cell.kind {
-                CellKind::Plain => Some(raw).filter(|raw| !nulls.hold(raw.as_bytes())),
-                _ => cell_value(raw, cell, &self.options, &mut self.scratch),
+                CellKind::Plain => Some(raw).filter(|raw| !nulls.hold(raw)),
+                // (Cells end at ASCII bytes of valid UTF-8: never None.)
+                _ => match text.get(cell.start..cell.end) {
+                    Some(raw) => cell_value(raw, cell, &self.options, &mut self.scratch).map(str::as_bytes),
+                    None => return known.finish(false),
+                },
             };
             match value {
                 Some(v) => codes.push_text(v),
