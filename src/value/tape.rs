@@ -318,17 +318,15 @@ impl Tape {
         self.nodes.push(Node::Key { start, len });
     }
 
-    /// A key whose text is already on this tape (pushed once per batch and
-    /// shared by every record, e.g. CSV column names). The range must come
-    /// from [`Tape::push_text`] under the current [`Tape::generation`].
-    pub fn push_key_range(&mut self, range: (u32, u32)) {
-        self.nodes.push(Node::Key { start: range.0, len: range.1 });
-    }
-
-    /// A string whose text is already on this tape, as `range` of text
-    /// that [`Tape::push_text`] returned (or a part of it).
-    pub fn push_string_range(&mut self, start: u32, len: u32) {
-        self.nodes.push(Node::Str { start, len });
+    /// An object's entry: a key whose text is already on this tape (pushed
+    /// once per batch and shared by every record, e.g. CSV column names;
+    /// the range must come from [`Tape::push_text`] under the current
+    /// [`Tape::generation`]) and its value, a scalar node (a string's range
+    /// of this tape's text, as [`Tape::push_text`] returned or a part of
+    /// it). Both in one push: one check of the room, not two.
+    #[inline]
+    pub fn push_entry(&mut self, key: (u32, u32), value: Node) {
+        self.nodes.extend_from_slice(&[Node::Key { start: key.0, len: key.1 }, value]);
     }
 
     pub fn push_string(&mut self, s: &str) {

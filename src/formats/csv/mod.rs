@@ -1164,32 +1164,33 @@ fn emit(
     let mut evidence = false;
     let nulls = options.nulls();
     for (i, &range) in keys.ranges.iter().enumerate().take(width) {
-        tape.push_key_range(range);
-        match cells.get(i) {
+        let value = match cells.get(i) {
             // An unquoted cell is its bytes of the record: its range of the
             // text just pushed, found without slicing the text (the cells
             // end at ASCII bytes of valid UTF-8, so at character boundaries).
             Some(cell) if cell.kind == CellKind::Plain => {
                 let raw = &rec[cell.start..cell.end];
                 if nulls.hold(raw) {
-                    tape.push_null();
+                    Node::Null
                 } else {
-                    tape.push_string_range(base + cell.start as u32, raw.len() as u32);
                     evidence = true;
+                    Node::Str { start: base + cell.start as u32, len: raw.len() as u32 }
                 }
             }
             Some(&cell) => match cell_value(&text[cell.start..cell.end], cell, options, scratch) {
                 Some(v) => {
-                    match offset_in(text, v) {
-                        Some(offset) => tape.push_string_range(base + offset as u32, v.len() as u32),
-                        None => tape.push_string(v),
-                    }
                     evidence = true;
+                    let (start, len) = match offset_in(text, v) {
+                        Some(offset) => (base + offset as u32, v.len() as u32),
+                        None => tape.push_text(v),
+                    };
+                    Node::Str { start, len }
                 }
-                None => tape.push_null(),
+                None => Node::Null,
             },
-            None => tape.push_null(),
-        }
+            None => Node::Null,
+        };
+        tape.push_entry(range, value);
     }
     tape.close(open, width as u32, evidence);
     tape.push_root(root);
