@@ -380,9 +380,9 @@ impl CellCoder for ShapeWriter {
         if !self.parsing {
             return shape::STR;
         }
-        // Told from the bytes, a cell's class cost 60 of the 190
-        // instructions per cell the whole parse took here (callgrind,
-        // `COPY` of the bench CSV's slice).
+        // Told from the bytes, a cell's class costs about 80 instructions
+        // with this call, where the whole parse took 190 (callgrind, `COPY`
+        // of the bench CSV's slice).
         match self.quick.kind(text) {
             Some(kind) => PARSED_CLASS + class_code(quick_class(kind, self.unit)),
             None => self.parsed_code(text),
@@ -391,11 +391,11 @@ impl CellCoder for ShapeWriter {
 }
 
 impl ShapeWriter {
-    /// The class code the whole parse gives `text`. A call of its own: the
-    /// registers the whole parse needs, inlined, made every cell's call to
-    /// `push_code` save and restore them.
-    /// Bytes that are not UTF-8 (never given: see `CellCoder`) get a code
-    /// no shape holds, so that their record is decoded.
+    /// The code of the class the whole parse gives `text`. A call of its
+    /// own: the registers the whole parse needs, inlined, made every cell's
+    /// call to `code` save and restore them. Bytes that are not UTF-8
+    /// (never given: see `CellCoder`) get a code no shape holds, so that
+    /// their record is decoded.
     #[inline(never)]
     fn parsed_code(&self, text: &[u8]) -> u8 {
         match std::str::from_utf8(text) {

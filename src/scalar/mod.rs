@@ -56,6 +56,14 @@ pub(crate) fn is_trim_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c' | '\x0b')
 }
 
+/// Whether a text that ends with `end` (its first or last byte) has
+/// something to trim there: the trimmed characters are ASCII, so a byte
+/// tells, and a text whose end bytes are not is never walked again.
+#[inline]
+pub(crate) fn trims_at(end: Option<&u8>) -> bool {
+    end.is_some_and(|&b| is_trim_space(char::from(b)))
+}
+
 impl ScalarParsers {
     /// Every parser off (usable in a `static`).
     pub const fn none() -> Self {
@@ -147,11 +155,9 @@ impl ScalarParsers {
         if *out != Parsed::None {
             return;
         }
-        // The trimmed characters are ASCII, so the end bytes tell whether
-        // there is anything to trim: most strings that parse as nothing
-        // (names, codes) are not walked again.
-        let trims = |b: Option<&u8>| b.is_some_and(|&b| is_trim_space(char::from(b)));
-        if !trims(s.as_bytes().first()) && !trims(s.as_bytes().last()) {
+        // Most strings that parse as nothing (names, codes) have nothing to
+        // trim, and are not walked again.
+        if !trims_at(s.as_bytes().first()) && !trims_at(s.as_bytes().last()) {
             return;
         }
         let trimmed = s.trim_matches(is_trim_space);

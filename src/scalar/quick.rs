@@ -6,7 +6,7 @@
 //! file are a plain integer, a plain decimal, an ISO timestamp or text that
 //! starts with a letter; anything else is left to the whole parse.
 
-use super::{is_trim_space, parse_iso_timestamp_bytes, FloatFormat, Instant, ScalarParsers};
+use super::{parse_iso_timestamp_bytes, trims_at, FloatFormat, Instant, ScalarParsers};
 
 /// The kinds a text is told to have; each is what
 /// [`ScalarParsers::parse`] gives it (`Text`: `Parsed::None`).
@@ -66,9 +66,9 @@ impl QuickParse {
     /// - Text again: a sign or digits, then a letter other than `e`.
     #[inline(always)]
     pub fn kind(&self, b: &[u8]) -> Option<QuickKind> {
-        let (&first, &last) = (b.first()?, b.last()?);
+        let first = *b.first()?;
         if !first.is_ascii_digit() && !matches!(first, b'-' | b'+' | b'.') {
-            let spaced = is_trim_space(char::from(first)) || is_trim_space(char::from(last));
+            let spaced = trims_at(b.first()) || trims_at(b.last());
             return (self.text && !spaced).then_some(QuickKind::Text);
         }
         if b.len() > MAX_NUMBER_BYTES {
@@ -95,7 +95,7 @@ impl QuickParse {
             // has a digit or a separator: an id such as `288c2222`, an
             // address such as `5th Avenue`.
             c if c.is_ascii_alphabetic() && !matches!(c, b'e' | b'E') => {
-                (self.text && !is_trim_space(char::from(last))).then_some(QuickKind::Text)
+                (self.text && !trims_at(b.last())).then_some(QuickKind::Text)
             }
             _ => None,
         }
