@@ -4,7 +4,7 @@
 //! scan that decide both.
 
 use super::schema::{ScalarKind, TimeUnit};
-use crate::scalar::{Parsed, QuickKind, ScalarParsers};
+use crate::scalar::{Parsed, QuickKind, QuickParse, ScalarParsers};
 use crate::value::Declared;
 use crate::value::{Node, ValueRef};
 
@@ -102,6 +102,32 @@ pub fn classify<'t>(value: ValueRef<'t>, level: Level, rules: &Rules<'_>) -> Cla
         _ => return classify_rest(value, level, rules),
     };
     Classified { value, class, level, parsed: Parsed::None }
+}
+
+/// [`classify`] of a top-level value (a CSV cell), with a string's parse
+/// told from its bytes where they tell it (scalar/quick.rs): a drifted CSV
+/// column's version memo (route/choice_memo.rs) needs each cell's class,
+/// and the whole parse tries every parser before it calls a name text.
+/// What the bytes tell is what the whole parse gives, so the result is
+/// [`classify`]'s.
+#[inline]
+pub fn classify_told<'t>(quick: &QuickParse, value: ValueRef<'t>, rules: &Rules<'_>) -> Classified<'t> {
+    if let Node::Str { start, len } = value.node() {
+        let bytes = value.tape.bytes_of(start, len);
+        let told = match quick.kind(bytes) {
+            Some(QuickKind::Text) => Some(Parsed::None),
+            // The number's value, by the parser the whole parse would take it from.
+            Some(QuickKind::Int) => rules.parsers.int_alone(bytes).map(Parsed::Int),
+            Some(QuickKind::Float) => rules.parsers.float_alone(bytes).map(Parsed::Float),
+            Some(QuickKind::Timestamp(t)) => Some(Parsed::Timestamp(t)),
+            None => None,
+        };
+        if let Some(mut parsed) = told {
+            let class = parsed_class(&mut parsed, rules.timestamp_unit);
+            return Classified { value, class, level: Level::default(), parsed };
+        }
+    }
+    classify(value, Level::default(), rules)
 }
 
 /// [`classify`] of every value: strings under parsers, typed values and

@@ -19,7 +19,7 @@ mod shapes;
 mod width;
 
 pub use crate::value::{Declared, MAX_DECIMAL_PRECISION};
-pub use classify::{classify, Classified, DepthLimits, Level, Rules, ValueClass};
+pub use classify::{classify, classify_told, Classified, DepthLimits, Level, Rules, ValueClass};
 
 pub use lattice::{
     absorb_record, choose_version, has_duplicate_keys, string_keyed_value, type_takes, wraps_whole, Growth, InferStats,

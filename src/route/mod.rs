@@ -18,8 +18,8 @@ pub use direct::DIRECT_WRITES;
 pub use rescue::{RescueKind, Rescued, Rescuer};
 
 use crate::infer::{
-    choose_version, classify, has_duplicate_keys, schema_string, string_keyed_value, type_takes, Classified, Growth,
-    Level, Rules, ScalarKind, ShapeSet, StructNode, TypeNode, ValueClass,
+    choose_version, classify, classify_told, has_duplicate_keys, schema_string, string_keyed_value, type_takes,
+    Classified, Growth, Level, Rules, ScalarKind, ShapeSet, StructNode, TypeNode, ValueClass,
 };
 use crate::scalar::Parsed;
 use crate::value::ValueRef;
@@ -96,6 +96,9 @@ struct FlatPlaces {
     columns: Vec<(usize, usize)>,
     /// Wanted columns of families no key names: NULL in every row.
     absent: Vec<usize>,
+    /// What a cell's bytes tell of its parse, for the kind a
+    /// [`Place::Versions`] memo is keyed by.
+    quick: crate::scalar::QuickParse,
 }
 
 /// Where one key of a flat layout puts its value.
@@ -256,7 +259,7 @@ impl Router {
                 f.keys = std::sync::Arc::clone(keys);
                 f
             }
-            _ => Box::new(self.flat_layout(root, keys)),
+            _ => Box::new(self.flat_layout(root, keys, rules)),
         };
         // The promise of `flat_keys`, checked: value i sits at
         // `idx + 2 + 2i` (ValueRef::flat_width).
@@ -304,7 +307,7 @@ impl Router {
                     if self.write_remembered(
                         &root.families[*family],
                         memo,
-                        value,
+                        classify_told(&places.quick, value, rules),
                         &places.columns[range.clone()],
                         columns,
                         rules,
@@ -335,8 +338,8 @@ impl Router {
         }
     }
 
-    /// Writes a value of a family of scalar versions ([`Place::Versions`])
-    /// into `outputs`, the family's wanted (column, version) pairs, when the
+    /// Writes a value of a family of scalar versions ([`Place::Versions`]),
+    /// classified, into `outputs`, the family's wanted (column, version) pairs, when the
     /// memo knows the version its kind goes to; `false`, with nothing
     /// written, when it does not (the general path then decides, and the
     /// choice it makes is remembered here next time).
@@ -345,12 +348,11 @@ impl Router {
         &mut self,
         family: &crate::infer::Family,
         memo: &choice_memo::ChoiceMemo,
-        value: ValueRef<'_>,
+        c: Classified<'_>,
         outputs: &[(usize, usize)],
         columns: &mut [Column],
         rules: &Rules<'_>,
     ) -> bool {
-        let c = classify(value, Level::default(), rules);
         if c.class == ValueClass::Nothing {
             outputs.iter().for_each(|&(col, _)| columns[col].push_null());
             return true;
@@ -376,10 +378,15 @@ impl Router {
         true
     }
 
-    fn flat_layout(&self, root: &StructNode, keys: &std::sync::Arc<[String]>) -> FlatLayout {
+    fn flat_layout(&self, root: &StructNode, keys: &std::sync::Arc<[String]>, rules: &Rules<'_>) -> FlatLayout {
         let wanted = |i: usize| self.wanted.as_ref().is_none_or(|w| w.get(i).copied().unwrap_or(true));
         let mut named = vec![false; root.families.len()];
-        let mut places = FlatPlaces { slots: Vec::with_capacity(keys.len()), columns: Vec::new(), absent: Vec::new() };
+        let mut places = FlatPlaces {
+            slots: Vec::with_capacity(keys.len()),
+            columns: Vec::new(),
+            absent: Vec::new(),
+            quick: crate::scalar::QuickParse::of(rules.parsers),
+        };
         let mut usable = true;
         for key in keys.iter() {
             let Some(&fi) = root.index.get(key.as_str()) else {

@@ -314,3 +314,43 @@ fn a_kind_parsed_alone_answers_plain_values() {
     assert_eq!(tokens.float_alone(b"7.5"), None);
     assert_eq!(tokens.iso_timestamp_alone(b"2026-01-01T00:00:02Z"), None);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::test_support::cases(4096), .. ProptestConfig::default() })]
+
+    /// A CSV cell's class told from its bytes where they tell it
+    /// (`classify_told`, the drifted column's version memo) is the class
+    /// and parsed value `classify` gives it, at every timestamp unit (a
+    /// year NANOS cannot hold stays text).
+    #[test]
+    fn a_class_told_from_the_bytes_is_classifys(
+        parsers in parser_sets(),
+        // Valid ISO timestamps of any year too, most of which NANOS cannot hold.
+        s in prop_oneof![
+            kind_text(),
+            "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])[T ][01][0-9]:[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?Z?",
+        ],
+        unit in prop_oneof![
+            Just(crate::value::TimeUnit::Seconds),
+            Just(crate::value::TimeUnit::Millis),
+            Just(crate::value::TimeUnit::Micros),
+            Just(crate::value::TimeUnit::Nanos),
+        ],
+    ) {
+        use crate::infer::{classify, classify_told, DepthLimits, Level, Rules};
+        let mut tape = crate::value::Tape::default();
+        tape.push_string(&s);
+        let rules = Rules {
+            limits: DepthLimits { arrow_max_depth: 32, parquet_max_depth: 15 },
+            scalar_object_key: "v",
+            parsers: &parsers,
+            timestamp_unit: unit,
+            policies: None,
+            columns: crate::infer::ColumnLimit::NONE,
+        };
+        let value = crate::value::ValueRef { tape: &tape, idx: 0 };
+        let told = classify_told(&QuickParse::of(&parsers), value, &rules);
+        let whole = classify(value, Level::default(), &rules);
+        prop_assert_eq!((told.class, told.parsed, told.level), (whole.class, whole.parsed, whole.level), "{:?}", s);
+    }
+}
