@@ -16,6 +16,11 @@ impl BatchBudget {
         BatchBudget { limit: limit.map(|l| l.min(usize::MAX as u64) as usize), records: BATCH_RECORDS }
     }
 
+    /// Whether a limit sizes the batches.
+    pub fn limited(&self) -> bool {
+        self.limit.is_some()
+    }
+
     /// Records to ask the decoder for next.
     pub fn records(&self) -> usize {
         self.records

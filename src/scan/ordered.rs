@@ -158,6 +158,40 @@ impl Decode {
         }
     }
 
+    /// One step ([`RangeWork::step`]) of at most `most` records.
+    pub fn step_at_most(&mut self, batch: &mut Batch, most: usize) -> Result<bool> {
+        batch.clear();
+        // What the batch holds from an earlier step is kept when it is this
+        // reader's (a board reader's count of looks goes on).
+        if !same_arc(batch.skip.as_ref(), self.skip.as_ref()) {
+            batch.skip.clone_from(&self.skip);
+        }
+        if !same_arc(batch.known_shapes.as_ref().map(|k| k.board()), self.shapes.as_ref()) {
+            batch.known_shapes = self.shapes.clone().map(crate::formats::json::shape::KnownShapes::new);
+        }
+        if !same_arc(batch.known_flat.as_ref().map(|k| k.board()), self.flat_shapes.as_ref()) {
+            batch.known_flat = self.flat_shapes.clone().map(KnownFlat::new);
+        }
+        let n = self.reader.next_batch(batch, self.budget.records().min(most))?;
+        batch.header_notice = self.reader.take_header_notice();
+        if let Some(scratch) = self.reshape.as_mut() {
+            batch.list_nulls_dropped = crate::value::reshape_for_bigquery(&mut batch.tape, scratch);
+        }
+        if let Some(writer) = &self.writer {
+            let (records, flat_width) = (batch.len(), batch.flat().map(|keys| keys.len()));
+            let (tape, meta) = (&batch.tape, &batch.meta);
+            let no_shape = |i: usize| meta[i].error.is_some() || tape.roots[i] == crate::formats::KNOWN_SHAPE;
+            writer.write(tape, records, flat_width, no_shape, &mut batch.record_shapes, &mut self.shape_scratch);
+        }
+        self.budget.observe(batch);
+        Ok(n > 0)
+    }
+
+    /// Whether `batch_memory_limit_bytes` sizes the batches.
+    pub fn budgeted(&self) -> bool {
+        self.budget.limited()
+    }
+
     /// Reshapes every batch for BigQuery (`bigquery_profile`).
     pub fn reshaping(mut self, on: bool) -> Self {
         self.reshape = on.then(Vec::new);
@@ -173,31 +207,7 @@ impl RangeWork for Decode {
     }
 
     fn step(&mut self, batch: &mut Batch) -> Result<bool> {
-        batch.clear();
-        // What the batch holds from an earlier step is kept when it is this
-        // reader's (a board reader's count of looks goes on).
-        if !same_arc(batch.skip.as_ref(), self.skip.as_ref()) {
-            batch.skip.clone_from(&self.skip);
-        }
-        if !same_arc(batch.known_shapes.as_ref().map(|k| k.board()), self.shapes.as_ref()) {
-            batch.known_shapes = self.shapes.clone().map(crate::formats::json::shape::KnownShapes::new);
-        }
-        if !same_arc(batch.known_flat.as_ref().map(|k| k.board()), self.flat_shapes.as_ref()) {
-            batch.known_flat = self.flat_shapes.clone().map(KnownFlat::new);
-        }
-        let n = self.reader.next_batch(batch, self.budget.records())?;
-        batch.header_notice = self.reader.take_header_notice();
-        if let Some(scratch) = self.reshape.as_mut() {
-            batch.list_nulls_dropped = crate::value::reshape_for_bigquery(&mut batch.tape, scratch);
-        }
-        if let Some(writer) = &self.writer {
-            let (records, flat_width) = (batch.len(), batch.flat().map(|keys| keys.len()));
-            let (tape, meta) = (&batch.tape, &batch.meta);
-            let no_shape = |i: usize| meta[i].error.is_some() || tape.roots[i] == crate::formats::KNOWN_SHAPE;
-            writer.write(tape, records, flat_width, no_shape, &mut batch.record_shapes, &mut self.shape_scratch);
-        }
-        self.budget.observe(batch);
-        Ok(n > 0)
+        self.step_at_most(batch, usize::MAX)
     }
 
     fn bytes_read(&self) -> u64 {
