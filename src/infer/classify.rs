@@ -116,7 +116,10 @@ pub fn classify_told<'t>(quick: &QuickParse, value: ValueRef<'t>, rules: &Rules<
         let bytes = value.tape.bytes_of(start, len);
         let told = match quick.kind(bytes) {
             Some(QuickKind::Text) => Some(Parsed::None),
-            // The number's value, by the parser the whole parse would take it from.
+            // The number's value, by the parser the whole parse would take it
+            // from: its digits are read a second time, since `QuickKind` keeps
+            // no value (the probe's coder, which tells every numeric cell's
+            // kind, would pay a multiply a digit for a value it drops).
             Some(QuickKind::Int) => rules.parsers.int_alone(bytes).map(Parsed::Int),
             Some(QuickKind::Float) => rules.parsers.float_alone(bytes).map(Parsed::Float),
             Some(QuickKind::Timestamp(t)) => Some(Parsed::Timestamp(t)),

@@ -535,6 +535,28 @@ pub struct Routed {
     text_declined: u64,
 }
 
+impl Routed {
+    /// Empties the rows, counts, events and notice of the piece before,
+    /// for a new piece.
+    fn start_piece(&mut self) {
+        if let Some(chunk) = self.chunk.as_mut() {
+            chunk.clear();
+        }
+        self.records = 0;
+        self.routed = 0;
+        self.events.clear();
+        self.values_nulled = 0;
+        self.duplicate_keys = 0;
+        self.values_flattened = 0;
+        self.list_nulls_dropped = 0;
+        self.values_rescued = 0;
+        self.header_notice = None;
+        self.columnar = false;
+        self.text_written = 0;
+        self.text_declined = 0;
+    }
+}
+
 struct Event {
     meta: RecordMeta,
     cause: String,
@@ -730,7 +752,9 @@ impl RangeWork for RouteWork {
             };
             while room(out) {
                 match self.decode.step_at_most(&mut self.batch, sub) {
-                    Ok(true) => route_more(&self.plan, &mut self.router, &mut self.batch, self.file_index, out)?,
+                    Ok(true) => {
+                        route_batch_onto(&self.plan, &mut self.router, &mut self.batch, self.file_index, out, false)?
+                    }
                     Ok(false) => break,
                     // The rows before it are this piece's, as when it ended a batch.
                     Err(e) => {
@@ -876,50 +900,10 @@ fn route_batch(
     route_batch_onto(plan, router, batch, file_index, out, true)
 }
 
-/// Routes a decoded batch into `out` after the rows and events of the
-/// batches routed into it before (one piece of several batches, see
-/// [`RouteWork::sub_batch`]): the counts add up, and an event's record
-/// index counts from the piece's first record.
-fn route_more(
-    plan: &ScanPlan,
-    router: &mut Router,
-    batch: &mut Batch,
-    file_index: usize,
-    out: &mut Routed,
-) -> Result<()> {
-    let before = (
-        out.records,
-        out.routed,
-        out.values_nulled,
-        out.duplicate_keys,
-        out.values_flattened,
-        out.list_nulls_dropped,
-        out.values_rescued,
-        out.text_written,
-        out.text_declined,
-    );
-    let (events, notice) = (out.events.len(), out.header_notice.take());
-    route_batch_onto(plan, router, batch, file_index, out, false)?;
-    out.records += before.0;
-    out.routed += before.1;
-    out.values_nulled += before.2;
-    out.duplicate_keys += before.3;
-    out.values_flattened += before.4;
-    out.list_nulls_dropped += before.5;
-    out.values_rescued += before.6;
-    out.text_written += before.7;
-    out.text_declined += before.8;
-    for event in &mut out.events[events..] {
-        event.index += before.0 as usize;
-    }
-    if out.header_notice.is_none() {
-        out.header_notice = notice;
-    }
-    Ok(())
-}
-
-/// [`route_batch`], onto a cleared piece (`fresh`) or after what `out`
-/// holds ([`route_more`], which adds up the counts this sets).
+/// [`route_batch`], onto a new piece (`fresh`) or after the rows and
+/// events of the batches routed into `out` before (one piece of several
+/// batches, see [`RouteWork::sub_batch`]): the counts add up, and an
+/// event's record index counts from the piece's first record.
 fn route_batch_onto(
     plan: &ScanPlan,
     router: &mut Router,
@@ -931,19 +915,19 @@ fn route_batch_onto(
     let rules = plan.rules();
     let strict = plan.options.schema_mode == SchemaMode::Strict;
     let emit_null = plan.options.on_error == OnError::EmitNullRow;
-    let chunk = out.chunk.get_or_insert_with(|| Chunk::new(plan));
     if fresh {
-        chunk.clear();
-        out.events.clear();
+        out.start_piece();
     }
-    out.records = batch.len() as u64;
-    out.routed = 0;
-    out.header_notice.clone_from(&batch.header_notice);
+    let chunk = out.chunk.get_or_insert_with(|| Chunk::new(plan));
+    // The batch's first record, counted from the piece's.
+    let first = out.records as usize;
+    out.records += batch.len() as u64;
+    if batch.header_notice.is_some() {
+        out.header_notice.clone_from(&batch.header_notice);
+    }
     let before = (router.values_nulled, router.duplicate_keys, router.values_flattened, router.list_nulls_dropped);
     let data_columns = chunk.data_columns(plan);
     let rescue_col = plan.options.rescue_column.is_some().then(|| chunk.columns.len() - 1);
-    out.values_rescued = 0;
-    out.columnar = false;
     // A batch carries columns only where `RouteWork::new` found that this
     // plan's router may write them (`writes_columns`).
     if let Some(rows) = batch.columns.take() {
@@ -952,10 +936,6 @@ fn route_batch_onto(
         if fresh && router.write_columns(&plan.schema, &rows, columns, &rules) {
             chunk.rows = rows.rows.num_rows();
             out.routed = chunk.rows as u64;
-            out.values_nulled = 0;
-            out.duplicate_keys = 0;
-            out.values_flattened = 0;
-            out.list_nulls_dropped = 0;
             out.columnar = true;
             return Ok(());
         }
@@ -963,7 +943,6 @@ fn route_batch_onto(
         crate::formats::parquet::rows_onto_tape(&rows, &mut batch.tape);
     }
     let record_nulled_values = plan.options.max_rejects != Some(0);
-    (out.text_written, out.text_declined) = (0, 0);
     for i in 0..batch.meta.len() {
         if batch.tape.roots[i] == crate::formats::DEFERRED && batch.meta[i].error.is_none() {
             let (start, len) = batch.deferred[i];
@@ -983,7 +962,7 @@ fn route_batch_onto(
                 meta: meta.clone(),
                 cause: err.cause.clone(),
                 violation: false,
-                index: i,
+                index: first + i,
                 path: None,
                 unknown_field: false,
                 rescued: None,
@@ -1027,7 +1006,7 @@ fn route_batch_onto(
                     meta: meta.clone(),
                     cause: v.to_string(),
                     violation: true,
-                    index: i,
+                    index: first + i,
                     unknown_field: v.expected.is_none(),
                     path: Some(v.path),
                     rescued: None,
@@ -1059,7 +1038,7 @@ fn route_batch_onto(
                     meta: meta.clone(),
                     cause: format!("the value at {} ({}) was kept in the rescue column", r.path, r.kind.name()),
                     violation: false,
-                    index: i,
+                    index: first + i,
                     path: Some(r.path),
                     unknown_field: false,
                     rescued: Some(r.kind),
@@ -1075,7 +1054,7 @@ fn route_batch_onto(
                     meta: meta.clone(),
                     cause: format!("the value at {} ({}) was written as NULL", r.path, r.kind.name()),
                     violation: false,
-                    index: i,
+                    index: first + i,
                     path: Some(r.path),
                     unknown_field: false,
                     rescued: Some(r.kind),
@@ -1096,11 +1075,11 @@ fn route_batch_onto(
         out.routed += 1;
         chunk.rows += 1;
     }
-    out.values_nulled = router.values_nulled - before.0;
-    out.duplicate_keys = router.duplicate_keys - before.1;
-    out.values_flattened = router.values_flattened - before.2;
+    out.values_nulled += router.values_nulled - before.0;
+    out.duplicate_keys += router.duplicate_keys - before.1;
+    out.values_flattened += router.values_flattened - before.2;
     // Dropped when decoding (value/reshape.rs) or when routing.
-    out.list_nulls_dropped = batch.list_nulls_dropped + (router.list_nulls_dropped - before.3);
+    out.list_nulls_dropped += batch.list_nulls_dropped + (router.list_nulls_dropped - before.3);
     Ok(())
 }
 
